@@ -1,0 +1,31 @@
+# Every target builds .venv itself on first use; nothing needs to be installed by hand
+# beyond a Python >= 3.12 (scripts/find-python says what to install when there is none).
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+# This machine sets PYTHONDONTWRITEBYTECODE=1; without compiled bytecode imports are ~3x slower.
+export UV_COMPILE_BYTECODE := 1
+export PYTHONDONTWRITEBYTECODE :=
+
+.PHONY: venv demo test bench ui clean
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml scripts/find-python scripts/bootstrap
+	@bash scripts/bootstrap
+	@touch $@
+
+demo: venv
+	$(VENV)/bin/bat-pipeline demo
+
+test: venv
+	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+
+bench: venv
+	$(PY) -m bat_pipeline_tests.bench
+
+ui: venv
+	$(VENV)/bin/bat-pipeline ui
+
+clean:
+	rm -rf $(VENV) .bat_pipeline
