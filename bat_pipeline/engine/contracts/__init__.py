@@ -1,0 +1,49 @@
+"""Typed records exchanged between the stages (SPEC §2–8).
+
+Field names follow the reference evaluator's files so they serialize to the same JSON.
+"""
+
+from bat_pipeline.engine.contracts.config import (
+    PROVIDERS,
+    AgentTarget,
+    EvalConfig,
+    EvaluationSettings,
+    GateSettings,
+    JudgeSettings,
+    ModelSpec,
+    RUBRICS,
+)
+from bat_pipeline.engine.contracts.episode import (
+    A2AEvent,
+    Episode,
+    EpisodeTrace,
+    JudgeScores,
+    RecordedToolCall,
+    Verdict,
+    VerdictCheck,
+)
+from bat_pipeline.engine.contracts.tasks import (
+    AgentCallExpectation,
+    Expected,
+    Task,
+    TaskStatus,
+    ToolCallExpectation,
+)
+from bat_pipeline.engine.contracts.trajectory import (
+    AgentStep,
+    ErrorStep,
+    ModelStep,
+    Step,
+    ToolStep,
+    Totals,
+    Trajectory,
+    Turn,
+)
+
+__all__ = [
+    "PROVIDERS", "RUBRICS", "AgentTarget", "EvalConfig", "EvaluationSettings", "GateSettings",
+    "JudgeSettings", "ModelSpec", "A2AEvent", "Episode", "EpisodeTrace", "JudgeScores",
+    "RecordedToolCall", "Verdict", "VerdictCheck", "AgentCallExpectation", "Expected", "Task",
+    "TaskStatus", "ToolCallExpectation", "AgentStep", "ErrorStep", "ModelStep", "Step",
+    "ToolStep", "Totals", "Trajectory", "Turn",
+]

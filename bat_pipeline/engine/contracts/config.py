@@ -1,0 +1,146 @@
+"""`eval/eval.yaml` as typed settings (SPEC §2), plus the fields bat_pipeline adds.
+
+Loading (defaults, shorthand, `$VAR` expansion, refusals with file/entry/field) lives in
+`engine.loading`; these models only describe the validated result.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+PROVIDERS = ("anthropic", "deepseek", "nvidia", "ollama", "openai")
+RUBRICS = ("relevance", "task_completion", "hallucination", "tool_call")
+
+_UNSAFE_KEY_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def _check_provider(value: str) -> str:
+    if value not in PROVIDERS:
+        raise ValueError(f"unknown provider '{value}' (valid: {', '.join(PROVIDERS)})")
+    return value
+
+
+class ModelSpec(_Strict):
+    """One model the agent is evaluated on: one Dagster partition."""
+
+    provider: str
+    """One of PROVIDERS; given to the agent as MODEL_PROVIDER."""
+    model: str = Field(min_length=1)
+    """Given to the agent as MODEL."""
+    base_url: str | None = None
+    """Given to the agent as BASE_URL when set."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Extra variables for the agent, already `$VAR`-expanded."""
+    key: str | None = None
+    """Partition key; defaults to `<provider>-<model>` with unsafe characters as `_`."""
+
+    _provider = field_validator("provider")(_check_provider)
+
+    @property
+    def name(self) -> str:
+        """`provider:model`, as episodes and summaries name the model."""
+        return f"{self.provider}:{self.model}"
+
+    @property
+    def partition_key(self) -> str:
+        """Usable on a command line and as a folder name."""
+        return self.key or _UNSAFE_KEY_CHARS.sub("_", f"{self.provider}-{self.model}")
+
+
+class JudgeSettings(_Strict):
+    provider: str
+    model: str = Field(min_length=1)
+    base_url: str | None = None
+    api_key_env: str | None = None
+    """Variable holding the key; default: the provider's usual one."""
+    env: dict[str, str] = Field(default_factory=dict)
+    mode: Literal["full", "outcome"] = "full"
+    """`outcome`: only task completion, judged from the request and the final answer."""
+    max_trajectory_chars: int = Field(default=24000, ge=1)
+    prompts: dict[str, str] = Field(default_factory=dict)
+    """Operator context per rubric (keys in RUBRICS, at most 1000 characters each)."""
+    max_concurrency: int = Field(default=16, ge=1)
+    """Judge calls in flight at most."""
+    timeout_s: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=4, ge=0)
+
+    _provider = field_validator("provider")(_check_provider)
+
+
+class GateSettings(_Strict):
+    """Blocking asset checks; each is off unless set."""
+
+    min_pass_rate: float | None = Field(default=None, ge=0, le=1)
+    max_error_episodes: int | None = Field(default=None, ge=0)
+    max_regression: float | None = Field(default=None, ge=0, le=1)
+    """Largest allowed pass-rate drop against the previous run of the same model."""
+
+
+class EvaluationSettings(_Strict):
+    dataset: str = "eval/input/tasks.json"
+    output_dir: str = "eval/output"
+    agent_startup_timeout_s: float = Field(default=45, ge=1)
+    agent_shutdown_timeout_s: float = Field(default=10, ge=1)
+    k: int = Field(default=1, ge=1)
+    """Attempts per task."""
+    qualitative: bool = False
+    run_name: str = "benchmark"
+    extra_spans: list[str] = Field(default_factory=list)
+    """Span files or folders written by agents this one calls."""
+    concurrency: int = Field(default=4, ge=1)
+    """Episodes in flight per model; 1 runs them one after another like the reference."""
+    gate: GateSettings = Field(default_factory=GateSettings)
+    schedule: str | None = None
+    """Cron for the sweep schedule over all models; no schedule when unset."""
+    watch: bool = False
+    """Run when the dataset or eval.yaml changes (a sensor, off by default)."""
+
+
+class AgentTarget(_Strict):
+    """How to reach the agent. Empty: a BAT agent started with `uv run .` (SPEC §1)."""
+
+    command: list[str] | None = None
+    """Start command for any other agent. `{python}` is this interpreter, `{port}` the
+    port chosen, `{config}` the temporary config path, `{spans}` the span file."""
+    url: str | None = None
+    """An agent already running there: no process is started."""
+    spans: list[str] = Field(default_factory=list)
+    """Span files the agent writes when they are not set through its config.yaml."""
+    cwd: str | None = None
+    """Working directory of `command`, relative to the agent folder."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Extra variables for the agent process, for every model."""
+
+
+class EvalConfig(_Strict):
+    """The whole evaluation of one agent folder, validated."""
+
+    evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
+    judge: JudgeSettings | None = None
+    models: list[ModelSpec] = Field(min_length=1)
+    agent: AgentTarget = Field(default_factory=AgentTarget)
+    agent_dir: Path
+    """The agent folder; relative paths resolve against it."""
+    source: Path
+    """The eval.yaml these settings came from."""
+
+    def resolve(self, relative: str) -> Path:
+        """A path of the config, resolved against the agent folder."""
+        path = Path(relative).expanduser()
+        return path if path.is_absolute() else (self.agent_dir / path)
+
+    def model(self, partition_key: str) -> ModelSpec:
+        """The model of a partition; KeyError names the known keys."""
+        for spec in self.models:
+            if spec.partition_key == partition_key:
+                return spec
+        known = ", ".join(m.partition_key for m in self.models)
+        raise KeyError(f"no model with key '{partition_key}' in {self.source} (known: {known})")

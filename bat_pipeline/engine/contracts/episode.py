@@ -1,0 +1,104 @@
+"""One attempt of one task, with its verdict and judge scores (SPEC §4, §6–8)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from bat_pipeline.engine.contracts.trajectory import Trajectory
+
+
+class A2AEvent(BaseModel):
+    t_ms: float
+    """Milliseconds since the episode started."""
+    task_status: str
+    content_preview: str = ""
+    user_input: str | None = None
+    """The user message, on the first event after it was sent."""
+
+
+class RecordedToolCall(BaseModel):
+    name: str
+    args: Any = None
+    error: str | None = None
+
+
+class EpisodeTrace(BaseModel):
+    events: list[A2AEvent] = Field(default_factory=list)
+    """At most 200."""
+    wall_ms: float = 0.0
+    tool_calls: list[RecordedToolCall] = Field(default_factory=list)
+    trajectory: Trajectory = Field(default_factory=Trajectory)
+
+
+class VerdictCheck(BaseModel):
+    """One expectation checked."""
+
+    check: str
+    """e.g. `status`, `output[0]`, `tool_call:get_weather`, `model_calls`."""
+    passed: bool
+    detail: str
+
+
+class Verdict(BaseModel):
+    passed: bool
+    reason: str
+    """Every check, pass or fail, in order."""
+    checks: list[VerdictCheck] = Field(default_factory=list)
+
+
+SCORE_FIELDS = {
+    "relevance": "response_relevance",
+    "task_completion": "task_completion_quality",
+    "hallucination": "hallucination_score",
+    "tool_call": "tool_call_appropriateness",
+}
+"""Rubric name → episode score field."""
+
+
+class JudgeScores(BaseModel):
+    response_relevance: float | None = None
+    task_completion_quality: float | None = None
+    hallucination_score: float | None = None
+    tool_call_appropriateness: float | None = None
+    judge_reasoning: dict[str, str] = Field(default_factory=dict)
+    """Rubric → the judge's reasoning, or why the score is null (skipped, failed)."""
+    judge_errors: dict[str, str] = Field(default_factory=dict)
+    """Rubric → why the judge failed; its score stays null."""
+
+    def score(self, rubric: str) -> float | None:
+        return getattr(self, SCORE_FIELDS[rubric])
+
+
+class Episode(BaseModel):
+    model_name: str
+    """`provider:model`."""
+    task_id: str
+    expected_outcome: str = ""
+    final_status: str | None = None
+    """working | input-required | completed | error, or None when nothing came back."""
+    final_output: str = ""
+    verdict: Verdict | None = None
+    qualitative_scores: JudgeScores | None = None
+    aux: dict[str, Any] = Field(default_factory=dict)
+    """attempt_index, agent_url, and `eval_error` when the attempt raised."""
+    trace: EpisodeTrace = Field(default_factory=EpisodeTrace)
+
+    @property
+    def attempt_index(self) -> int:
+        return int(self.aux.get("attempt_index", 0))
+
+    @property
+    def conversation_id(self) -> str:
+        return conversation_id(self.task_id, self.attempt_index)
+
+    @property
+    def eval_error(self) -> str | None:
+        """Why the attempt itself failed (not the agent's answer), if it did."""
+        return self.aux.get("eval_error")
+
+
+def conversation_id(task_id: str, attempt_index: int) -> str:
+    """`<task id>__try<n>`: the A2A context id of one attempt."""
+    return f"{task_id}__try{attempt_index}"

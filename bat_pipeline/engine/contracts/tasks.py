@@ -1,0 +1,64 @@
+"""A task of the dataset and what it expects (SPEC §3)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+TaskStatus = Literal["working", "input-required", "completed", "error"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ToolCallExpectation(_Strict):
+    name: str = Field(min_length=1)
+    """Tool name, matched exactly."""
+    args_subset: dict[str, Any] = Field(default_factory=dict)
+    """Arguments the call must contain (recursively; see verdicts.args_contain)."""
+    times: int = Field(default=1, ge=1)
+    """Minimum number of matching calls."""
+
+
+class AgentCallExpectation(_Strict):
+    agent: str = Field(min_length=1)
+    """Name of the called agent (`gen_ai.agent.name` of the CLIENT span)."""
+    times: int = Field(default=1, ge=1)
+    """Minimum number of calls."""
+
+
+class Expected(_Strict):
+    status: TaskStatus | None = "completed"
+    """Final status the episode must end in; None skips the check."""
+    expected_outcome: str = ""
+    """Prose for the judge."""
+    output_must_contain: list[str] = Field(default_factory=list)
+    """Phrases that must be substrings of the final output."""
+    tool_calls: list[ToolCallExpectation] = Field(default_factory=list)
+    agent_calls: list[AgentCallExpectation] = Field(default_factory=list)
+    max_model_calls: int | None = Field(default=None, ge=0)
+    max_tokens: int | None = Field(default=None, ge=0)
+    """Upper bound on tokens in + out over the whole conversation."""
+    no_errors: bool = False
+    """Fail when any step of the trajectory failed."""
+
+    @property
+    def needs_spans(self) -> bool:
+        """True when a check reads the trajectory rather than the A2A answer."""
+        return bool(
+            self.tool_calls or self.agent_calls or self.no_errors
+            or self.max_model_calls is not None or self.max_tokens is not None
+        )
+
+
+class Task(_Strict):
+    """One task. Fixed `turns` today; a simulated user will be an optional sibling field."""
+
+    id: str = Field(min_length=1)
+    turns: list[str] = Field(min_length=1)
+    """User messages, one A2A message each, in order."""
+    expected: Expected = Field(default_factory=Expected)
+    meta: dict[str, Any] = Field(default_factory=dict)
+    """Free-form labels (category, ...) carried to metrics."""

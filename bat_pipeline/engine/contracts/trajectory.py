@@ -1,0 +1,87 @@
+"""What the agent did, rebuilt from its spans (SPEC §5)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, Field
+
+
+class ModelStep(BaseModel):
+    kind: Literal["model"] = "model"
+    node: str | None = None
+    """Graph node that made the call."""
+    model: str | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    tokens_cached: int = 0
+    reasoning_tokens: int = 0
+    said: str | None = None
+    """What the model said, without thinking before a final `</think>`."""
+    called: list[str] = Field(default_factory=list)
+    """Names of the tools it decided to call."""
+    error: str | None = None
+
+
+class ToolStep(BaseModel):
+    kind: Literal["tool"] = "tool"
+    node: str | None = None
+    name: str
+    args: Any = None
+    """Arguments, parsed from JSON when they are JSON."""
+    result: str | None = None
+    error: str | None = None
+    steps: list["Step"] = Field(default_factory=list)
+    """Steps run inside the tool (e.g. an agent call)."""
+
+
+class AgentStep(BaseModel):
+    kind: Literal["agent"] = "agent"
+    node: str | None = None
+    agent: str | None = None
+    asked: str | None = None
+    answered: str | None = None
+    status: str | None = None
+    """The called agent's A2A task state."""
+    error: str | None = None
+    steps: list["Step"] = Field(default_factory=list)
+    """Steps of the called agent (from its own span file)."""
+
+
+class ErrorStep(BaseModel):
+    kind: Literal["error"] = "error"
+    node: str | None = None
+    span: str
+    """Name of the failed span."""
+    error: str
+
+
+Step = Annotated[Union[ModelStep, ToolStep, AgentStep, ErrorStep], Field(discriminator="kind")]
+
+ToolStep.model_rebuild()
+AgentStep.model_rebuild()
+
+
+class Turn(BaseModel):
+    user: str
+    steps: list[Step] = Field(default_factory=list)
+
+
+class Totals(BaseModel):
+    model_calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    tokens_cached: int = 0
+    tool_calls: int = 0
+    agent_calls: int = 0
+    errors: int = 0
+    """Failed steps, nested ones included."""
+
+
+class Trajectory(BaseModel):
+    found: bool = False
+    """False when no root span of the conversation was found."""
+    turns: list[Turn] = Field(default_factory=list)
+    totals: Totals = Field(default_factory=Totals)
+    truncated: bool = False
+    """True when a long text field was cut."""
