@@ -1,0 +1,71 @@
+"""Fault and timing knobs of the scripted model server, global and per model name."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Knobs(BaseModel):
+    """What the server does besides answering; every field is optional in updates."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    latency_ms: int = 0
+    """Delay before every answer (and between streamed chunks, divided by chunk count)."""
+    error_rate: float = 0.0
+    """Fraction of requests answered with `error_status`; deterministic (every 1/rate-th)."""
+    error_status: int = 500
+    """HTTP status of injected errors."""
+    retry_after: float | None = None
+    """Seconds sent as `Retry-After` with injected errors (429s default to 1)."""
+    hang: bool = False
+    """Never answer (until the client disconnects or the server stops)."""
+    malformed: bool | str = False
+    """`true`/"body": invalid JSON body; "content": valid envelope, garbage text."""
+    no_structured_output: bool = False
+    """Reject requests carrying `response_format` with 400, like servers without it."""
+    fail_model: list[str] = []
+    """Model names that always get a 400."""
+    think: bool = False
+    """Judge prose answers start with a `<think>...</think>` block."""
+
+
+class KnobBoard:
+    """Thread-safe global knobs plus per-model overrides."""
+
+    def __init__(self, **knobs: Any) -> None:
+        self._lock = threading.Lock()
+        self._global: dict[str, Any] = {}
+        self._per_model: dict[str, dict[str, Any]] = {}
+        self.update(knobs)
+
+    def update(self, body: dict[str, Any]) -> None:
+        """Apply `{knob: value, ..., "models": {name: {knob: value}}, "reset": bool}`."""
+        body = dict(body)
+        models = body.pop("models", None) or {}
+        reset = body.pop("reset", False)
+        if isinstance(body.get("fail_model"), str):
+            body["fail_model"] = [body["fail_model"]]
+        Knobs(**body)
+        for name, values in models.items():
+            Knobs(**values)
+        with self._lock:
+            if reset:
+                self._global, self._per_model = {}, {}
+            self._global.update(body)
+            for name, values in models.items():
+                self._per_model.setdefault(name, {}).update(values)
+
+    def for_model(self, model: str) -> Knobs:
+        """Effective knobs for one model name: global, then that model's overrides."""
+        with self._lock:
+            merged = {**self._global, **self._per_model.get(model, {})}
+        return Knobs(**merged)
+
+    def snapshot(self) -> dict[str, Any]:
+        """Current settings, as set."""
+        with self._lock:
+            return {"global": dict(self._global), "models": {k: dict(v) for k, v in self._per_model.items()}}

@@ -1,0 +1,158 @@
+"""Where a partition's results live between steps, and the reference's output files.
+
+Layout under the storage root (shared storage in a distributed deployment):
+
+    <root>/runs/<run_id>/<model_key>/
+        partition.json          PartitionRef of this run and model
+        episodes/<conv>.json    one episode each (SPEC §8 shape), verdicts and scores added in place
+        spans/                  the agent's span file(s) and extra copies
+        agent.log               the agent's output
+        trajectories.json, verdicts.json, judge.json, metrics.json, summary.json
+    <root>/judge_cache/         judge answers keyed by content
+    <root>/warehouse.duckdb     history across runs
+
+Every write replaces a whole file atomically (write to a temp file, then rename), so a
+retried step overwrites rather than appends, and a reader never sees half a file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable
+
+from pydantic import BaseModel
+
+from bat_pipeline.engine.contracts import Episode
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def safe_name(text: str) -> str:
+    """A file name from any text: characters outside [A-Za-z0-9_.-] become `_`; never `.`/`..`."""
+    name = _UNSAFE.sub("_", text)
+    return name if name.strip(".") else name.replace(".", "_")
+
+
+def episode_file_name(task_id: str, attempt_index: int) -> str:
+    return f"{safe_name(task_id)}__try{attempt_index}.json"
+
+
+def default_root() -> Path:
+    """`$BAT_PIPELINE_HOME`, else `.bat_pipeline` in the current folder."""
+    return Path(os.environ.get("BAT_PIPELINE_HOME") or ".bat_pipeline").resolve()
+
+
+def new_run_id(now: datetime | None = None) -> str:
+    """A sortable id for one evaluation run: UTC time to the second."""
+    now = now or datetime.now(timezone.utc)
+    return now.strftime("%Y%m%dT%H%M%SZ")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Atomic JSON write; pydantic models are dumped in JSON mode."""
+    if isinstance(data, BaseModel):
+        data = data.model_dump(mode="json")
+    write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+class PartitionRef(BaseModel):
+    """What a step hands the next one: where one model's results of one run live."""
+
+    run_id: str
+    run_name: str
+    model_key: str
+    model_name: str
+    k: int
+    agent_dir: Path
+    dir: Path
+    """`<root>/runs/<run_id>/<model_key>`."""
+    output_dir: Path
+    """The reference-compatible folder `output_dir/<run id>/<run_name>_<model>/`."""
+    started_at: str = ""
+    finished_at: str = ""
+    dagster_run_id: str | None = None
+
+    @property
+    def episodes_dir(self) -> Path:
+        return self.dir / "episodes"
+
+    @property
+    def spans_dir(self) -> Path:
+        return self.dir / "spans"
+
+    @property
+    def log_file(self) -> Path:
+        return self.dir / "agent.log"
+
+    def file(self, name: str) -> Path:
+        return self.dir / name
+
+
+def partition_dir(root: Path, run_id: str, model_key: str) -> Path:
+    return Path(root) / "runs" / safe_name(run_id) / safe_name(model_key)
+
+
+def reference_dir(output_dir: Path, run_id: str, run_name: str, model_name: str) -> Path:
+    """SPEC §8: `output_dir/<run id>/<run_name>_<model with ':' → '-'>/`."""
+    return Path(output_dir) / safe_name(run_id) / safe_name(f"{run_name}_{model_name.replace(':', '-')}")
+
+
+def write_episodes(directory: Path, episodes: Iterable[Episode]) -> None:
+    """One file per episode; files of episodes not given are left alone."""
+    for ep in episodes:
+        write_json(Path(directory) / episode_file_name(ep.task_id, ep.attempt_index), ep)
+
+
+def write_episode(directory: Path, episode: Episode) -> Path:
+    path = Path(directory) / episode_file_name(episode.task_id, episode.attempt_index)
+    write_json(path, episode)
+    return path
+
+
+def load_episodes(directory: Path) -> list[Episode]:
+    """All episodes of a folder, ordered by task id then attempt."""
+    folder = Path(directory)
+    if not folder.is_dir():
+        return []
+    episodes = [Episode.model_validate(read_json(p)) for p in sorted(folder.glob("*.json"))]
+    episodes.sort(key=lambda e: (e.task_id, e.attempt_index))
+    return episodes
+
+
+def save_ref(ref: PartitionRef) -> None:
+    write_json(ref.file("partition.json"), ref)
+
+
+def load_ref(directory: Path) -> PartitionRef:
+    return PartitionRef.model_validate(read_json(Path(directory) / "partition.json"))
+
+
+def latest_run_dir(root: Path, model_key: str) -> Path | None:
+    """The newest run folder holding this model, or None."""
+    runs = Path(root) / "runs"
+    if not runs.is_dir():
+        return None
+    candidates = sorted((p for p in runs.iterdir() if (p / safe_name(model_key) / "partition.json").exists()),
+                        key=lambda p: p.name)
+    return candidates[-1] / safe_name(model_key) if candidates else None
