@@ -156,3 +156,25 @@ def latest_run_dir(root: Path, model_key: str) -> Path | None:
     candidates = sorted((p for p in runs.iterdir() if (p / safe_name(model_key) / "partition.json").exists()),
                         key=lambda p: p.name)
     return candidates[-1] / safe_name(model_key) if candidates else None
+
+
+def publish_reference(ref: PartitionRef, episodes: Iterable[Episode], *, files: dict[str, Any] | None = None,
+                      copy: Iterable[Path] = ()) -> Path:
+    """Write the reference evaluator's files for one run and model (SPEC §8).
+
+    `files`: name → JSON data (summary.json, metrics.json); `copy`: files placed beside
+    them (the agent's span files and log). Everything is replaced, never appended."""
+    import shutil
+
+    out = Path(ref.output_dir)
+    write_episodes(out / "episodes", episodes)
+    for name, data in (files or {}).items():
+        write_json(out / name, data)
+    for source in copy:
+        source = Path(source)
+        if source.is_file():
+            out.mkdir(parents=True, exist_ok=True)
+            tmp = out / f".{source.name}.tmp"
+            shutil.copyfile(source, tmp)
+            os.replace(tmp, out / source.name)
+    return out

@@ -118,6 +118,12 @@ class AgentTarget(_Strict):
     """Working directory of `command`, relative to the agent folder."""
     env: dict[str, str] = Field(default_factory=dict)
     """Extra variables for the agent process, for every model."""
+    inherit_env: bool = False
+    """Pass the whole shell environment to the agent. Off: only what a process needs
+    (PATH, HOME, locale, uv/Python settings), the `.env`, the model's provider key and the
+    variables listed here and under the model — never the judge's key."""
+    ready_path: str = "/.well-known/agent-card.json"
+    """Path polled until it answers 200: the agent is ready."""
 
 
 class EvalConfig(_Strict):

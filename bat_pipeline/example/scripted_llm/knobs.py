@@ -14,7 +14,7 @@ class Knobs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     latency_ms: int = 0
-    """Delay before every answer (and between streamed chunks, divided by chunk count)."""
+    """Delay before every answer, in milliseconds."""
     error_rate: float = 0.0
     """Fraction of requests answered with `error_status`; deterministic (every 1/rate-th)."""
     error_status: int = 500

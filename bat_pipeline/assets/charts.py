@@ -1,0 +1,41 @@
+"""`eval_charts`: the charts across models and runs, drawn from the warehouse."""
+
+from __future__ import annotations
+
+import base64
+import shutil
+
+import dagster as dg
+
+from bat_pipeline.assets.common import GROUP
+from bat_pipeline.engine.charts import render_all
+from bat_pipeline.resources.evaluation import EvaluationResource
+from bat_pipeline.resources.warehouse import WarehouseResource
+
+
+def _embedded(path) -> dg.MetadataValue:
+    # The UI renders markdown metadata, data-URI images included: the charts show inline.
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return dg.MetadataValue.md(f"![{path.stem}](data:image/png;base64,{data})")
+
+
+@dg.asset(
+    group_name=GROUP, deps=["eval_metrics"],
+    description="Pass rate, time, tokens, judge scores, per task, trend across runs, pass@k — "
+                "PNG files, shown here as metadata.",
+)
+def eval_charts(context: dg.AssetExecutionContext, evaluation: EvaluationResource,
+                warehouse: WarehouseResource) -> None:
+    data = warehouse.warehouse(on_wait=context.log.warning).chart_data()
+    out_dir = evaluation.root / "charts"
+    written = render_all(data, out_dir)
+    config = evaluation.config()
+    reference_charts = config.resolve(config.evaluation.output_dir) / "charts"
+    reference_charts.mkdir(parents=True, exist_ok=True)
+    for path in written.values():
+        shutil.copyfile(path, reference_charts / path.name)
+    context.add_output_metadata({
+        "charts_dir": dg.MetadataValue.path(str(out_dir)),
+        "models": len(data.models),
+        **{f"chart_{name}": _embedded(path) for name, path in written.items()},
+    })

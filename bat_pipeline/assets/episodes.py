@@ -1,0 +1,125 @@
+"""`agent_episodes`: k attempts of every task against the agent, one partition per model."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from datetime import datetime, timezone
+
+import dagster as dg
+
+from bat_pipeline.assets.common import GROUP, episode_table, evaluation_run_id, wants_resume
+from bat_pipeline.engine.contracts import Episode, EvalConfig, Task
+from bat_pipeline.resources.a2a_conversations import Attempt, run_attempts
+from bat_pipeline.resources.agent_process import AgentLauncher, AgentStartError
+from bat_pipeline.resources.evaluation import EvaluationResource
+from bat_pipeline.storage import (
+    PartitionRef,
+    latest_run_dir,
+    load_episodes,
+    load_ref,
+    partition_dir,
+    reference_dir,
+    save_ref,
+    write_episode,
+)
+
+
+class EpisodesConfig(dg.Config):
+    resume: bool = False
+    """Re-run only the episodes of this model's last run that are missing or ended in an
+    eval error; keep the others (also set by the run tag `bat_pipeline/resume=true`)."""
+
+
+def _fresh_ref(context, config: EvalConfig, evaluation: EvaluationResource, model_key: str) -> PartitionRef:
+    model = config.model(model_key)
+    run_id = evaluation_run_id(context)
+    directory = partition_dir(evaluation.root, run_id, model_key)
+    # A retry of the same run overwrites: nothing from a previous attempt is mixed in.
+    if directory.exists():
+        shutil.rmtree(directory)
+    return PartitionRef(
+        run_id=run_id, run_name=config.evaluation.run_name, model_key=model_key,
+        model_name=model.name, k=config.evaluation.k, agent_dir=config.agent_dir, dir=directory,
+        output_dir=reference_dir(config.resolve(config.evaluation.output_dir), run_id,
+                                 config.evaluation.run_name, model.name),
+        dagster_run_id=context.run_id)
+
+
+def _resumed_ref(context, evaluation: EvaluationResource, model_key: str) -> PartitionRef | None:
+    directory = latest_run_dir(evaluation.root, model_key)
+    if directory is None:
+        return None
+    ref = load_ref(directory)
+    return ref.model_copy(update={"dagster_run_id": context.run_id})
+
+
+def plan_attempts(tasks: list[Task], k: int, kept: list[Episode]) -> list[Attempt]:
+    """Every (task, attempt) not already stored without an eval error."""
+    done = {(e.task_id, e.attempt_index) for e in kept if not e.eval_error}
+    return [Attempt(t, i) for t in tasks for i in range(k) if (t.id, i) not in done]
+
+
+def build(partitions: dg.PartitionsDefinition) -> dg.AssetsDefinition:
+    @dg.asset(
+        group_name=GROUP, partitions_def=partitions,
+        description="Conversations with the agent over A2A (SPEC §4): k attempts per task, "
+                    "the agent started for this model only. Each episode is stored as it ends.",
+    )
+    def agent_episodes(context: dg.AssetExecutionContext, config: EpisodesConfig,
+                       evaluation: EvaluationResource, task_specs: list[Task]) -> PartitionRef:
+        eval_config = evaluation.config()
+        model_key = context.partition_key
+        model = eval_config.model(model_key)
+        ref = _resumed_ref(context, evaluation, model_key) if wants_resume(context, config.resume) else None
+        kept: list[Episode] = []
+        if ref is None:
+            ref = _fresh_ref(context, eval_config, evaluation, model_key)
+        else:
+            kept = [e for e in load_episodes(ref.episodes_dir) if not e.eval_error]
+            context.log.info(f"resuming run {ref.run_id}: {len(kept)} episodes kept")
+        ref.started_at = ref.started_at or datetime.now(timezone.utc).isoformat()
+        ref.dir.mkdir(parents=True, exist_ok=True)
+        save_ref(ref)
+
+        attempts = plan_attempts(task_specs, eval_config.evaluation.k, kept)
+        total = len(attempts)
+        done = {"n": 0, "completed": 0, "errors": 0}
+
+        def store(episode: Episode) -> None:
+            write_episode(ref.episodes_dir, episode)
+            done["n"] += 1
+            done["completed"] += episode.final_status == "completed"
+            done["errors"] += bool(episode.eval_error)
+            context.log.info(f"{done['n']}/{total} episodes done ({done['completed']} completed, "
+                             f"{done['errors']} eval errors) for {model.name}")
+
+        spans_name = "agent.jsonl" if not kept else f"agent-resume-{context.run_id[:8]}.jsonl"
+        launcher = AgentLauncher(eval_config, model, ref.dir, log=context.log.info, spans_name=spans_name)
+        if attempts:
+            try:
+                with launcher.running() as agent:
+                    asyncio.run(run_attempts(
+                        agent.url, attempts, model.name,
+                        concurrency=eval_config.evaluation.concurrency, on_episode=store))
+            except AgentStartError as exc:
+                raise dg.Failure(description=f"{model.name}: {exc}",
+                                 metadata={"agent_log": dg.MetadataValue.path(str(ref.log_file))}) from exc
+        episodes = load_episodes(ref.episodes_dir)
+        ref.finished_at = datetime.now(timezone.utc).isoformat()
+        save_ref(ref)
+        errors = sum(1 for e in episodes if e.eval_error)
+        context.add_output_metadata({
+            "run_id": ref.run_id,
+            "model": model.name,
+            "episodes": len(episodes),
+            "conversations_made": total,
+            "kept_from_previous_run": len(kept),
+            "completed": sum(1 for e in episodes if e.final_status == "completed"),
+            "eval_errors": errors,
+            "storage": dg.MetadataValue.path(str(ref.dir)),
+            "preview": episode_table(episodes),
+        })
+        return ref
+
+    return agent_episodes

@@ -1,0 +1,76 @@
+"""`eval_metrics`: metrics.json / summary.json of one model's run, its rows in the warehouse,
+and the quality gates as blocking asset checks."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import dagster as dg
+
+from bat_pipeline.assets.common import GROUP, counts
+from bat_pipeline.engine.contracts import EvalConfig, Task
+from bat_pipeline.engine.gates import evaluate_gates
+from bat_pipeline.engine.metrics import build_metrics, build_summary
+from bat_pipeline.resources.warehouse import WarehouseResource
+from bat_pipeline.storage import PartitionRef, load_episodes, publish_reference, write_json
+
+GATES = ("min_pass_rate", "max_error_episodes", "max_regression")
+
+
+def gate_specs(config: EvalConfig) -> list[dg.AssetCheckSpec]:
+    """One blocking check per gate set in eval.yaml."""
+    gate = config.evaluation.gate
+    return [
+        dg.AssetCheckSpec(name=name, asset="eval_metrics", blocking=True,
+                          description=f"evaluation.gate.{name} = {getattr(gate, name)}")
+        for name in GATES if getattr(gate, name) is not None
+    ]
+
+
+def build(partitions: dg.PartitionsDefinition, config: EvalConfig) -> dg.AssetsDefinition:
+    @dg.asset(
+        group_name=GROUP, partitions_def=partitions, check_specs=gate_specs(config),
+        description="Per-model metrics (pass rate, pass@k, pass^k, latency percentiles, tokens, "
+                    "judge means) written to metrics.json, summary.json and the DuckDB warehouse.",
+    )
+    def eval_metrics(context: dg.AssetExecutionContext, judge_scores: PartitionRef,
+                     task_specs: list[Task], warehouse: WarehouseResource):
+        ref = judge_scores
+        episodes = load_episodes(ref.episodes_dir)
+        metrics = build_metrics(episodes, k=ref.k)
+        summary = build_summary(episodes, run_name=ref.run_name, k=ref.k, model_name=ref.model_name,
+                                timestamp_utc=datetime.now(timezone.utc).isoformat())
+        write_json(ref.file("metrics.json"), metrics)
+        write_json(ref.file("summary.json"), summary)
+        publish_reference(ref, episodes, files={"metrics.json": metrics, "summary.json": summary})
+        store = warehouse.warehouse(on_wait=context.log.warning)
+        written = store.write_partition(ref, episodes, task_specs, metrics)
+        figures = metrics.summary
+        context.add_output_metadata({
+            **counts(episodes),
+            "pass_at_k": figures.pass_at_k,
+            "pass_hat_k": figures.pass_hat_k,
+            "latency_p50_ms": figures.latency_ms.p50,
+            "latency_p95_ms": figures.latency_ms.p95,
+            "total_tokens": figures.tokens.total_tokens_total,
+            "judge_means": dg.MetadataValue.json(summary.qualitative_scores),
+            "warehouse_rows": dg.MetadataValue.json(written),
+            "warehouse": dg.MetadataValue.path(str(store.path)),
+        })
+        yield dg.Output(ref)
+
+        gate = context.assets_def.check_specs  # only the gates that are set
+        if not list(gate):
+            return
+        previous = store.previous_metrics(ref.model_key, ref.run_id)
+        results = evaluate_gates(
+            config.evaluation.gate, model_key=ref.model_key, pass_rate=figures.pass_rate if episodes else None,
+            error_episodes=figures.error_episodes,
+            previous_pass_rate=previous["pass_rate"] if previous else None)
+        for result in results:
+            context.log.info(f"gate {result.name}: {'passed' if result.passed else 'FAILED'} - {result.message}")
+            yield dg.AssetCheckResult(
+                check_name=result.name, passed=result.passed, severity=dg.AssetCheckSeverity.ERROR,
+                metadata={"message": result.message, "model": ref.model_name, "run_id": ref.run_id})
+
+    return eval_metrics

@@ -1,0 +1,30 @@
+"""`task_specs`: the validated dataset."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from bat_pipeline.assets.common import GROUP
+from bat_pipeline.engine.contracts import Task
+from bat_pipeline.resources.evaluation import EvaluationResource
+
+
+@dg.asset(group_name=GROUP, description="The tasks of eval/input/tasks.json, validated (SPEC §3).")
+def task_specs(context: dg.AssetExecutionContext, evaluation: EvaluationResource) -> list[Task]:
+    config = evaluation.config()
+    tasks = evaluation.tasks()
+    categories: dict[str, int] = {}
+    for task in tasks:
+        category = str(task.meta.get("category", "uncategorised"))
+        categories[category] = categories.get(category, 0) + 1
+    context.add_output_metadata({
+        "tasks": len(tasks),
+        "turns": sum(len(t.turns) for t in tasks),
+        "k": config.evaluation.k,
+        "dataset": dg.MetadataValue.path(str(config.resolve(config.evaluation.dataset))),
+        "categories": dg.MetadataValue.json(categories),
+        "preview": dg.MetadataValue.md("\n".join(
+            ["| id | turns | expected status |", "|---|---|---|"]
+            + [f"| {t.id} | {len(t.turns)} | {t.expected.status} |" for t in tasks[:30]])),
+    })
+    return tasks

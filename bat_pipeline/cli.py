@@ -1,0 +1,100 @@
+"""The `bat-pipeline` command tree: parsing only; each command calls one function."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from bat_pipeline.engine.errors import InputError
+
+EXIT_CONFIG = 2
+
+
+def _agent(arg: str | None) -> Path:
+    from bat_pipeline.engine.agent_folder import resolve_agent_dir
+
+    return resolve_agent_dir(arg, Path.cwd())
+
+
+def cmd_init(args) -> int:
+    from bat_pipeline.scaffold import init_eval_folder
+
+    agent_dir = Path(args.agent or ".").resolve()
+    for path in init_eval_folder(agent_dir, force=args.force):
+        print(f"wrote {path}")
+    return 0
+
+
+def cmd_show(args) -> int:
+    from bat_pipeline.scaffold import describe
+
+    print(describe(_agent(args.agent)), end="")
+    return 0
+
+
+def cmd_run(args) -> int:
+    from bat_pipeline.runner import run_evaluation
+
+    return run_evaluation(_agent(args.agent), models=args.model, resume=args.resume)
+
+
+def cmd_demo(args) -> int:
+    from bat_pipeline.example.demo_llm import EXAMPLE_AGENT_DIR
+    from bat_pipeline.runner import run_evaluation
+
+    return run_evaluation(EXAMPLE_AGENT_DIR, models=args.model)
+
+
+def cmd_ui(args) -> int:
+    from bat_pipeline.ui import serve_ui
+
+    return serve_ui(_agent(args.agent) if args.agent else None, port=args.port)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="bat-pipeline", description="Evaluate A2A agents across models with Dagster.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("init", help="write eval/eval.yaml and eval/input/tasks.json for an agent")
+    p.add_argument("agent", nargs="?", help="agent folder (default: the current folder)")
+    p.add_argument("--force", action="store_true", help="overwrite existing files")
+    p.set_defaults(func=cmd_init)
+
+    p = sub.add_parser("show", help="print the resolved configuration")
+    p.add_argument("agent", nargs="?")
+    p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser("run", help="evaluate the agent on its models (all by default, in parallel)")
+    p.add_argument("agent", nargs="?")
+    p.add_argument("--model", action="append", help="a model key or provider:model (repeatable)")
+    p.add_argument("--resume", action="store_true",
+                   help="re-run only the missing or eval-error episodes of the last run")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("demo", help="the bundled example agent with scripted models, all partitions")
+    p.add_argument("--model", action="append")
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("ui", help="the Dagster UI on an agent (default: the bundled example)")
+    p.add_argument("agent", nargs="?")
+    p.add_argument("--port", type=int, default=3000)
+    p.set_defaults(func=cmd_ui)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

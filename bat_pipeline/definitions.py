@@ -1,0 +1,64 @@
+"""Assembles the asset graph for one agent folder: assets, checks, resources, schedules.
+
+The agent folder is `$BAT_AGENT_DIR`, else the current folder when it holds
+eval/eval.yaml, else the bundled example agent; results go under `$BAT_PIPELINE_HOME`
+(default: `.bat_pipeline` in the current folder). Several agents: one code location each
+in workspace.yaml, with the agent folder as its working_directory.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dagster as dg
+
+from bat_pipeline.assets import charts, episodes, judge, metrics, trajectories, verdicts
+from bat_pipeline.assets.tasks import task_specs
+from bat_pipeline.automation import build_automation
+from bat_pipeline.engine.loading import load_eval_config
+from bat_pipeline.example.demo_llm import EXAMPLE_AGENT_DIR, ensure_demo_llm, is_example
+from bat_pipeline.resources.evaluation import EvaluationResource
+from bat_pipeline.resources.judge import JudgeResource
+from bat_pipeline.resources.warehouse import WarehouseResource
+from bat_pipeline.storage import default_root
+
+
+def agent_dir_from_env() -> Path:
+    if os.environ.get("BAT_AGENT_DIR"):
+        return Path(os.environ["BAT_AGENT_DIR"]).expanduser().resolve()
+    if (Path.cwd() / "eval" / "eval.yaml").is_file():
+        return Path.cwd().resolve()
+    return EXAMPLE_AGENT_DIR
+
+
+def build_definitions(agent_dir: Path, storage_root: Path) -> dg.Definitions:
+    if is_example(agent_dir):
+        ensure_demo_llm()
+    config = load_eval_config(agent_dir)
+    partitions = dg.StaticPartitionsDefinition([m.partition_key for m in config.models])
+    chain = [
+        episodes.build(partitions),
+        trajectories.build(partitions),
+        verdicts.build(partitions),
+        judge.build(partitions),
+        metrics.build(partitions, config),
+    ]
+    assets = [task_specs, *chain, charts.eval_charts]
+    jobs, schedules, sensors = build_automation(config, partitions, chain)
+    return dg.Definitions(
+        assets=assets,
+        jobs=jobs,
+        schedules=schedules,
+        sensors=sensors,
+        resources={
+            "evaluation": EvaluationResource(agent_dir=str(agent_dir), storage_root=str(storage_root)),
+            "judge": JudgeResource(storage_root=str(storage_root)),
+            "warehouse": WarehouseResource(path=str(storage_root / "warehouse.duckdb")),
+        },
+    )
+
+
+@dg.definitions
+def defs() -> dg.Definitions:
+    return build_definitions(agent_dir_from_env(), default_root())

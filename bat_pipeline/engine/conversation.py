@@ -1,0 +1,111 @@
+"""What an A2A conversation said, turned into an episode's status, output and events (SPEC §4).
+
+Transport-free: the agent client feeds it plain (state, text) updates as they stream in.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from bat_pipeline.engine.contracts import A2AEvent, Episode, EpisodeTrace, Task, Trajectory
+from bat_pipeline.engine.contracts.episode import conversation_id
+
+MAX_EVENTS = 200
+PREVIEW_CHARS = 200
+
+# A2A task states (without the protobuf `TASK_STATE_` prefix, lower-case, `_` → `-`) to the
+# statuses the verdict compares. auth-required waits on the user like input-required.
+_STATUS = {
+    "submitted": "working",
+    "working": "working",
+    "input-required": "input-required",
+    "auth-required": "input-required",
+    "completed": "completed",
+    "failed": "error",
+    "canceled": "error",
+    "cancelled": "error",
+    "rejected": "error",
+}
+TERMINAL = ("completed", "error", "input-required")
+
+
+def normalise_state(state: str | None) -> str | None:
+    """`TASK_STATE_INPUT_REQUIRED`, `input_required` or `input-required` → `input-required`.
+
+    Unknown or unspecified states give None (the event is kept, the status unchanged)."""
+    if not state:
+        return None
+    name = state.strip().lower()
+    if name.startswith("task_state_"):
+        name = name[len("task_state_"):]
+    return _STATUS.get(name.replace("_", "-"))
+
+
+class ConversationRecorder:
+    """Accumulates one attempt's A2A updates; `finish()` gives the episode.
+
+    The final status is the last terminal status seen; the final output is the last
+    non-empty text of the last turn."""
+
+    def __init__(self, task: Task, attempt_index: int, model_name: str,
+                 clock: Callable[[], float] = time.perf_counter):
+        self.task = task
+        self.attempt_index = attempt_index
+        self.model_name = model_name
+        self._clock = clock
+        self._start = clock()
+        self._events: list[A2AEvent] = []
+        self._pending_user: str | None = None
+        self._turn_text = ""
+        self.final_status: str | None = None
+
+    @property
+    def context_id(self) -> str:
+        return conversation_id(self.task.id, self.attempt_index)
+
+    def user_message(self, text: str) -> None:
+        """A new turn starts: the next event carries this user input."""
+        self._pending_user = text
+        self._turn_text = ""
+
+    def update(self, state: str | None, text: str = "", *, plain: bool = False) -> None:
+        """One streamed update. `plain`: a message or artifact without a task state,
+        which counts as completed."""
+        status = "completed" if plain else normalise_state(state)
+        if status in TERMINAL:
+            self.final_status = status
+        if text.strip():
+            self._turn_text = text
+        if len(self._events) < MAX_EVENTS:
+            self._events.append(A2AEvent(
+                t_ms=(self._clock() - self._start) * 1000.0,
+                task_status=status or (state or "unknown"),
+                content_preview=text[:PREVIEW_CHARS],
+                user_input=self._pending_user,
+            ))
+        self._pending_user = None
+
+    def finish(self, eval_error: str | None = None, **aux) -> Episode:
+        """The episode so far. With `eval_error` (the attempt raised) it is an error episode."""
+        if self._pending_user is not None and len(self._events) < MAX_EVENTS:
+            # The user spoke but nothing came back: keep the input visible in the events.
+            self._events.append(A2AEvent(t_ms=(self._clock() - self._start) * 1000.0,
+                                         task_status="unknown", user_input=self._pending_user))
+            self._pending_user = None
+        return Episode(
+            model_name=self.model_name,
+            task_id=self.task.id,
+            expected_outcome=self.task.expected.expected_outcome,
+            final_status="error" if eval_error else self.final_status,
+            final_output=self._turn_text,
+            aux={"attempt_index": self.attempt_index, **aux,
+                 **({"eval_error": eval_error} if eval_error else {})},
+            trace=EpisodeTrace(events=self._events, wall_ms=(self._clock() - self._start) * 1000.0,
+                               trajectory=Trajectory()),
+        )
+
+
+def error_episode(task: Task, attempt_index: int, model_name: str, message: str, **aux) -> Episode:
+    """An attempt that could not run at all (e.g. the agent was gone)."""
+    return ConversationRecorder(task, attempt_index, model_name).finish(eval_error=message, **aux)

@@ -1,0 +1,578 @@
+"""Reading the evaluation's inputs: `eval/eval.yaml` (SPEC §2), `tasks.json` (SPEC §3),
+and the environment an agent process gets for one model.
+
+Every refusal is an InputError naming the file, the entry (`models[2]`, `judge`,
+`tasks[3] (id 'x')`) and the field; no pydantic ValidationError, YAML or JSON exception
+leaves this module.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import shlex
+import types
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Union, get_args, get_origin
+
+import yaml
+from dotenv import dotenv_values
+from pydantic import BaseModel, ValidationError
+
+from bat_pipeline.engine.agent_folder import EVAL_FILE, is_blueprint_root
+from bat_pipeline.engine.contracts.config import PROVIDERS, RUBRICS, EvalConfig, ModelSpec
+from bat_pipeline.engine.contracts.tasks import Task
+from bat_pipeline.engine.errors import InputError
+
+MAX_PROMPT_CHARS = 1000
+TOP_LEVEL = "top level"
+
+# The variable the judge reads its key from when `judge.api_key_env` is unset (as
+# resources.judge does; a local ollama needs none).
+DEFAULT_JUDGE_KEY_ENV = {
+    "anthropic": "ANTHROPIC_API_KEY",
+    "deepseek": "DEEPSEEK_API_KEY",
+    "nvidia": "NVIDIA_API_KEY",
+    "ollama": None,
+    "openai": "OPENAI_API_KEY",
+}
+# The variable an agent reads its model's key from, per MODEL_PROVIDER.
+MODEL_KEY_ENV = {**DEFAULT_JUDGE_KEY_ENV, "ollama": "OLLAMA_API_KEY"}
+
+# What a minimal agent environment takes from the shell (see agent_environment).
+MINIMAL_SHELL_NAMES = frozenset({
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TZ", "TMPDIR", "TEMP", "TMP",
+    "VIRTUAL_ENV", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+    "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
+    "SYSTEMROOT",
+})
+MINIMAL_SHELL_PREFIXES = ("LC_", "UV_", "PYTHON", "SSL_CERT_")
+
+_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*)|(\$)|(\{[^}]*\}?))")
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """SafeLoader that refuses a key written twice in one mapping (PyYAML keeps the last)."""
+
+
+def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    seen: set = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if not isinstance(key, (str, int, float, bool)):
+            continue
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"key '{key}' appears twice in the same mapping", key_node.start_mark
+            )
+        seen.add(key)
+    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
+
+
+# ---------------------------------------------------------------------------------------
+# Describing values and pydantic errors in the user's terms
+
+
+def _kind(value: Any, *, json_words: bool = False) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"a boolean ({str(value).lower()})"
+    if isinstance(value, int):
+        return f"an integer ({value})"
+    if isinstance(value, float):
+        return f"a number ({value})"
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return f"a string ('{shown}')"
+    if isinstance(value, list):
+        return "an array" if json_words else "a list"
+    if isinstance(value, dict):
+        return "an object" if json_words else "a mapping"
+    return type(value).__name__
+
+
+_EXPECTED = {
+    "int_type": "an integer", "int_parsing": "an integer", "int_from_float": "an integer",
+    "float_type": "a number", "float_parsing": "a number",
+    "bool_type": "true or false", "bool_parsing": "true or false",
+    "string_type": "a string", "list_type": "a list", "dict_type": "a mapping",
+    "model_type": "a mapping", "model_attributes_type": "a mapping",
+}
+_EXPECTED_JSON = {**_EXPECTED, "list_type": "an array", "dict_type": "an object",
+                  "model_type": "an object", "model_attributes_type": "an object"}
+
+
+def _unwrap_optional(annotation: Any) -> Any:
+    if get_origin(annotation) in (Union, types.UnionType):
+        members = [arg for arg in get_args(annotation) if arg is not type(None)]
+        if len(members) == 1:
+            return members[0]
+    return annotation
+
+
+def _model_at(root: type[BaseModel], path: tuple) -> type[BaseModel] | None:
+    """The pydantic model class found at `path` (a ValidationError loc) below `root`."""
+    current: Any = root
+    for part in path:
+        current = _unwrap_optional(current)
+        if isinstance(current, type) and issubclass(current, BaseModel) and isinstance(part, str):
+            field = current.model_fields.get(part)
+            if field is None:
+                return None
+            current = field.annotation
+        elif get_origin(current) is list and isinstance(part, int):
+            current = get_args(current)[0]
+        elif get_origin(current) is dict:
+            current = get_args(current)[1]
+        else:
+            return None
+    current = _unwrap_optional(current)
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+def _did_you_mean(name: Any, allowed: list[str]) -> str:
+    text = str(name)
+    close = difflib.get_close_matches(text, allowed, n=1, cutoff=0.6)
+    if not close and len(text) >= 3:
+        close = [option for option in allowed if option.startswith(text) or text.startswith(option)][:1]
+    if close:
+        return f"did you mean '{close[0]}'?"
+    return f"allowed: {', '.join(allowed)}"
+
+
+def _number(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _dotted(path: tuple) -> str:
+    text = ""
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif part == "[key]":
+            text += " (key)"
+        else:
+            text += f".{part}" if text else str(part)
+    return text
+
+
+def _explain(error: dict, root: type[BaseModel], *, json_words: bool) -> str:
+    kind = error["type"]
+    value = error.get("input")
+    ctx = error.get("ctx") or {}
+    loc = tuple(error["loc"])
+    expected_names = _EXPECTED_JSON if json_words else _EXPECTED
+    if kind == "extra_forbidden":
+        owner = _model_at(root, loc[:-1])
+        allowed = [name for name in owner.model_fields if name not in _SET_BY_LOADER] if owner else []
+        if not allowed:
+            return f"unknown field '{loc[-1]}'"
+        return f"unknown field '{loc[-1]}'; {_did_you_mean(loc[-1], allowed)}"
+    if kind == "missing":
+        return "required field is missing"
+    if kind in expected_names:
+        return f"expected {expected_names[kind]}, got {_kind(value, json_words=json_words)}"
+    if kind == "literal_error":
+        return f"expected one of {ctx.get('expected')}, got {_kind(value, json_words=json_words)}"
+    if kind == "too_short":
+        return "must not be empty"
+    if kind == "greater_than_equal":
+        return f"must be at least {_number(ctx.get('ge'))}, got {_number(value)}"
+    if kind == "greater_than":
+        return f"must be greater than {_number(ctx.get('gt'))}, got {_number(value)}"
+    if kind == "less_than_equal":
+        return f"must be at most {_number(ctx.get('le'))}, got {_number(value)}"
+    if kind == "less_than":
+        return f"must be less than {_number(ctx.get('lt'))}, got {_number(value)}"
+    message = error.get("msg", "invalid value")
+    return message.removeprefix("Value error, ")
+
+
+def _first_error(exc: ValidationError) -> tuple[dict, int]:
+    """The error to report (unknown fields first: they usually cause the others)."""
+    errors = exc.errors()
+    errors.sort(key=lambda e: e["type"] != "extra_forbidden")
+    return errors[0], len(errors) - 1
+
+
+# ---------------------------------------------------------------------------------------
+# eval.yaml
+
+_SET_BY_LOADER = ("agent_dir", "source")
+_SECTIONS = ("evaluation", "judge", "models", "agent")
+
+
+def _config_location(loc: tuple) -> tuple[str, str | None]:
+    """(entry, field) of a location in eval.yaml: `models[2]` + `env.KEY`, `judge` + `model`."""
+    if not loc:
+        return TOP_LEVEL, None
+    if loc[0] == "models" and len(loc) >= 2 and isinstance(loc[1], int):
+        return f"models[{loc[1]}]", _dotted(loc[2:]) or None
+    if len(loc) == 1:
+        return TOP_LEVEL, str(loc[0])
+    return str(loc[0]), _dotted(loc[1:])
+
+
+def _expand(value: str, environ: Mapping[str, str], file: str, entry: str, field: str) -> str:
+    """`$VAR` and `${VAR}` from environ; `$$` is a literal `$`; an unset variable is refused."""
+
+    def replace(match: re.Match) -> str:
+        braced, bare, dollar, malformed = match.groups()
+        if dollar:
+            return "$"
+        if malformed is not None:
+            raise InputError(
+                file, f"unsupported '${malformed}': write $NAME or ${{NAME}} (use $$ for a literal $)",
+                entry=entry, field=field,
+            )
+        name = braced or bare
+        if name not in environ:
+            raise InputError(
+                file, f"environment variable '{name}' is not set (export it or put it in the agent's .env)",
+                entry=entry, field=field,
+            )
+        return environ[name]
+
+    return _VAR.sub(replace, value)
+
+
+def _env_values(section: dict, environ: Mapping[str, str], file: str, entry: str) -> None:
+    """Expand `base_url` and the `env` values of one section in place."""
+    if isinstance(section.get("base_url"), str):
+        section["base_url"] = _expand(section["base_url"], environ, file, entry, "base_url")
+    env = section.get("env")
+    if isinstance(env, dict):
+        for name, value in env.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                value = str(value)  # `PORT: 8080` in YAML is an int; the environment takes text
+            if isinstance(value, str):
+                value = _expand(value, environ, file, entry, f"env.{name}")
+            env[name] = value
+
+
+def _normalize_models(models: Any, file: str) -> Any:
+    if not isinstance(models, list):
+        return models
+    normalized = []
+    for index, item in enumerate(models):
+        if isinstance(item, str):
+            provider, sep, model = item.partition(":")
+            if not sep or not provider.strip() or not model.strip():
+                raise InputError(
+                    file, f"expected '<provider>:<model>' or a mapping with provider and model, got '{item}'",
+                    entry=f"models[{index}]", field="model",
+                )
+            item = {"provider": provider.strip(), "model": model.strip()}
+        elif isinstance(item, dict):
+            if len(item) == 1 and next(iter(item)) in PROVIDERS:
+                provider, model = next(iter(item.items()))
+                raise InputError(
+                    file, f"write '{provider}:{model}' without a space after the colon, "
+                    "or a mapping with provider and model",
+                    entry=f"models[{index}]", field=str(provider),
+                )
+            item = dict(item)
+            if isinstance(item.get("env"), dict):
+                item["env"] = dict(item["env"])
+        else:
+            raise InputError(
+                file, f"expected '<provider>:<model>' or a mapping with provider and model, got {_kind(item)}",
+                entry=f"models[{index}]",
+            )
+        normalized.append(item)
+    return normalized
+
+
+def _default_environ(agent_dir: Path) -> dict[str, str]:
+    environ = dict(_read_dotenv(find_dotenv(agent_dir)))
+    environ.update(os.environ)
+    return environ
+
+
+def _parse_yaml(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(str(path), f"cannot read: {exc.strerror or exc}") from None
+    try:
+        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise InputError(str(path), f"invalid YAML{where}: {problem}") from None
+
+
+def _eval_path(agent_dir: Path, eval_file: str | Path | None) -> Path:
+    if eval_file is None:
+        path = agent_dir / EVAL_FILE
+        if not path.is_file():
+            raise InputError(
+                str(path),
+                f"no eval.yaml found (looked for {path}); create one with `bat-pipeline init {agent_dir}`",
+            )
+        return path
+    path = Path(eval_file).expanduser()
+    if not path.is_absolute() and not path.exists():
+        path = agent_dir / path
+    if not path.is_file():
+        raise InputError(str(path), "eval file not found")
+    return path.resolve()
+
+
+def load_eval_config(
+    agent_dir: str | Path, eval_file: str | Path | None = None, environ: Mapping[str, str] | None = None
+) -> EvalConfig:
+    """Read and validate `<agent_dir>/eval/eval.yaml` (or `eval_file`).
+
+    `eval_file`, when relative, is taken from the current folder if it exists there, else
+    from the agent folder. `environ` feeds `$VAR`/`${VAR}` in `base_url` and `env` values
+    of models, judge and agent (`$$` is a literal `$`); by default it is the agent's
+    `.env` overlaid by `os.environ`. Models may be written `"provider:model"` (split at
+    the first colon, so `ollama:llama3:8b` works); numbers in `env` become text.
+    `agent_dir` is made absolute; dataset and other paths stay as written (see
+    `EvalConfig.resolve`). Refuses with InputError naming file, entry and field.
+    """
+    agent_dir = Path(agent_dir).expanduser().resolve()
+    path = _eval_path(agent_dir, eval_file)
+    file = str(path)
+    data = _parse_yaml(path)
+    if data is None:
+        raise InputError(file, "the file is empty; it needs at least a `models:` list", entry=TOP_LEVEL, field="models")
+    if not isinstance(data, dict):
+        raise InputError(file, f"the top level must be a mapping (evaluation, judge, models, agent), got {_kind(data)}")
+    for key in data:
+        if key in _SET_BY_LOADER:
+            raise InputError(file, f"'{key}' is not set in eval.yaml: the pipeline sets it (the agent folder)",
+                             entry=TOP_LEVEL, field=key)
+        if key not in _SECTIONS:
+            raise InputError(file, f"unknown field '{key}'; " + _did_you_mean(key, list(_SECTIONS)),
+                             entry=TOP_LEVEL, field=str(key))
+    data = {key: value for key, value in data.items() if not (key in ("evaluation", "agent") and value is None)}
+    if environ is None:
+        environ = _default_environ(agent_dir)
+
+    data["models"] = _normalize_models(data.get("models"), file)
+    if isinstance(data["models"], list):
+        for index, model in enumerate(data["models"]):
+            _env_values(model, environ, file, f"models[{index}]")
+    if data["models"] is None:
+        del data["models"]
+    for section in ("judge", "agent"):
+        if isinstance(data.get(section), dict):
+            data[section] = dict(data[section])
+            if isinstance(data[section].get("env"), dict):
+                data[section]["env"] = dict(data[section]["env"])
+            _env_values(data[section], environ, file, section)
+    agent = data.get("agent")
+    if isinstance(agent, dict) and isinstance(agent.get("command"), str):
+        try:
+            agent["command"] = shlex.split(agent["command"])
+        except ValueError as exc:
+            raise InputError(file, f"cannot split the command: {exc}", entry="agent", field="command") from None
+
+    try:
+        config = EvalConfig.model_validate({**data, "agent_dir": agent_dir, "source": path}, strict=True)
+    except ValidationError as exc:
+        error, more = _first_error(exc)
+        entry, field = _config_location(tuple(error["loc"]))
+        message = _explain(error, EvalConfig, json_words=False)
+        if error["loc"] == ("models",) and error["type"] in ("missing", "too_short"):
+            message = "no models: list at least one, e.g. `models: [\"ollama:llama3\"]`"
+        if more:
+            message += f" (and {more} more problem{'s' if more > 1 else ''})"
+        raise InputError(file, message, entry=entry, field=field) from None
+    _check_config(config, file)
+    return config
+
+
+def _check_config(config: EvalConfig, file: str) -> None:
+    """Rules across fields, after the types are right."""
+    judge = config.judge
+    if config.evaluation.qualitative and judge is None:
+        raise InputError(file, "qualitative: true needs a `judge:` section (provider and model)",
+                         entry="evaluation", field="qualitative")
+    if judge is not None:
+        for rubric, prompt in judge.prompts.items():
+            if rubric not in RUBRICS:
+                hint = difflib.get_close_matches(rubric, RUBRICS, n=1, cutoff=0.6)
+                mean = f"did you mean '{hint[0]}'? " if hint else ""
+                raise InputError(file, f"unknown rubric '{rubric}'; {mean}allowed: {', '.join(RUBRICS)}",
+                                 entry="judge", field=f"prompts.{rubric}")
+            if len(prompt) > MAX_PROMPT_CHARS:
+                raise InputError(file, f"prompt is {len(prompt)} characters; at most {MAX_PROMPT_CHARS}",
+                                 entry="judge", field=f"prompts.{rubric}")
+    first_index: dict[str, int] = {}
+    for index, model in enumerate(config.models):
+        key = model.partition_key
+        if key in first_index:
+            field = "key" if model.key else "model"
+            raise InputError(
+                file,
+                f"partition key '{key}' is also the key of models[{first_index[key]}]; "
+                "give one of them a distinct `key:`",
+                entry=f"models[{index}]", field=field,
+            )
+        first_index[key] = index
+    target = config.agent
+    if target.command is not None and not target.command:
+        raise InputError(file, "command must not be empty", entry="agent", field="command")
+    if target.command and target.url:
+        raise InputError(file, "give either command (start the agent) or url (already running), not both",
+                         entry="agent", field="url")
+
+
+# ---------------------------------------------------------------------------------------
+# tasks.json
+
+
+def _task_entry(index: int, item: Any) -> str:
+    task_id = item.get("id") if isinstance(item, dict) else None
+    return f"tasks[{index}] (id '{task_id}')" if isinstance(task_id, str) and task_id else f"tasks[{index}]"
+
+
+def load_tasks(path: str | Path) -> list[Task]:
+    """The dataset: a JSON array of tasks (SPEC §3), validated strictly.
+
+    Refuses (InputError with file, `tasks[i] (id 'x')` and field) a missing file, text
+    that is not JSON (line and column), a top level that is not an array, an empty
+    array, a task that does not validate, and an id used twice (both indexes named).
+    """
+    path = Path(path)
+    file = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(file, "dataset not found (evaluation.dataset in eval.yaml names it)") from None
+    except OSError as exc:
+        raise InputError(file, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(file, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    if not isinstance(data, list):
+        raise InputError(file, f"the top level must be an array of tasks, got {_kind(data, json_words=True)}")
+    if not data:
+        raise InputError(file, "the dataset has no tasks")
+    tasks: list[Task] = []
+    first_index: dict[str, int] = {}
+    for index, item in enumerate(data):
+        entry = _task_entry(index, item)
+        if not isinstance(item, dict):
+            raise InputError(file, f"expected a task object, got {_kind(item, json_words=True)}", entry=entry)
+        try:
+            task = Task.model_validate(item, strict=True)
+        except ValidationError as exc:
+            error, more = _first_error(exc)
+            message = _explain(error, Task, json_words=True)
+            if more:
+                message += f" (and {more} more problem{'s' if more > 1 else ''})"
+            raise InputError(file, message, entry=entry, field=_dotted(tuple(error["loc"])) or None) from None
+        if task.id in first_index:
+            raise InputError(file, f"duplicate id '{task.id}' (also tasks[{first_index[task.id]}])",
+                             entry=entry, field="id")
+        first_index[task.id] = index
+        tasks.append(task)
+    return tasks
+
+
+# ---------------------------------------------------------------------------------------
+# The agent's environment
+
+
+def find_dotenv(agent_dir: Path) -> Path | None:
+    """The project's `.env`: in the agent folder, else at the blueprint root above it."""
+    agent_dir = Path(agent_dir)
+    own = agent_dir / ".env"
+    if own.is_file():
+        return own
+    root = agent_dir.parent / ".env"
+    if is_blueprint_root(agent_dir.parent) and root.is_file():
+        return root
+    return None
+
+
+def _read_dotenv(path: Path | None) -> dict[str, str]:
+    if path is None:
+        return {}
+    # interpolate=False: python-dotenv would fill `${VAR}` from os.environ, not from the
+    # environment the caller passes in; values are taken as written.
+    values = dotenv_values(path, interpolate=False)
+    return {name: value for name, value in values.items() if value is not None}
+
+
+def _judge_key_names(config: EvalConfig) -> set[str]:
+    judge = config.judge
+    if judge is None:
+        return set()
+    names = set(judge.env)
+    key = judge.api_key_env or DEFAULT_JUDGE_KEY_ENV.get(judge.provider)
+    if key:
+        names.add(key)
+    return names
+
+
+def _minimal_shell(base_env: Mapping[str, str], model: ModelSpec) -> dict[str, str]:
+    model_key = MODEL_KEY_ENV.get(model.provider)
+    return {
+        name: value for name, value in base_env.items()
+        if name in MINIMAL_SHELL_NAMES or name.startswith(MINIMAL_SHELL_PREFIXES) or name == model_key
+    }
+
+
+def agent_environment(
+    config: EvalConfig,
+    model: ModelSpec,
+    *,
+    base_env: Mapping[str, str] | None = None,
+    dotenv: Path | Mapping[str, str] | None = None,
+    minimal: bool = False,
+) -> dict[str, str]:
+    """The environment of the agent process for one model, later layers winning:
+
+    1. the project's `.env` (`dotenv`: a path or the values; default: `find_dotenv`);
+    2. the shell (`base_env`, default `os.environ`);
+    3. MODEL_PROVIDER, MODEL, and BASE_URL when the model sets one (otherwise a BASE_URL
+       from the layers above is left as it is);
+    4. `agent.env` of eval.yaml;
+    5. the model's `env`.
+
+    `minimal=True` isolates the agent (`agent.inherit_env: false`, the default). From
+    the shell it takes only PATH, HOME, USER, LOGNAME, SHELL, LANG, LC_*, TZ,
+    TMPDIR/TEMP/TMP, VIRTUAL_ENV, UV_*, PYTHON*, SSL_CERT_*, REQUESTS_CA_BUNDLE,
+    CURL_CA_BUNDLE, the HTTP(S)/NO proxy variables and SYSTEMROOT (what `uv run` and an
+    HTTP client need) and the key variable of the model's provider (MODEL_KEY_ENV, e.g.
+    ANTHROPIC_API_KEY for an anthropic model); layers 1 and 3-5 come in full. Then the
+    judge's key variable (`judge.api_key_env`, else the judge provider's usual one such as
+    OPENAI_API_KEY) and the names in `judge.env` are removed, wherever they came from,
+    unless `agent.env` or the model's `env` sets them, or the variable is the model
+    provider's own key (an openai judge and an openai model sharing OPENAI_API_KEY: the
+    agent needs it for its model; give the judge its own `api_key_env` to keep them apart).
+    """
+    shell = os.environ if base_env is None else base_env
+    if dotenv is None:
+        dotenv_vars = _read_dotenv(find_dotenv(config.agent_dir))
+    elif isinstance(dotenv, Mapping):
+        dotenv_vars = {name: str(value) for name, value in dotenv.items() if value is not None}
+    else:
+        dotenv_vars = _read_dotenv(Path(dotenv))
+    env: dict[str, str] = dict(dotenv_vars)
+    env.update(_minimal_shell(shell, model) if minimal else shell)
+    env["MODEL_PROVIDER"] = model.provider
+    env["MODEL"] = model.model
+    if model.base_url:
+        env["BASE_URL"] = model.base_url
+    env.update(config.agent.env)
+    env.update(model.env)
+    if minimal:
+        explicit = set(config.agent.env) | set(model.env) | {MODEL_KEY_ENV.get(model.provider)}
+        for name in _judge_key_names(config) - explicit:
+            env.pop(name, None)
+    return env

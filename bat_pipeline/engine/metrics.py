@@ -1,0 +1,196 @@
+"""Aggregate the episodes of one run and model into summary.json and metrics.json
+(SPEC §8). Pure functions: writing the files is the caller's job."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from bat_pipeline.engine.contracts.episode import SCORE_FIELDS, Episode
+from bat_pipeline.engine.contracts.metrics import (
+    EpisodeMetrics,
+    EpisodeTime,
+    EpisodeTokens,
+    EpisodeVerdict,
+    LatencyPercentiles,
+    MetricsFile,
+    MetricsSummary,
+    ScoreStats,
+    SummaryFile,
+    TaskAttempts,
+    TaskPassAtK,
+    TimeSummary,
+    TokenSummary,
+)
+
+QUALITATIVE_FIELDS = tuple(SCORE_FIELDS.values())
+"""Judge score fields, in rubric order."""
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Probability that at least one of k attempts drawn without replacement from n
+    attempts (c of which passed) passes: 1 − C(n−c, k) / C(n, k), the unbiased
+    estimator. k above n is taken as n (a run cannot show more than n attempts)."""
+    n, c, k = _checked(n, c, k)
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """Probability that all k attempts drawn without replacement pass:
+    C(c, k) / C(n, k). k above n is taken as n."""
+    n, c, k = _checked(n, c, k)
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def percentile(values: Sequence[float], p: float) -> float | None:
+    """The p-th percentile (0–100) with linear interpolation between closest ranks:
+    rank r = p/100 × (n − 1) over the sorted values, result interpolated between the
+    values at floor(r) and ceil(r). None for no values."""
+    if not values:
+        return None
+    if not 0 <= p <= 100:
+        raise ValueError(f"percentile must be within 0..100, got {p}")
+    ordered = sorted(values)
+    rank = p / 100 * (len(ordered) - 1)
+    low = math.floor(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def is_error_episode(episode: Episode) -> bool:
+    """The attempt raised (aux `eval_error`) or the agent ended in status `error`."""
+    return bool(episode.eval_error) or episode.final_status == "error"
+
+
+def build_summary(episodes: Sequence[Episode], *, run_name: str, k: int, model_name: str,
+                  timestamp_utc: str) -> SummaryFile:
+    """summary.json of one run and model. An episode without a verdict counts as failed;
+    `passed` needs at least one episode, all passed."""
+    attempts = []
+    for task_id, group in _by_task(episodes).items():
+        passed = sum(1 for e in group if _passed(e))
+        attempts.append(TaskAttempts(
+            task_id=task_id, attempts=len(group), passed=passed, failed=len(group) - passed,
+            success_percentage=100.0 * passed / len(group),
+        ))
+    scores = _scores(episodes)
+    return SummaryFile(
+        run_name=run_name,
+        timestamp_utc=timestamp_utc,
+        k=k,
+        model_name=model_name,
+        attempts=attempts,
+        qualitative_scores={f: (sum(v) / len(v) if v else None) for f, v in scores.items()},
+        passed=bool(episodes) and all(_passed(e) for e in episodes),
+    )
+
+
+def build_metrics(episodes: Sequence[Episode], *, k: int) -> MetricsFile:
+    """metrics.json of one run and model; `k` is the configured attempts per task,
+    used for pass@k and pass^k (clamped per task to the attempts it has)."""
+    per_episode = [_episode_metrics(e) for e in episodes]
+    per_task = []
+    for task_id, group in _by_task(episodes).items():
+        n, c = len(group), sum(1 for e in group if _passed(e))
+        per_task.append(TaskPassAtK(task_id=task_id, attempts=n, passed=c,
+                                    pass_at_k=pass_at_k(n, c, k), pass_hat_k=pass_hat_k(n, c, k)))
+
+    walls = [e.trace.wall_ms for e in episodes]
+    totals = [row.tokens.total_tokens for row in per_episode]
+    prompt = sum(row.tokens.prompt_tokens for row in per_episode)
+    cached = sum(e.trace.trajectory.totals.tokens_cached for e in episodes)
+    passed = sum(1 for row in per_episode if row.success)
+    runs = len(per_episode)
+
+    summary = MetricsSummary(
+        episodes=len(per_task),
+        k_attempts=k,
+        total_runs=runs,
+        passed=passed,
+        failed=runs - passed,
+        pass_rate=passed / runs if runs else None,
+        time=TimeSummary(
+            total_wall_ms=sum(walls),
+            avg_wall_ms=_mean(walls),
+            min_wall_ms=min(walls, default=None),
+            max_wall_ms=max(walls, default=None),
+        ),
+        tokens=TokenSummary(
+            prompt_tokens_total=prompt,
+            completion_tokens_total=sum(row.tokens.completion_tokens for row in per_episode),
+            total_tokens_total=sum(totals),
+            cached_prompt_pct=_pct(cached, prompt),
+            avg_total_tokens=_mean(totals),
+            min_total_tokens=min(totals, default=None),
+            max_total_tokens=max(totals, default=None),
+        ),
+        qualitative={
+            field: ScoreStats(avg=_mean(values), min=min(values, default=None),
+                              max=max(values, default=None), count=len(values))
+            for field, values in _scores(episodes).items()
+        },
+        pass_at_k=_mean([t.pass_at_k for t in per_task]),
+        pass_hat_k=_mean([t.pass_hat_k for t in per_task]),
+        error_episodes=sum(1 for e in episodes if is_error_episode(e)),
+        latency_ms=LatencyPercentiles(**{f"p{p}": percentile(walls, p) for p in (50, 90, 95, 99)}),
+    )
+    return MetricsFile(per_episode=per_episode, summary=summary, per_task=per_task)
+
+
+def _episode_metrics(episode: Episode) -> EpisodeMetrics:
+    totals = episode.trace.trajectory.totals
+    scores = episode.qualitative_scores
+    verdict = episode.verdict
+    return EpisodeMetrics(
+        task_id=episode.task_id,
+        expected_outcome=episode.expected_outcome,
+        status=episode.final_status,
+        success=_passed(episode),
+        time=EpisodeTime(wall_ms=episode.trace.wall_ms),
+        tokens=EpisodeTokens(
+            prompt_tokens=totals.tokens_in,
+            completion_tokens=totals.tokens_out,
+            total_tokens=totals.tokens_in + totals.tokens_out,
+            cached_prompt_pct=_pct(totals.tokens_cached, totals.tokens_in),
+        ),
+        verdict=EpisodeVerdict(passed=verdict.passed, reason=verdict.reason) if verdict else None,
+        qualitative={f: (getattr(scores, f) if scores else None) for f in QUALITATIVE_FIELDS},
+    )
+
+
+def _by_task(episodes: Sequence[Episode]) -> dict[str, list[Episode]]:
+    groups: dict[str, list[Episode]] = {}
+    for episode in episodes:
+        groups.setdefault(episode.task_id, []).append(episode)
+    return groups
+
+
+def _scores(episodes: Sequence[Episode]) -> dict[str, list[float]]:
+    """Score field → the non-null scores, every field present."""
+    found: dict[str, list[float]] = {f: [] for f in QUALITATIVE_FIELDS}
+    for episode in episodes:
+        if episode.qualitative_scores is None:
+            continue
+        for field in QUALITATIVE_FIELDS:
+            value = getattr(episode.qualitative_scores, field)
+            if value is not None:
+                found[field].append(value)
+    return found
+
+
+def _passed(episode: Episode) -> bool:
+    return episode.verdict is not None and episode.verdict.passed
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _pct(part: int, whole: int) -> float:
+    return 100.0 * part / whole if whole else 0.0
+
+
+def _checked(n: int, c: int, k: int) -> tuple[int, int, int]:
+    if n < 1 or k < 1 or not 0 <= c <= n:
+        raise ValueError(f"need n >= 1, 0 <= c <= n and k >= 1; got n={n}, c={c}, k={k}")
+    return n, c, min(k, n)

@@ -1,0 +1,340 @@
+"""Span JSON-lines files read once into an index (SPEC §5).
+
+One line per span: `name, kind, trace_id, span_id, parent_span_id, start_time, end_time,
+attributes, status, status_description, events`. Files are appended to by a live agent,
+so a line can be torn (the agent was killed mid-write), blank, or garbage; such lines are
+skipped and counted per file, never raised.
+
+The index keeps, for every span, its ids, name, kind, times and failure reason; the
+attributes only of spans that can become a step or a root (model, tool, agent calls,
+failed spans): the LangGraph chain spans that make up most of the bytes are kept as
+skeletons, enough for parent links and graph node names.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+INVOKE_AGENT = "invoke_agent"
+_TRACEBACK = "Traceback (most recent call last)"
+# An all-zero parent id is OpenTelemetry's "invalid span id": no parent.
+_NO_PARENT = {"", "0000000000000000", "0x0000000000000000"}
+
+
+class Span:
+    """One span, as much of it as building trajectories needs."""
+
+    __slots__ = ("name", "kind", "trace_id", "span_id", "parent_id", "start", "end",
+                 "failed", "error", "attributes", "seq")
+
+    def __init__(self, name: str, kind: str, trace_id: str, span_id: str, parent_id: str | None,
+                 start: int, end: int, failed: bool, error: str | None, attributes: dict, seq: int):
+        self.name = name
+        self.kind = kind
+        """INTERNAL | SERVER | CLIENT | PRODUCER | CONSUMER."""
+        self.trace_id = trace_id
+        self.span_id = span_id
+        self.parent_id = parent_id
+        """None at a root."""
+        self.start = start
+        """Unix ns."""
+        self.end = end
+        self.failed = failed
+        """Status ERROR."""
+        self.error = error
+        """Why it failed (exception type and message, or the status description), if it did."""
+        self.attributes = attributes
+        """Empty for spans that can be neither a step nor a root (see the module doc)."""
+        self.seq = seq
+        """Read order across all files: breaks ties between equal start times."""
+
+    @property
+    def operation(self) -> str | None:
+        return self.attributes.get("gen_ai.operation.name")
+
+    @property
+    def span_kind(self) -> str | None:
+        """`openinference.span.kind`: LLM, TOOL, CHAIN..."""
+        return self.attributes.get("openinference.span.kind")
+
+    @property
+    def is_agent_call(self) -> bool:
+        """A call to another agent: a CLIENT span of operation invoke_agent."""
+        return self.kind == "CLIENT" and self.attributes.get("gen_ai.operation.name") == INVOKE_AGENT
+
+    @property
+    def is_agent_root_kind(self) -> bool:
+        """A non-CLIENT invoke_agent span: the request an agent served, when it has no parent."""
+        return self.kind != "CLIENT" and self.attributes.get("gen_ai.operation.name") == INVOKE_AGENT
+
+    def __repr__(self) -> str:
+        return f"Span({self.name!r}, {self.span_id}, parent={self.parent_id})"
+
+
+@dataclass
+class FileStats:
+    """What reading one span file found."""
+
+    path: str
+    spans: int = 0
+    blank: int = 0
+    malformed: int = 0
+    """Lines skipped: not JSON, not an object, missing ids or fields of the wrong type."""
+    torn: int = 0
+    """A last line cut mid-write (0 or 1), skipped."""
+    duplicates: int = 0
+    """Spans skipped because a span with the same id was already read."""
+    missing: bool = False
+    """The path did not exist."""
+
+    @property
+    def skipped(self) -> int:
+        return self.malformed + self.torn + self.duplicates
+
+    def message(self) -> str | None:
+        """One line for the log when something was skipped or the file was missing."""
+        if self.missing:
+            return f"span file not found: {self.path}"
+        if not self.skipped:
+            return None
+        parts = []
+        if self.malformed:
+            parts.append(f"{self.malformed} malformed")
+        if self.torn:
+            parts.append(f"{self.torn} torn")
+        if self.duplicates:
+            parts.append(f"{self.duplicates} duplicate")
+        return f"{', '.join(parts)} lines skipped in {self.path}"
+
+
+class SpanIndex:
+    """Spans of one or more files, indexed by trace, id, parent and conversation.
+
+    Read every file once (`load_spans` or `add_file`); lookups never re-scan the spans.
+    """
+
+    def __init__(self) -> None:
+        self.by_span_id: dict[str, Span] = {}
+        self.by_trace: dict[str, list[Span]] = {}
+        """In read order."""
+        self.children: dict[str, list[Span]] = {}
+        """Parent span id → its children, in read order."""
+        self._roots: dict[str, list[Span]] = {}
+        self._roots_sorted = True
+        self.files: list[FileStats] = []
+        self._seen_files: set[Path] = set()
+        self._seq = 0
+        self.cache: dict[str, object] = {}
+        """Per-trace results of the trajectory builder; cleared when a file is added."""
+
+    def add_file(self, path: str | Path) -> FileStats:
+        """Read one JSON-lines file (never raises for its content; a missing file is noted)."""
+        p = Path(path)
+        stats = FileStats(str(p))
+        self.files.append(stats)
+        try:
+            key = p.resolve()
+        except OSError:
+            key = p
+        if key in self._seen_files:
+            return stats
+        self._seen_files.add(key)
+        self.cache.clear()
+        try:
+            f = open(p, "rb")
+        except FileNotFoundError:
+            stats.missing = True
+            return stats
+        with f:
+            self._read(f, stats)
+        return stats
+
+    def add_path(self, path: str | Path) -> list[FileStats]:
+        """A file, or a folder: every `*.jsonl` in it (not recursive), in name order."""
+        p = Path(path)
+        if p.is_dir():
+            return [self.add_file(c) for c in sorted(p.glob("*.jsonl")) if c.is_file()]
+        return [self.add_file(p)]
+
+    def _read(self, f, stats: FileStats) -> None:
+        by_id = self.by_span_id
+        by_trace = self.by_trace
+        children = self.children
+        loads = json.loads
+        seq = self._seq
+        for line in f:
+            if not line.strip():
+                stats.blank += 1
+                continue
+            try:
+                obj = loads(line)
+            except ValueError:
+                # Only the file's last line can lack its newline: a torn write.
+                if line.endswith(b"\n"):
+                    stats.malformed += 1
+                else:
+                    stats.torn += 1
+                continue
+            span = _to_span(obj, seq)
+            if span is None:
+                stats.malformed += 1
+                continue
+            seq += 1
+            sid = span.span_id
+            if sid in by_id:
+                stats.duplicates += 1
+                continue
+            by_id[sid] = span
+            trace = by_trace.get(span.trace_id)
+            if trace is None:
+                by_trace[span.trace_id] = [span]
+            else:
+                trace.append(span)
+            parent = span.parent_id
+            if parent is not None:
+                sibs = children.get(parent)
+                if sibs is None:
+                    children[parent] = [span]
+                else:
+                    sibs.append(span)
+            elif span.attributes and span.is_agent_root_kind:
+                conv = span.attributes.get("gen_ai.conversation.id")
+                if isinstance(conv, str):
+                    self._roots.setdefault(conv, []).append(span)
+                    self._roots_sorted = False
+            stats.spans += 1
+        self._seq = seq
+
+    def conversation_roots(self, conversation_id: str) -> list[Span]:
+        """Roots (non-CLIENT invoke_agent spans without parent) of a conversation, by start."""
+        if not self._roots_sorted:
+            for roots in self._roots.values():
+                roots.sort(key=start_order)
+            self._roots_sorted = True
+        return self._roots.get(conversation_id, [])
+
+    def conversations(self) -> list[str]:
+        return list(self._roots)
+
+    def trace(self, trace_id: str) -> list[Span]:
+        return self.by_trace.get(trace_id, [])
+
+    def children_of(self, span_id: str) -> list[Span]:
+        return self.children.get(span_id, [])
+
+    def messages(self) -> list[str]:
+        """Log lines for files that were missing or had lines skipped."""
+        return [m for m in (s.message() for s in self.files) if m]
+
+    def __len__(self) -> int:
+        return len(self.by_span_id)
+
+
+def load_spans(paths: Iterable[str | Path]) -> SpanIndex:
+    """Index span files and folders (a folder means every `*.jsonl` in it).
+
+    The same file given twice (e.g. the agent's file also listed in `extra_spans`) is
+    read once. Missing paths are noted in `index.files`, not raised.
+    """
+    index = SpanIndex()
+    for p in paths:
+        index.add_path(p)
+    return index
+
+
+def start_order(span: Span) -> tuple[int, int]:
+    """Sort key: start time, then read order."""
+    return (span.start, span.seq)
+
+
+def _to_span(obj: object, seq: int) -> Span | None:
+    """A Span from one decoded line, or None when the line is not a usable span."""
+    if not isinstance(obj, dict):
+        return None
+    trace_id = obj.get("trace_id")
+    span_id = obj.get("span_id")
+    parent = obj.get("parent_span_id")
+    if trace_id is None and isinstance(obj.get("context"), dict):
+        # OpenTelemetry SDK's own Span.to_json(): ids under `context`, `parent_id`.
+        ctx = obj["context"]
+        trace_id, span_id, parent = ctx.get("trace_id"), ctx.get("span_id"), obj.get("parent_id")
+    if not isinstance(trace_id, str) or not trace_id or not isinstance(span_id, str) or not span_id:
+        return None
+    if parent is not None:
+        if not isinstance(parent, str):
+            return None
+        if parent in _NO_PARENT:
+            parent = None
+    name = obj.get("name", "")
+    kind = obj.get("kind", "INTERNAL")
+    attrs = obj.get("attributes")
+    if attrs is None:
+        attrs = {}
+    if not isinstance(name, str) or not isinstance(kind, str) or not isinstance(attrs, dict):
+        return None
+    if kind.startswith("SpanKind."):
+        kind = kind[9:]
+    start = _ns(obj.get("start_time"))
+    end = _ns(obj.get("end_time"))
+    if start is None or end is None:
+        return None
+    status = obj.get("status")
+    description = obj.get("status_description")
+    if isinstance(status, dict):
+        description = status.get("description", description)
+        status = status.get("status_code")
+    failed = status == "ERROR" or status == "StatusCode.ERROR"
+    error = None
+    if failed:
+        error = failure_reason(obj.get("events"), description)
+    keep = failed or attrs.get("openinference.span.kind") in ("LLM", "TOOL") \
+        or attrs.get("gen_ai.operation.name") == INVOKE_AGENT
+    return Span(name, kind, trace_id, span_id, parent, start, end, failed, error,
+                attrs if keep else {}, seq)
+
+
+def _ns(value: object) -> int | None:
+    """Unix ns from an int, a float, a digit string or an ISO-8601 string; 0 when absent."""
+    if value is None:
+        return 0
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value)
+    if isinstance(value, str):
+        if value.isdigit():
+            return int(value)
+        try:
+            dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return int(dt.timestamp()) * 1_000_000_000 + dt.microsecond * 1000
+    return None
+
+
+def failure_reason(events: object, description: object) -> str:
+    """`exception.type: exception.message` of the last exception event, else the status
+    description up to any traceback, else "failed"."""
+    if isinstance(events, list):
+        for event in reversed(events):
+            if not isinstance(event, dict) or event.get("name") != "exception":
+                continue
+            attrs = event.get("attributes")
+            if not isinstance(attrs, dict):
+                continue
+            etype = attrs.get("exception.type")
+            message = attrs.get("exception.message")
+            parts = [str(x) for x in (etype, message) if x not in (None, "")]
+            if parts:
+                return ": ".join(parts)
+    if isinstance(description, str):
+        cut = description.split(_TRACEBACK, 1)[0].strip()
+        if cut:
+            return cut
+    return "failed"

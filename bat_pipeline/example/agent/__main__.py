@@ -1,0 +1,30 @@
+"""`python -m bat_pipeline.example.agent [--role weather|forecaster] [--port N]`."""
+
+import argparse
+
+from bat_pipeline.example.agent.config import load_config
+from bat_pipeline.example.agent.subagent import ForecasterProcess
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Example A2A weather agent.")
+    parser.add_argument("--role", choices=["weather", "forecaster"], default="weather")
+    parser.add_argument("--port", type=int, help="forecaster only: the port to serve on")
+    args = parser.parse_args()
+    config = load_config()
+    if args.role == "forecaster":
+        if not args.port:
+            parser.error("--role forecaster needs --port")
+        from bat_pipeline.example.agent.server import run_forecaster
+
+        run_forecaster(config, args.port)
+    else:
+        # Spawned before the heavy imports below, so both processes start up in parallel.
+        forecaster = ForecasterProcess(config).spawn()
+        from bat_pipeline.example.agent.server import run_weather_agent
+
+        run_weather_agent(config, forecaster)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,108 @@
+"""The judge persona: scores rubric prompts from keyword evidence; a stand-in, not a model.
+
+It looks for labelled lines in the prompt (`Expected outcome: ...`, `Final answer: ...` or
+`Final output: ...`; JSON keys `expected_outcome` / `final_output` work too), then scores:
+- task_completion: share of the expected outcome's key terms (numbers, capitalised words,
+  quoted phrases) found in the final answer, lowered when the prompt shows errors;
+- relevance: whether the final answer is non-empty and shares terms with the request;
+- hallucination: share of the final answer's numbers that also appear elsewhere in the prompt;
+- tool_call: share of the expected outcome's key terms seen outside the final answer.
+The rubric is the first of hallucination / tool / relevance / completion named in the prompt's
+opening.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from bat_pipeline.example.scripted_llm.conversation import Conversation
+from bat_pipeline.example.scripted_llm.reply import Reply
+
+STOP = {"The", "A", "An", "It", "Agent", "User", "If", "And", "Or", "Then", "This", "That", "When", "Its"}
+
+
+def _field(prompt: str, labels: list[str]) -> str:
+    for label in labels:
+        match = re.search(rf'"{label}"\s*:\s*"((?:[^"\\]|\\.)*)"', prompt, re.IGNORECASE)
+        if match:
+            return match.group(1)
+        match = re.search(rf"^[\W_]*{label}[\W_]*?[:=][ \t]*(.*)$", prompt, re.IGNORECASE | re.MULTILINE)
+        if match:
+            value = match.group(1).strip()
+            if not value:
+                rest = prompt[match.end():].lstrip("\n")
+                value = rest.split("\n", 1)[0].strip()
+            return value
+    return ""
+
+
+def _terms(text: str) -> list[str]:
+    terms = re.findall(r"'([^']{2,40})'|\"([^\"]{2,40})\"", text)
+    out = [a or b for a, b in terms]
+    out += re.findall(r"-?\d+(?:\.\d+)?", text)
+    out += [w for w in re.findall(r"\b[A-Z][a-zA-Z]+\b", text) if w not in STOP]
+    return list(dict.fromkeys(out))
+
+
+def _share(terms: list[str], haystack: str) -> tuple[float | None, list[str]]:
+    if not terms:
+        return None, []
+    found = [t for t in terms if t.lower() in haystack.lower()]
+    return len(found) / len(terms), found
+
+
+def _rubric(prompt: str) -> str:
+    head = prompt[:600].lower()
+    for key, name in (("hallucination", "hallucination"), ("grounded", "hallucination"), ("tool", "tool_call"),
+                      ("relevan", "relevance")):
+        if key in head:
+            return name
+    return "task_completion"
+
+
+def _errors_shown(prompt: str) -> bool:
+    return bool(re.search(r"\b(error|failed|exception)\b\s*[:=]\s*(?!null|none|0\b|false|\[\]|\"\")\S", prompt,
+                          re.IGNORECASE))
+
+
+def score(conv: Conversation) -> tuple[float, str]:
+    """(score 0..1, reasoning) for the rubric prompt in `conv`."""
+    prompt = conv.prompt_text()
+    rubric = _rubric(prompt)
+    expected = _field(prompt, ["expected[ _]outcome", "expected"])
+    final = _field(prompt, ["final[ _]answer", "final[ _]output", "final[ _]response"])
+    rest = prompt.replace(final, " ") if final else prompt
+    errors = _errors_shown(prompt)
+    terms = _terms(expected)
+    notes = [f"scripted stand-in judge (keyword heuristics, not a model); rubric {rubric}"]
+    if rubric == "hallucination":
+        numbers = re.findall(r"-?\d+(?:\.\d+)?", final)
+        share, found = _share(numbers, rest)
+        value = 1.0 if share is None else share
+        notes.append(f"numbers in the final answer found elsewhere in the prompt: {len(found)}/{len(numbers)}")
+    elif rubric == "tool_call":
+        share, found = _share(terms, rest)
+        value = 0.5 if share is None else share
+        notes.append(f"expected-outcome terms seen in the steps: {found} of {terms}")
+    elif rubric == "relevance":
+        value = 0.0 if not final else (1.0 if _share(_terms(final), rest)[1] else 0.6)
+        notes.append("final answer present" if final else "no final answer found")
+    else:
+        share, found = _share(terms, final)
+        value = 0.0 if not final else (0.5 if share is None else share)
+        notes.append(f"expected-outcome terms in the final answer: {found} of {terms}")
+        if errors:
+            value = max(0.0, value - 0.3)
+            notes.append("the prompt shows errors")
+    return round(value, 2), "; ".join(notes) + "."
+
+
+def respond(conv: Conversation, think: bool = False) -> Reply:
+    """JSON content when the request asks for JSON, else prose ending with the JSON object."""
+    value, reasoning = score(conv)
+    verdict = json.dumps({"reasoning": reasoning, "score": value})
+    if conv.wants_json:
+        return Reply(text=verdict)
+    prefix = "<think>Checking the evidence in the prompt against the rubric.</think>\n" if think else ""
+    return Reply(text=f"{prefix}Assessment by the scripted stand-in judge follows.\n{verdict}")

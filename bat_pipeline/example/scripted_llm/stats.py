@@ -1,0 +1,50 @@
+"""Counts of requests the scripted server received, per path and model."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from typing import Any
+
+
+class RequestLog:
+    """Thread-safe record of `(path, model, status)` per request, oldest first."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._records: list[dict[str, Any]] = []
+        self._per_model: Counter[str] = Counter()
+
+    def record(self, path: str, model: str) -> tuple[dict[str, Any], int]:
+        """Log one request: its record (set `status` on it later) and how many this model
+        has had so far, this one included."""
+        rec: dict[str, Any] = {"path": path, "model": model, "status": None}
+        with self._lock:
+            self._records.append(rec)
+            self._per_model[model] += 1
+            return rec, self._per_model[model]
+
+    def records(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return [dict(r) for r in self._records]
+
+    def count(self, path: str | None = None, model: str | None = None) -> int:
+        """Requests matching `path` and/or `model` (None matches any)."""
+        return sum(1 for r in self.records()
+                   if (path is None or r["path"] == path) and (model is None or r["model"] == model))
+
+    def clear(self) -> None:
+        with self._lock:
+            self._records.clear()
+            self._per_model.clear()
+
+    def summary(self) -> dict[str, Any]:
+        """`{total, by_path, by_model, by_path_model, requests}` for `GET /_stats`."""
+        records = self.records()
+        return {
+            "total": len(records),
+            "by_path": dict(Counter(r["path"] for r in records)),
+            "by_model": dict(Counter(r["model"] for r in records)),
+            "by_path_model": dict(Counter(f"{r['path']} {r['model']}" for r in records)),
+            "requests": records[-1000:],
+        }

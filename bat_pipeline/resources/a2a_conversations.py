@@ -1,0 +1,114 @@
+"""Talking to the agent over A2A: k attempts of every task, concurrently (SPEC §4).
+
+One httpx client and one resolved agent card serve every attempt of a partition.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from dataclasses import dataclass
+from typing import Awaitable, Callable, Iterable
+
+import httpx
+from a2a.client import ClientConfig, ClientFactory
+from a2a.client.card_resolver import A2ACardResolver
+from a2a.types import Message, Part, Role, SendMessageRequest, StreamResponse, TaskState
+
+from bat_pipeline.engine.contracts import Episode, Task
+from bat_pipeline.engine.conversation import ConversationRecorder
+
+
+@dataclass(frozen=True)
+class Attempt:
+    task: Task
+    attempt_index: int
+
+
+def _text(parts) -> str:
+    return "".join(p.text for p in parts if p.text)
+
+
+def _state(value: int) -> str:
+    return TaskState.Name(value)
+
+
+def record_event(recorder: ConversationRecorder, event: StreamResponse) -> None:
+    """Feed one streamed A2A event to the recorder."""
+    kind = event.WhichOneof("payload")
+    if kind == "task":
+        task = event.task
+        text = _text(task.status.message.parts) if task.status.HasField("message") else ""
+        if not text:
+            text = "".join(_text(a.parts) for a in task.artifacts)
+        recorder.update(_state(task.status.state), text)
+    elif kind == "status_update":
+        status = event.status_update.status
+        text = _text(status.message.parts) if status.HasField("message") else ""
+        recorder.update(_state(status.state), text)
+    elif kind == "artifact_update":
+        recorder.update(None, _text(event.artifact_update.artifact.parts), plain=True)
+    elif kind == "message":
+        recorder.update(None, _text(event.message.parts), plain=True)
+
+
+async def open_client(http: httpx.AsyncClient, url: str):
+    """An A2A client for the agent at `url`, its card resolved once.
+
+    The card may advertise the port from the user's config.yaml rather than the one this
+    run chose; the interface URLs are pointed at `url`."""
+    card = await A2ACardResolver(http, url).get_agent_card()
+    for interface in card.supported_interfaces:
+        interface.url = url
+    factory = ClientFactory(ClientConfig(streaming=True, httpx_client=http))
+    return factory.create(card)
+
+
+async def run_attempt(client, attempt: Attempt, model_name: str, *, turn_timeout_s: float,
+                      aux: dict) -> Episode:
+    """One conversation; an exception becomes an error episode, never propagates."""
+    recorder = ConversationRecorder(attempt.task, attempt.attempt_index, model_name)
+    try:
+        for turn in attempt.task.turns:
+            recorder.user_message(turn)
+            request = SendMessageRequest(message=Message(
+                message_id=uuid.uuid4().hex, context_id=recorder.context_id, role=Role.ROLE_USER,
+                parts=[Part(text=turn)]))
+            async with asyncio.timeout(turn_timeout_s):
+                async for event in client.send_message(request):
+                    record_event(recorder, event)
+    except asyncio.CancelledError:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - every failure of one attempt is its episode
+        reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        if isinstance(exc, TimeoutError):
+            reason = f"no answer within {turn_timeout_s:g}s for a turn"
+        return recorder.finish(eval_error=reason, **aux)
+    return recorder.finish(**aux)
+
+
+async def run_attempts(url: str, attempts: Iterable[Attempt], model_name: str, *,
+                       concurrency: int, on_episode: Callable[[Episode], Awaitable[None] | None],
+                       turn_timeout_s: float = 300.0) -> list[Episode]:
+    """All attempts against the agent at `url`, at most `concurrency` at once.
+
+    `on_episode` is called as each episode ends (to store it at once)."""
+    attempts = list(attempts)
+    episodes: list[Episode] = []
+    limits = httpx.Limits(max_connections=max(concurrency * 2, 10))
+    async with httpx.AsyncClient(timeout=httpx.Timeout(turn_timeout_s, connect=10.0), limits=limits) as http:
+        client = await open_client(http, url)
+        gate = asyncio.Semaphore(concurrency)
+        aux = {"agent_url": url}
+
+        async def one(attempt: Attempt) -> None:
+            async with gate:
+                episode = await run_attempt(client, attempt, model_name, turn_timeout_s=turn_timeout_s, aux=aux)
+            episodes.append(episode)
+            result = on_episode(episode)
+            if asyncio.iscoroutine(result):
+                await result
+
+        await asyncio.gather(*(one(a) for a in attempts))
+    episodes.sort(key=lambda e: (e.task_id, e.attempt_index))
+    return episodes

@@ -1,0 +1,280 @@
+"""Starting and stopping the agent under test for one partition (SPEC §1).
+
+The user's `config.yaml` is never written: the agent reads a temporary copy through
+`CONFIG_PATH`, with its own free port and this partition's span file, so several
+partitions (and several evaluations of the same agent) run side by side.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+import httpx
+import yaml
+
+from bat_pipeline.engine.agent_folder import (
+    check_telemetry_privacy,
+    detect_layout,
+    evaluation_config_copy,
+    read_agent_config,
+)
+from bat_pipeline.engine.contracts import EvalConfig, ModelSpec
+from bat_pipeline.engine.errors import InputError
+from bat_pipeline.engine.loading import agent_environment
+
+LOG_TAIL_LINES = 30
+_PR_SET_PDEATHSIG = 1
+
+
+class AgentStartError(RuntimeError):
+    """The agent exited or never answered its agent card; carries its last log lines."""
+
+
+@dataclass
+class RunningAgent:
+    url: str
+    """Base URL the A2A client talks to."""
+    spans_files: list[Path]
+    """Span files this agent writes (the partition's own file first)."""
+    log_file: Path | None
+    process: subprocess.Popen | None = None
+    port: int | None = None
+    command: list[str] = field(default_factory=list)
+
+    def alive(self) -> bool:
+        return self.process is None or self.process.poll() is None
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port free right now; the agent may still lose a race for it (then we retry)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+def log_tail(log_file: Path | None, lines: int = LOG_TAIL_LINES) -> str:
+    if not log_file or not log_file.exists():
+        return "(no log)"
+    text = log_file.read_text(encoding="utf-8", errors="replace").splitlines()
+    return "\n".join(text[-lines:]) or "(empty log)"
+
+
+def _die_with_parent() -> None:
+    # Linux: the agent gets SIGTERM if the pipeline process dies (even by SIGKILL), so no
+    # agent outlives a killed run. Tied to the spawning *thread*: spawn from the step's
+    # own thread, which lives as long as the agent is needed.
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass
+
+
+def _substitute(command: list[str], values: dict[str, str]) -> list[str]:
+    out = []
+    for part in command:
+        for key, value in values.items():
+            part = part.replace("{" + key + "}", value)
+        out.append(part)
+    return out
+
+
+def build_command(config: EvalConfig) -> tuple[list[str], Path, Path | None]:
+    """(command, cwd, config.yaml or None) for the agent folder of `config`.
+
+    A standalone BAT agent runs `uv run .` in its folder; a blueprint agent
+    `uv run . <agent>` in the blueprint root; anything else needs `agent.command`."""
+    layout = detect_layout(config.agent_dir)
+    target = config.agent
+    if target.command:
+        cwd = config.resolve(target.cwd) if target.cwd else config.agent_dir
+        return list(target.command), cwd, layout.config_file
+    if layout.kind == "standalone":
+        return ["uv", "run", "."], layout.root, layout.config_file
+    if layout.kind == "blueprint":
+        return ["uv", "run", ".", layout.name], layout.root, layout.config_file
+    raise InputError(str(config.source), "this folder is neither a standalone BAT agent "
+                     "(config.yaml, agent.json, pyproject.toml) nor a blueprint agent; say how to "
+                     "start it with `agent.command`, or where it runs with `agent.url`",
+                     entry="agent", field="command")
+
+
+class AgentLauncher:
+    """Starts one agent process for one model, and always stops its whole process group."""
+
+    def __init__(self, config: EvalConfig, model: ModelSpec, workdir: Path, *,
+                 environ: dict[str, str] | None = None, log=None, spans_name: str = "agent.jsonl"):
+        self.config = config
+        self.model = model
+        self.workdir = Path(workdir)
+        self.environ = dict(os.environ if environ is None else environ)
+        self.log = log or (lambda msg: None)
+        self.spans_name = spans_name
+
+    def preflight(self) -> None:
+        """Refuse before anything starts: unreadable config, redacting privacy floor, no `uv`."""
+        if self.config.agent.url:
+            return
+        command, _, config_file = build_command(self.config)
+        if config_file is not None:
+            check_telemetry_privacy(read_agent_config(config_file, self.environ), config_file)
+        if command and command[0] == "uv" and shutil.which("uv", path=self.environ.get("PATH")) is None:
+            raise InputError(str(self.config.agent_dir), "the agent is started with `uv run`, but `uv` "
+                             "is not on PATH: install it (pip install uv) or set `agent.command`",
+                             entry="agent", field="command")
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[RunningAgent]:
+        """The agent, ready; stopped (TERM, then KILL) when the block ends, whatever happens."""
+        self.preflight()
+        spans_dir = self.workdir / "spans"
+        spans_dir.mkdir(parents=True, exist_ok=True)
+        if self.config.agent.url:
+            files = [self.config.resolve(p) for p in self.config.agent.spans]
+            yield RunningAgent(url=self.config.agent.url.rstrip("/"), spans_files=files, log_file=None)
+            return
+        attempts = 3
+        for attempt in range(attempts):
+            port = free_port()
+            agent = self._start(port, spans_dir)
+            try:
+                self._wait_ready(agent)
+            except AgentStartError as exc:
+                self._stop(agent)
+                address_taken = "address already in use" in log_tail(agent.log_file).lower()
+                if address_taken and attempt + 1 < attempts:
+                    self.log(f"port {port} was taken before the agent bound it; trying another")
+                    continue
+                raise exc
+            except BaseException:
+                self._stop(agent)
+                raise
+            try:
+                yield agent
+            finally:
+                self._stop(agent)
+            return
+
+    def _start(self, port: int, spans_dir: Path) -> RunningAgent:
+        command, cwd, config_file = build_command(self.config)
+        spans_file = spans_dir / self.spans_name
+        log_file = self.workdir / "agent.log"
+        env = agent_environment(self.config, self.model, base_env=self.environ,
+                                minimal=not self.config.agent.inherit_env)
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        tmpdir = Path(tempfile.mkdtemp(prefix="bat-agent-"))
+        config_copy = tmpdir / "config.yaml"
+        if config_file is not None:
+            # Read without expanding ${VAR}: the copy must not hold secrets the original
+            # only referenced; the agent expands them itself.
+            original = yaml.safe_load(config_file.read_text(encoding="utf-8")) or {}
+            copy = evaluation_config_copy(original, port=port, host="127.0.0.1", spans_file=spans_file)
+            config_copy.write_text(yaml.safe_dump(copy, sort_keys=False), encoding="utf-8")
+            env["CONFIG_PATH"] = str(config_copy)
+        env["BAT_AGENT_PORT"] = str(port)
+        command = _substitute(command, {"python": sys.executable, "port": str(port),
+                                        "config": str(config_copy), "spans": str(spans_file)})
+        log_handle = open(log_file, "ab")
+        self.log(f"starting agent for {self.model.name}: {' '.join(command)} (cwd {cwd}, port {port})")
+        try:
+            process = subprocess.Popen(
+                command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log_handle,
+                stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_die_with_parent,
+            )
+        except FileNotFoundError as exc:
+            shutil.rmtree(tmpdir, ignore_errors=True)
+            raise AgentStartError(f"cannot start the agent: {exc}") from exc
+        finally:
+            log_handle.close()
+        agent = RunningAgent(url=f"http://127.0.0.1:{port}", spans_files=[spans_file],
+                             log_file=log_file, process=process, port=port, command=command)
+        agent._tmpdir = tmpdir  # type: ignore[attr-defined]
+        return agent
+
+    def _wait_ready(self, agent: RunningAgent) -> None:
+        # A TCP connect is not enough: uvicorn accepts before the app is ready. The agent
+        # card answering 200 with JSON is.
+        deadline = time.monotonic() + self.config.evaluation.agent_startup_timeout_s
+        url = agent.url + self.config.agent.ready_path
+        with httpx.Client(timeout=2.0) as client:
+            while True:
+                if agent.process is not None and agent.process.poll() is not None:
+                    raise AgentStartError(
+                        f"the agent exited with code {agent.process.returncode} before it was ready "
+                        f"({' '.join(agent.command)}); log: {agent.log_file}\n"
+                        f"last lines:\n{log_tail(agent.log_file)}")
+                try:
+                    response = client.get(url)
+                    if response.status_code == 200 and response.json():
+                        return
+                except (httpx.HTTPError, ValueError):
+                    pass
+                if time.monotonic() > deadline:
+                    raise AgentStartError(
+                        f"the agent did not answer {url} within "
+                        f"{self.config.evaluation.agent_startup_timeout_s:g}s; log: {agent.log_file}\n"
+                        f"last lines:\n{log_tail(agent.log_file)}")
+                time.sleep(0.1)
+
+    def _stop(self, agent: RunningAgent) -> None:
+        """TERM to the whole group (spans get flushed), KILL after the shutdown timeout."""
+        process = agent.process
+        if process is not None:
+            pgid = process.pid
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, signal.SIGTERM)
+            try:
+                process.wait(timeout=self.config.evaluation.agent_shutdown_timeout_s)
+            except subprocess.TimeoutExpired:
+                self.log("the agent did not stop after SIGTERM; sending SIGKILL")
+            # Children (e.g. the python under `uv run`) may outlive the leader.
+            _kill_group(pgid, self.config.evaluation.agent_shutdown_timeout_s)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=5)
+        tmpdir = getattr(agent, "_tmpdir", None)
+        if tmpdir:
+            shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live (non-zombie) processes of a process group, read from /proc."""
+    members = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        # After the command name: state, ppid, pgrp, ...
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            members.append(int(stat.parent.name))
+    return members
+
+
+def _group_alive(pgid: int) -> bool:
+    if not Path("/proc/self/stat").exists():
+        try:
+            os.killpg(pgid, 0)
+            return True
+        except (ProcessLookupError, PermissionError):
+            return False
+    return bool(group_members(pgid))
+
+
+def _kill_group(pgid: int, grace_s: float) -> None:
+    deadline = time.monotonic() + grace_s
+    while _group_alive(pgid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if _group_alive(pgid):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGKILL)

@@ -1,0 +1,208 @@
+"""`bat-pipeline run`: every model's partition of the chain at once, in a local Dagster instance.
+
+Each partition runs in its own process (`python -m bat_pipeline.runner --partition KEY`), as
+a Dagster run of the `evaluate` job tagged with the shared evaluation run id; the charts
+are redrawn once all have ended. Progress is read from the episode files as they land.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from bat_pipeline.engine.contracts import EvalConfig
+from bat_pipeline.engine.errors import InputError
+from bat_pipeline.engine.loading import load_eval_config, load_tasks
+from bat_pipeline.storage import default_root, latest_run_dir, new_run_id, partition_dir, safe_name
+
+POLL_S = 0.5
+
+
+@dataclass
+class PartitionProcess:
+    key: str
+    process: subprocess.Popen
+    log: Path
+    run_id: str
+    resume: bool
+
+
+def dagster_home(root: Path) -> Path:
+    """`$DAGSTER_HOME` when set, else `<storage root>/dagster` (made on first use)."""
+    home = Path(os.environ.get("DAGSTER_HOME") or (root / "dagster")).resolve()
+    home.mkdir(parents=True, exist_ok=True)
+    return home
+
+
+def select_models(config: EvalConfig, wanted: list[str] | None) -> list[str]:
+    """Partition keys for `--model` values (a key or `provider:model`); all when none."""
+    if not wanted:
+        return [m.partition_key for m in config.models]
+    keys = []
+    for value in wanted:
+        match = [m.partition_key for m in config.models if value in (m.partition_key, m.name)]
+        if not match:
+            known = ", ".join(f"{m.partition_key} ({m.name})" for m in config.models)
+            raise InputError(str(config.source), f"no model '{value}' (known: {known})", field="models")
+        keys.extend(k for k in match if k not in keys)
+    return keys
+
+
+def _episode_count(root: Path, run_id: str, key: str, resume: bool) -> int:
+    folder = latest_run_dir(root, key) if resume else partition_dir(root, run_id, key)
+    if folder is None or not (folder / "episodes").is_dir():
+        return 0
+    return sum(1 for _ in (folder / "episodes").glob("*.json"))
+
+
+def _spawn(key: str, run_id: str, resume: bool, env: dict[str, str], logs: Path) -> PartitionProcess:
+    log = logs / f"{safe_name(run_id)}-{safe_name(key)}.log"
+    command = [sys.executable, "-m", "bat_pipeline.runner", "--partition", key, "--run-id", run_id]
+    if resume:
+        command.append("--resume")
+    with open(log, "wb") as handle:
+        process = subprocess.Popen(command, env=env, stdout=handle, stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL)
+    return PartitionProcess(key, process, log, run_id, resume)
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    text = path.read_text(encoding="utf-8", errors="replace").splitlines() if path.exists() else []
+    return "\n".join(text[-lines:])
+
+
+def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: bool = False,
+                   out=print) -> int:
+    """Run the chain for the chosen models in parallel; 0 when every model ran and passed its
+    gates, 1 otherwise. InputError (exit 2) before anything starts on bad configuration."""
+    from bat_pipeline.example.demo_llm import ensure_demo_llm, is_example
+    from bat_pipeline.resources.agent_process import AgentLauncher
+
+    agent_dir = Path(agent_dir).resolve()
+    if is_example(agent_dir):
+        ensure_demo_llm()
+    config = load_eval_config(agent_dir)
+    tasks = load_tasks(config.resolve(config.evaluation.dataset))
+    keys = select_models(config, models)
+    root = default_root()
+    for key in keys:
+        AgentLauncher(config, config.model(key), root).preflight()
+
+    run_id = new_run_id()
+    env = {**os.environ, "BAT_AGENT_DIR": str(agent_dir), "BAT_PIPELINE_HOME": str(root),
+           "DAGSTER_HOME": str(dagster_home(root))}
+    logs = root / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    total = len(tasks) * config.evaluation.k
+    out(f"evaluating {agent_dir.name}: {len(keys)} model(s) × {len(tasks)} tasks × k={config.evaluation.k}"
+        f" ({'resuming the last run' if resume else f'run {run_id}'})")
+    running = [_spawn(key, run_id, resume, env, logs) for key in keys]
+
+    shown: dict[str, int] = {}
+    while True:
+        alive = [p for p in running if p.process.poll() is None]
+        for p in running:
+            n = _episode_count(root, run_id, p.key, resume)
+            if shown.get(p.key) != n:
+                shown[p.key] = n
+                out(f"  [{p.key}] {n}/{total} episodes")
+        if not alive:
+            break
+        time.sleep(POLL_S)
+
+    failed = [p for p in running if p.process.returncode != 0]
+    for p in failed:
+        out(f"\n✗ {p.key} failed (log: {p.log}):\n{_tail(p.log)}")
+    charts_dir = _redraw_charts(env, out)
+    _print_summary(root, keys, out)
+    out(f"\nresults: {root / 'runs'}")
+    out(f"reference files: {config.resolve(config.evaluation.output_dir)}")
+    if charts_dir:
+        out(f"charts: {charts_dir}")
+    out("UI: bat-pipeline ui" + ("" if is_example(agent_dir) else f" {agent_dir}"))
+    return 1 if failed else 0
+
+
+def _redraw_charts(env: dict[str, str], out) -> Path | None:
+    result = subprocess.run([sys.executable, "-m", "bat_pipeline.runner", "--charts"], env=env,
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        out(f"charts could not be drawn:\n{result.stdout[-2000:]}{result.stderr[-2000:]}")
+        return None
+    lines = [l for l in result.stdout.splitlines() if l.startswith("CHARTS ")]
+    return Path(lines[-1].split(" ", 1)[1]) if lines else None
+
+
+def _print_summary(root: Path, keys: list[str], out) -> None:
+    from bat_pipeline.resources.warehouse import Warehouse
+
+    path = root / "warehouse.duckdb"
+    if not path.exists():
+        return
+    rows = [r for r in Warehouse(path).latest() if r.get("model_key") in keys]
+    if not rows:
+        return
+    out("\nmodel                          pass   pass@k  pass^k  p50 ms  p95 ms   tokens  judge")
+    for r in rows:
+        judge = r.get("judge_mean")
+        out(f"{r['model_key'][:30]:30} {r['pass_rate']:5.0%}  {r.get('pass_at_k') or 0:6.2f}  "
+            f"{r.get('pass_hat_k') or 0:6.2f}  {r.get('p50_ms') or 0:6.0f}  {r.get('p95_ms') or 0:6.0f}  "
+            f"{int(r.get('total_tokens') or 0):7d}  {'' if judge is None else f'{judge:.2f}'}")
+
+
+def _run_partition(key: str, run_id: str, resume: bool) -> int:
+    """In the partition's own process: one Dagster run of the `evaluate` job."""
+    import dagster as dg
+
+    from bat_pipeline.assets.common import RESUME_TAG, RUN_ID_TAG
+    from bat_pipeline.automation import EVALUATE_JOB
+    from bat_pipeline.definitions import agent_dir_from_env, build_definitions
+
+    defs = build_definitions(agent_dir_from_env(), default_root())
+    job = defs.resolve_job_def(EVALUATE_JOB)
+    tags = {RUN_ID_TAG: run_id, **({RESUME_TAG: "true"} if resume else {})}
+    result = job.execute_in_process(partition_key=key, instance=dg.DagsterInstance.get(), tags=tags,
+                                    raise_on_error=False)
+    for event in result.all_events:
+        if event.is_step_failure:
+            print(f"step {event.step_key} failed: {event.step_failure_data.error.message.strip()}")
+        if event.event_type_value == "ASSET_CHECK_EVALUATION":
+            data = event.event_specific_data.asset_check_evaluation
+            if not data.passed:
+                print(f"gate {data.check_name} failed: {data.metadata.get('message', '')}")
+    return 0 if result.success else 1
+
+
+def _run_charts() -> int:
+    import dagster as dg
+
+    from bat_pipeline.automation import CHARTS_JOB
+    from bat_pipeline.definitions import agent_dir_from_env, build_definitions
+
+    defs = build_definitions(agent_dir_from_env(), default_root())
+    result = defs.resolve_job_def(CHARTS_JOB).execute_in_process(instance=dg.DagsterInstance.get(),
+                                                                 raise_on_error=False)
+    if result.success:
+        print(f"CHARTS {default_root() / 'charts'}")
+    return 0 if result.success else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bat_pipeline.runner")
+    parser.add_argument("--partition")
+    parser.add_argument("--run-id")
+    parser.add_argument("--resume", action="store_true")
+    parser.add_argument("--charts", action="store_true")
+    args = parser.parse_args(argv)
+    if args.charts:
+        return _run_charts()
+    return _run_partition(args.partition, args.run_id, args.resume)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""`bat-pipeline init` and `show`: write a starting eval/ folder, print the resolved settings."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+from bat_pipeline.engine.errors import InputError
+from bat_pipeline.engine.loading import load_eval_config, load_tasks
+
+TEMPLATE_FILES = ("eval/eval.yaml", "eval/input/tasks.json")
+
+
+def _agent_name(agent_dir: Path) -> str:
+    card = agent_dir / "agent.json"
+    if card.is_file():
+        try:
+            return str(json.loads(card.read_text(encoding="utf-8")).get("name") or agent_dir.name)
+        except (ValueError, AttributeError):
+            pass
+    return agent_dir.name
+
+
+def init_eval_folder(agent_dir: Path, *, force: bool = False) -> list[Path]:
+    """Writes eval/eval.yaml and eval/input/tasks.json from the templates.
+
+    Refuses (InputError) when either exists, unless `force`."""
+    agent_dir = Path(agent_dir)
+    targets = [agent_dir / name for name in TEMPLATE_FILES]
+    existing = [t for t in targets if t.exists()]
+    if existing and not force:
+        raise InputError(str(existing[0]), "already exists; pass --force to overwrite it")
+    name = _agent_name(agent_dir)
+    templates = resources.files("bat_pipeline") / "templates"
+    for relative, target in zip(TEMPLATE_FILES, targets):
+        text = (templates / relative).read_text(encoding="utf-8").replace("{agent_name}", name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    return targets
+
+
+def describe(agent_dir: Path) -> str:
+    """The resolved configuration as YAML; variable values are masked."""
+    config = load_eval_config(agent_dir)
+    tasks = load_tasks(config.resolve(config.evaluation.dataset))
+    data = config.model_dump(mode="json", exclude={"agent_dir", "source"})
+    for model in data["models"]:
+        model["env"] = {k: "<set>" for k in model.get("env", {})}
+    if data.get("judge"):
+        data["judge"]["env"] = {k: "<set>" for k in data["judge"].get("env", {})}
+    data["agent"]["env"] = {k: "<set>" for k in data["agent"].get("env", {})}
+    resolved = {
+        "agent_dir": str(config.agent_dir),
+        "eval_file": str(config.source),
+        "dataset": f"{config.resolve(config.evaluation.dataset)} ({len(tasks)} tasks)",
+        "partitions": [f"{m.partition_key} = {m.name}" for m in config.models],
+        **data,
+    }
+    return yaml.safe_dump(resolved, sort_keys=False, allow_unicode=True)

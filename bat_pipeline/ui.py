@@ -1,0 +1,28 @@
+"""`bat-pipeline ui`: `dagster dev` on one agent folder."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from bat_pipeline.example.demo_llm import EXAMPLE_AGENT_DIR, ensure_demo_llm, is_example
+from bat_pipeline.runner import dagster_home
+from bat_pipeline.storage import default_root
+
+
+def serve_ui(agent_dir: Path | None, *, port: int = 3000) -> int:
+    agent_dir = Path(agent_dir or EXAMPLE_AGENT_DIR).resolve()
+    if is_example(agent_dir):
+        ensure_demo_llm()
+    root = default_root()
+    env = {**os.environ, "BAT_AGENT_DIR": str(agent_dir), "BAT_PIPELINE_HOME": str(root),
+           "DAGSTER_HOME": str(dagster_home(root))}
+    print(f"Dagster UI for {agent_dir} on http://127.0.0.1:{port} (Ctrl-C to stop)")
+    command = [sys.executable, "-m", "dagster", "dev", "-m", "bat_pipeline.definitions",
+               "-h", "127.0.0.1", "-p", str(port)]
+    try:
+        return subprocess.call(command, env=env)
+    except KeyboardInterrupt:
+        return 0

@@ -1,0 +1,226 @@
+"""Bench: indexing spans and building every trajectory of a run, against merely parsing them.
+
+Generates (deterministically, in a temp dir) about 100,000 spans shaped like bat-adk's:
+1,000 conversations of several turns, a LangGraph ReAct loop per turn whose chain spans
+carry the growing message history (most of the bytes), tools, and a called agent writing
+its own span file. Then times (a) `json.loads` of every line and (b) `load_spans` plus
+`build_trajectory` for every conversation, and prints spans/second and the ratio b/a
+(the bar is 2). It prints figures and asserts nothing.
+
+    .venv/bin/python -m bat_pipeline_tests.bench.trajectories
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import tempfile
+import time
+from pathlib import Path
+
+from bat_pipeline.engine.spans import load_spans
+from bat_pipeline.engine.trajectories import build_trajectory, recorded_tool_calls
+
+CONVERSATIONS = 1000
+TURNS = (2, 3, 4)
+SEED = 7
+
+
+class _Writer:
+    """Writes spans of one agent as SPEC §5 lines with sequential ids and times."""
+
+    def __init__(self, path: Path, ids: list[int], clock: list[int]):
+        self.f = open(path, "w", encoding="utf-8")
+        self.ids = ids
+        self.clock = clock
+        self.count = 0
+
+    def new_id(self) -> str:
+        self.ids[0] += 1
+        return format(self.ids[0] * 2654435761 % (1 << 64), "016x")
+
+    def tick(self) -> int:
+        self.clock[0] += 1000
+        return self.clock[0]
+
+    def emit(self, name, trace_id, span_id, parent, start, attrs, kind="INTERNAL", status="OK",
+             description=None, events=()):
+        self.f.write(json.dumps({
+            "name": name, "kind": kind, "trace_id": trace_id, "span_id": span_id,
+            "parent_span_id": parent, "start_time": start, "end_time": self.tick(),
+            "attributes": attrs, "status": status, "status_description": description,
+            "events": list(events)}) + "\n")
+        self.count += 1
+
+
+def _chain(history: list[dict], node: str, conv: str) -> dict:
+    state = json.dumps({"messages": history, "query": history[-1]["content"] if history else ""})
+    return {"input.value": state, "input.mime_type": "application/json",
+            "output.value": state, "output.mime_type": "application/json",
+            "session.id": conv, "openinference.span.kind": "CHAIN",
+            "metadata": json.dumps({"thread_id": conv, "langgraph_node": node,
+                                    "langgraph_checkpoint_ns": f"react:{node}|{node}:1"})}
+
+
+def _llm(history: list[dict], said: str | None, calls: list[tuple[str, str, dict]], rng) -> dict:
+    attrs = {"openinference.span.kind": "LLM", "llm.model_name": "bench",
+             "llm.token_count.prompt": 90 + 10 * len(history), "llm.token_count.completion": rng.randint(3, 30),
+             "input.value": json.dumps({"messages": history}),
+             "llm.output_messages.0.message.role": "assistant"}
+    for i, m in enumerate(history[-6:]):
+        attrs[f"llm.input_messages.{i}.message.content"] = m["content"]
+    if said:
+        attrs["llm.output_messages.0.message.content"] = said
+    for j, (call_id, name, args) in enumerate(calls):
+        p = f"llm.output_messages.0.message.tool_calls.{j}.tool_call."
+        attrs[p + "id"], attrs[p + "function.name"], attrs[p + "function.arguments"] = \
+            call_id, name, json.dumps(args)
+    return attrs
+
+
+def _turn(w: _Writer, sub: _Writer, conv: str, user: str, history: list[dict], rng, n_calls: int):
+    trace_id = format(rng.getrandbits(128), "032x")
+    root = w.new_id()
+    root_start = w.tick()
+    history.append({"type": "human", "content": user})
+    graph, react, loop, inner = (w.new_id() for _ in range(4))
+    starts = {s: w.tick() for s in (graph, react, loop, inner)}
+
+    def node(name: str, parent: str, body=None) -> None:
+        sid, start = w.new_id(), w.tick()
+        if body:
+            body(sid)
+        w.emit(name, trace_id, sid, parent, start, _chain(history, name, conv))
+
+    node("prepare", inner)
+    for call in range(n_calls + 1):
+        last = call == n_calls
+        call_id = f"call-{w.ids[0]}"
+        tool = rng.choice(("get_weather", "add", "ask_planner"))
+        args = {"city": rng.choice(("Paris", "Rome", "Oslo"))} if tool != "add" else {"a": 2, "b": call}
+        said = f"Here is what I found for {user}." if last else None
+
+        def model(llm_chain: str) -> None:
+            w.emit("ChatOpenAI", trace_id, w.new_id(), llm_chain, w.tick(),
+                   _llm(history, said, [] if last else [(call_id, tool, args)], rng))
+            node("_tools_or_cleanup", llm_chain)
+
+        node("llm", inner, model)
+        history.append({"type": "ai", "content": said or "", "tool_calls": [] if last else [args]})
+        if last:
+            break
+
+        def run_tool(tools_chain: str) -> None:
+            tid, start = w.new_id(), w.tick()
+            value = args["city"] if "city" in args else json.dumps(args)
+            if tool == "ask_planner":
+                client, cstart = w.new_id(), w.tick()
+                _called_agent(sub, trace_id, client, conv, rng)
+                w.emit("invoke_agent Planner", trace_id, client, tid, cstart,
+                       {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Planner",
+                        "input.value": user, "output.value": "plan ready", "bat.a2a.task_state": "completed"},
+                       kind="CLIENT")
+            result = json.dumps({"type": "tool", "data": {"content": f"result {call}", "type": "tool",
+                                                          "tool_call_id": call_id}})
+            w.emit(tool, trace_id, tid, tools_chain, start,
+                   {"openinference.span.kind": "TOOL", "tool.name": tool, "input.value": value,
+                    "output.value": result, "session.id": conv})
+            history.append({"type": "tool", "content": f"result {call}", "tool_call_id": call_id})
+
+        node("tools", inner, run_tool)
+    node("cleanup", inner)
+    for sid, name, parent in ((inner, "LangGraph", loop), (loop, "ReActLoop", react),
+                              (react, "react", graph), (graph, "LangGraph", root)):
+        w.emit(name, trace_id, sid, parent, starts[sid], _chain(history, "react", conv))
+    w.emit("invoke_agent Bench", trace_id, root, None, root_start,
+           {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Bench",
+            "gen_ai.conversation.id": conv, "session.id": conv})
+
+
+def _called_agent(w: _Writer, trace_id: str, client: str, conv: str, rng) -> None:
+    root, start = w.new_id(), w.tick()
+    graph, gstart = w.new_id(), w.tick()
+    history = [{"type": "human", "content": "plan"}]
+    for name in ("prepare", "llm", "cleanup"):
+        sid, s = w.new_id(), w.tick()
+        if name == "llm":
+            w.emit("ChatOpenAI", trace_id, w.new_id(), sid, w.tick(), _llm(history, "plan ready", [], rng))
+        w.emit(name, trace_id, sid, graph, s, _chain(history, name, conv))
+    w.emit("LangGraph", trace_id, graph, root, gstart, _chain(history, "plan", conv))
+    w.emit("invoke_agent Planner", trace_id, root, client, start,
+           {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Planner",
+            "gen_ai.conversation.id": f"planner-{conv}"})
+
+
+def generate(folder: Path) -> tuple[list[Path], dict[str, list[str]], int]:
+    """Write the agent's and the called agent's span files; return them, the turns per
+    conversation, and the number of spans."""
+    rng = random.Random(SEED)
+    ids, clock = [0], [1_700_000_000_000_000_000]
+    main, sub = folder / "agent.jsonl", folder / "called" / "planner.jsonl"
+    sub.parent.mkdir(parents=True, exist_ok=True)
+    w, s = _Writer(main, ids, clock), _Writer(sub, ids, clock)
+    conversations: dict[str, list[str]] = {}
+    for c in range(CONVERSATIONS):
+        conv = f"task_{c}__try0"
+        turns = [f"question {t} of {c}" for t in range(rng.choice(TURNS))]
+        conversations[conv] = turns
+        history: list[dict] = []
+        for user in turns:
+            _turn(w, s, conv, user, history, rng, rng.choice((0, 1, 1, 2)))
+    w.f.close()
+    s.f.close()
+    return [main, sub.parent], conversations, w.count + s.count
+
+
+def _parse_only(files: list[Path]) -> int:
+    n = 0
+    for p in files:
+        for path in sorted(p.glob("*.jsonl")) if p.is_dir() else [p]:
+            with open(path, "rb") as f:
+                for line in f:
+                    json.loads(line)
+                    n += 1
+    return n
+
+
+def _index_and_build(files: list[Path], conversations: dict[str, list[str]]) -> tuple[int, int]:
+    index = load_spans(files)
+    steps = 0
+    for conv, turns in conversations.items():
+        t = build_trajectory(index, conv, turns)
+        recorded_tool_calls(t)
+        steps += t.totals.model_calls + t.totals.tool_calls + t.totals.agent_calls
+    return len(index), steps
+
+
+def run(print=print) -> dict[str, float]:
+    """Generate, time, print; returns the figures."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        t0 = time.perf_counter()
+        files, conversations, count = generate(folder)
+        size = sum(p.stat().st_size for p in folder.rglob("*.jsonl"))
+        print(f"generated {count:,} spans ({size / 1e6:.0f} MB) for {len(conversations):,} "
+              f"conversations in {time.perf_counter() - t0:.1f}s")
+        _parse_only(files)  # warm the page cache
+        best_a = best_b = float("inf")
+        for _ in range(3):
+            t0 = time.perf_counter()
+            _parse_only(files)
+            best_a = min(best_a, time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            indexed, steps = _index_and_build(files, conversations)
+            best_b = min(best_b, time.perf_counter() - t0)
+    figures = {"spans": count, "parse_s": best_a, "index_build_s": best_b,
+               "parse_spans_per_s": count / best_a, "index_build_spans_per_s": count / best_b,
+               "ratio": best_b / best_a}
+    print(f"(a) json.loads of every line:      {best_a:6.2f}s  {figures['parse_spans_per_s']:>10,.0f} spans/s")
+    print(f"(b) index + build {len(conversations):,} trajectories: {best_b:6.2f}s  "
+          f"{figures['index_build_spans_per_s']:>10,.0f} spans/s  ({indexed:,} spans, {steps:,} steps)")
+    print(f"ratio b/a: {figures['ratio']:.2f} (bar: 2)")
+    return figures
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,92 @@
+"""Charts render to small valid PNGs, for real data, missing values and no data."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from bat_pipeline.engine.charts import CHARTS, ChartData, judge_scores_chart, model_colors, render, render_all
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+MAX_BYTES = 150_000
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == PNG_SIGNATURE
+    assert data[12:16] == b"IHDR"
+    return struct.unpack(">II", data[16:24])
+
+
+def sample() -> ChartData:
+    models = ["openai-gpt-x", "ollama-llama3", "anthropic-a-very-long-model-name-that-gets-cut"]
+    return ChartData(
+        models=[{"model_key": m, "pass_rate": 0.2 * (i + 1), "avg_wall_ms": 1500.0 * (i + 1),
+                 "prompt_tokens_total": 9000 * (i + 1), "completion_tokens_total": 700 * (i + 1),
+                 "total_tokens_total": 9700 * (i + 1), "pass_at_k": 0.9 - 0.1 * i, "pass_hat_k": None if i == 2 else 0.3,
+                 "k": 3, "response_relevance": 0.8, "task_completion_quality": None if i else 0.6,
+                 "hallucination_score": 0.9, "tool_call_appropriateness": None}
+                for i, m in enumerate(models)],
+        episodes=[{"model_key": m, "task_id": f"t{j}", "wall_ms": 300.0 * (j + 1) + i, "tokens_in": 100 * j,
+                   "tokens_out": 10 * j} for i, m in enumerate(models) for j in range(12)],
+        tasks=[{"model_key": m, "task_id": f"t{j}", "attempts": 3, "passed": (i + j) % 4}
+               for i, m in enumerate(models) for j in range(6)],
+        trend=[{"model_key": m, "run_id": f"2024010{r}T000000Z", "pass_rate": None if (r, i) == (1, 0) else 0.1 * r + 0.1 * i}
+               for i, m in enumerate(models) for r in range(5)],
+    )
+
+
+@pytest.fixture(scope="module")
+def rendered() -> dict[str, bytes]:
+    return render(sample())
+
+
+@pytest.fixture(scope="module")
+def rendered_empty() -> dict[str, bytes]:
+    return render(ChartData())
+
+
+def test_every_chart_is_a_small_png_of_800_by_450(rendered):
+    assert list(rendered) == list(CHARTS)
+    for name, png in rendered.items():
+        assert png_size(png) == (800, 450), name
+        assert len(png) < MAX_BYTES, name
+
+
+def test_no_data_gives_a_chart_not_an_exception(rendered_empty, rendered):
+    for name, png in rendered_empty.items():
+        assert png_size(png) == (800, 450), name
+        assert len(png) < len(rendered[name]), name  # a message only, no bars
+
+
+def test_judge_chart_with_every_score_null():
+    models = [{"model_key": "a", "response_relevance": None}, {"model_key": "b"}]
+    png = judge_scores_chart(models)
+    assert png_size(png) == (800, 450)
+
+
+def test_many_tasks_and_models_stay_small():
+    data = ChartData(
+        tasks=[{"model_key": f"m{i}", "task_id": f"task_{j:03d}", "attempts": 5, "passed": (i * j) % 6}
+               for i in range(15) for j in range(120)],
+        trend=[{"model_key": f"m{i}", "run_id": f"run{r:02d}", "pass_rate": ((i + r) % 10) / 10}
+               for i in range(15) for r in range(30)],
+    )
+    for row in data.tasks:
+        row["passed"] = min(row["passed"], 5)
+    pngs = render(data)
+    assert len(pngs["task_pass_rate"]) < MAX_BYTES and len(pngs["pass_rate_trend"]) < MAX_BYTES
+
+
+def test_render_all_writes_one_file_per_chart_with_fixed_names(tmp_path):
+    data = sample()
+    paths = render_all(data, tmp_path / "charts")
+    assert {name: p.name for name, p in paths.items()} == {name: f"{name}.png" for name in CHARTS}
+    assert all(p.read_bytes().startswith(PNG_SIGNATURE) for p in paths.values())
+    assert sorted(p.name for p in (tmp_path / "charts").iterdir()) == sorted(f"{n}.png" for n in CHARTS)
+
+
+def test_same_data_same_bytes_and_colours_stable():
+    data = sample()
+    assert render(data)["pass_rate"] == render(data)["pass_rate"]
+    assert model_colors(["b", "a"]) == model_colors(["a", "b", "a"])

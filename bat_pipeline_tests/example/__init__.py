@@ -1,0 +1,1 @@
+"""Tests of the offline demo: scripted model server and example agent, as real processes."""
