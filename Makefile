@@ -18,7 +18,11 @@ $(VENV)/.installed: pyproject.toml scripts/find-python scripts/bootstrap
 demo: venv
 	$(VENV)/bin/bat-pipeline demo
 
+# The venv's bin first: tests start agents with `uv run .` and the venv carries uv.
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+
 test: venv
+	bash scripts/prepare-bat-adk >/dev/null
 	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 bench: venv

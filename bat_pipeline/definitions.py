@@ -54,7 +54,7 @@ def build_definitions(agent_dir: Path, storage_root: Path) -> dg.Definitions:
         resources={
             "evaluation": EvaluationResource(agent_dir=str(agent_dir), storage_root=str(storage_root)),
             "judge": JudgeResource(storage_root=str(storage_root)),
-            "warehouse": WarehouseResource(path=str(storage_root / "warehouse.duckdb")),
+            "warehouse": WarehouseResource(database=str(storage_root / "warehouse.duckdb")),
         },
     )
 

@@ -20,6 +20,7 @@ from typing import Any
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, PercentFormatter
+from PIL import Image
 from pydantic import BaseModel, Field
 
 from bat_pipeline.engine.contracts.episode import SCORE_FIELDS
@@ -116,7 +117,7 @@ def time_vs_tokens_chart(episodes: Sequence[Row], colors: Colors | None = None) 
     ax.set_xlabel("tokens (in + out)")
     ax.set_ylabel("seconds")
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
-    ax.legend(fontsize=7, loc="best")
+    _legend(ax, len({r["model_key"] for r in rows}))
     return _png(fig)
 
 
@@ -129,21 +130,22 @@ def judge_scores_chart(models: Sequence[Row], colors: Colors | None = None) -> b
     colors = colors or model_colors(r["model_key"] for r in rows)
     fig, ax = _figure("Judge scores per model and rubric")
     width = 0.8 / len(rows)
+    unjudged = {f for f in fields if all(_num(r.get(f)) is None for r in rows)}
     for i, row in enumerate(rows):
         xs = [j + (i - (len(rows) - 1) / 2) * width for j in range(len(fields))]
         values = [_num(row.get(f)) for f in fields]
         bars = ax.bar(xs, [v or 0 for v in values], width, color=colors.get(row["model_key"]),
                       label=_label(row["model_key"]))
         if len(rows) <= 4:
-            ax.bar_label(bars, labels=["n/a" if v is None else f"{v:.2f}" for v in values],
-                         fontsize=7, padding=1)
+            ax.bar_label(bars, labels=["" if f in unjudged else "n/a" if v is None else f"{v:.2f}"
+                                       for f, v in zip(fields, values)], fontsize=7, padding=1)
     for j, field in enumerate(fields):
-        if all(_num(r.get(field)) is None for r in rows):
+        if field in unjudged:
             ax.text(j, 0.03, "not judged", ha="center", va="bottom", fontsize=8, color="#777777")
     ax.set_xticks(range(len(fields)), list(SCORE_FIELDS), fontsize=9)
     ax.set_ylim(0, 1.1)
     ax.set_ylabel("mean score (0–1)")
-    ax.legend(fontsize=7, loc="upper right")
+    _legend(ax, len(rows))
     return _png(fig)
 
 
@@ -220,7 +222,7 @@ def pass_rate_trend_chart(trend: Sequence[Row], colors: Colors | None = None) ->
     ax.set_ylim(-5, 105)
     ax.set_ylabel("pass rate")
     ax.yaxis.set_major_formatter(PercentFormatter())
-    ax.legend(fontsize=7, loc="best")
+    _legend(ax, len({r["model_key"] for r in rows}))
     return _png(fig)
 
 
@@ -302,10 +304,22 @@ def _no_data(title: str, message: str = "no data") -> bytes:
 
 
 def _png(fig: Figure) -> bytes:
+    """A 256-colour PNG: charts have few colours, and an RGBA PNG of antialiased lines
+    is 3–4× larger (over 200 KB for a busy trend chart)."""
+    canvas = fig.canvas
+    canvas.draw()
+    image = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba()).convert("RGB")
     buffer = io.BytesIO()
-    # No "Software" entry: identical input gives identical bytes across matplotlib versions.
-    fig.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
+    image.quantize(colors=256, method=Image.Quantize.FASTOCTREE).save(buffer, format="png", optimize=True)
     return buffer.getvalue()
+
+
+def _legend(ax, count: int) -> None:
+    """Inside the plot for a few entries, to the right of it for many."""
+    if count <= 6:
+        ax.legend(fontsize=7, loc="best")
+    else:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), ncol=1 + count // 16)
 
 
 def _model_axis(ax, labels: list[str]) -> None:

@@ -45,7 +45,8 @@ def evaluate_gates(gate: GateSettings, *, model_key: str, pass_rate: float | Non
 def _min_pass_rate(model_key: str, pass_rate: float | None, limit: float) -> GateResult:
     if pass_rate is None:
         return GateResult(name="min_pass_rate", passed=False,
-                          message=f"{model_key}: no episodes, so no pass rate to hold to min_pass_rate {limit:.2f}")
+                          message=f"{model_key}: no episodes, so no pass rate to hold to "
+                                  f"min_pass_rate {limit:.2f}")
     ok = pass_rate >= limit - _EPSILON
     shown, bound = _figures(pass_rate, limit)
     return GateResult(name="min_pass_rate", passed=ok,
@@ -56,7 +57,8 @@ def _max_regression(model_key: str, pass_rate: float | None, previous: float | N
                     limit: float) -> GateResult:
     if previous is None:
         return GateResult(name="max_regression", passed=True,
-                          message=f"{model_key}: no previous run to compare with; max_regression {limit:.2f} not applied")
+                          message=f"{model_key}: no previous run to compare with; "
+                                  f"max_regression {limit:.2f} not applied")
     if pass_rate is None:
         return GateResult(name="max_regression", passed=True,
                           message=f"{model_key}: no pass rate in this run (previous {previous:.2f}); "

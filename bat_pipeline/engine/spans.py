@@ -13,26 +13,35 @@ skeletons, enough for parent links and graph node names.
 
 from __future__ import annotations
 
+import gc
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from types import MappingProxyType
+from typing import Any
 
 INVOKE_AGENT = "invoke_agent"
 _TRACEBACK = "Traceback (most recent call last)"
 # An all-zero parent id is OpenTelemetry's "invalid span id": no parent.
 _NO_PARENT = {"", "0000000000000000", "0x0000000000000000"}
+_NO_ATTRIBUTES: Mapping[str, Any] = MappingProxyType({})
+
+
+MODEL, TOOL, AGENT_CALL, AGENT_ROOT = "model", "tool", "agent_call", "agent_root"
+_ROLES = {"LLM": MODEL, "TOOL": TOOL}
 
 
 class Span:
     """One span, as much of it as building trajectories needs."""
 
     __slots__ = ("name", "kind", "trace_id", "span_id", "parent_id", "start", "end",
-                 "failed", "error", "attributes", "seq")
+                 "error", "attributes", "seq", "role")
 
     def __init__(self, name: str, kind: str, trace_id: str, span_id: str, parent_id: str | None,
-                 start: int, end: int, failed: bool, error: str | None, attributes: dict, seq: int):
+                 start: int, end: int, error: str | None, attributes: Mapping[str, Any], seq: int,
+                 role: str | None):
         self.name = name
         self.kind = kind
         """INTERNAL | SERVER | CLIENT | PRODUCER | CONSUMER."""
@@ -43,33 +52,29 @@ class Span:
         self.start = start
         """Unix ns."""
         self.end = end
-        self.failed = failed
-        """Status ERROR."""
         self.error = error
-        """Why it failed (exception type and message, or the status description), if it did."""
+        """Why it failed (exception type and message, or the status description); None
+        unless its status is ERROR."""
         self.attributes = attributes
         """Empty for spans that can be neither a step nor a root (see the module doc)."""
         self.seq = seq
         """Read order across all files: breaks ties between equal start times."""
+        self.role = role
+        """MODEL (openinference LLM), TOOL, AGENT_CALL (CLIENT invoke_agent), AGENT_ROOT
+        (any other invoke_agent span), or None."""
 
     @property
-    def operation(self) -> str | None:
-        return self.attributes.get("gen_ai.operation.name")
-
-    @property
-    def span_kind(self) -> str | None:
-        """`openinference.span.kind`: LLM, TOOL, CHAIN..."""
-        return self.attributes.get("openinference.span.kind")
+    def failed(self) -> bool:
+        return self.error is not None
 
     @property
     def is_agent_call(self) -> bool:
-        """A call to another agent: a CLIENT span of operation invoke_agent."""
-        return self.kind == "CLIENT" and self.attributes.get("gen_ai.operation.name") == INVOKE_AGENT
+        return self.role == AGENT_CALL
 
     @property
     def is_agent_root_kind(self) -> bool:
         """A non-CLIENT invoke_agent span: the request an agent served, when it has no parent."""
-        return self.kind != "CLIENT" and self.attributes.get("gen_ai.operation.name") == INVOKE_AGENT
+        return self.role == AGENT_ROOT
 
     def __repr__(self) -> str:
         return f"Span({self.name!r}, {self.span_id}, parent={self.parent_id})"
@@ -145,12 +150,22 @@ class SpanIndex:
         self._seen_files.add(key)
         self.cache.clear()
         try:
-            f = open(p, "rb")
+            # errors="replace": a line with broken UTF-8 fails to parse alone, not the file.
+            f = open(p, encoding="utf-8", errors="replace")
         except FileNotFoundError:
             stats.missing = True
             return stats
-        with f:
-            self._read(f, stats)
+        # CPython's cyclic GC rescans every live container each time enough objects are
+        # allocated; while bulk-loading hundreds of thousands of span dicts that costs
+        # more than the parsing itself, and spans form no reference cycles.
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            with f:
+                self._read(f, stats)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
         return stats
 
     def add_path(self, path: str | Path) -> list[FileStats]:
@@ -164,17 +179,17 @@ class SpanIndex:
         by_id = self.by_span_id
         by_trace = self.by_trace
         children = self.children
-        loads = json.loads
+        decode = json.JSONDecoder().decode
         seq = self._seq
         for line in f:
             if not line.strip():
                 stats.blank += 1
                 continue
             try:
-                obj = loads(line)
+                obj = decode(line)
             except ValueError:
                 # Only the file's last line can lack its newline: a torn write.
-                if line.endswith(b"\n"):
+                if line.endswith("\n"):
                     stats.malformed += 1
                 else:
                     stats.torn += 1
@@ -201,7 +216,7 @@ class SpanIndex:
                     children[parent] = [span]
                 else:
                     sibs.append(span)
-            elif span.attributes and span.is_agent_root_kind:
+            elif span.role == AGENT_ROOT:
                 conv = span.attributes.get("gen_ai.conversation.id")
                 if isinstance(conv, str):
                     self._roots.setdefault(conv, []).append(span)
@@ -253,48 +268,56 @@ def start_order(span: Span) -> tuple[int, int]:
 
 def _to_span(obj: object, seq: int) -> Span | None:
     """A Span from one decoded line, or None when the line is not a usable span."""
-    if not isinstance(obj, dict):
+    if type(obj) is not dict:
         return None
-    trace_id = obj.get("trace_id")
-    span_id = obj.get("span_id")
-    parent = obj.get("parent_span_id")
-    if trace_id is None and isinstance(obj.get("context"), dict):
+    get = obj.get
+    trace_id = get("trace_id")
+    span_id = get("span_id")
+    parent = get("parent_span_id")
+    if trace_id is None and isinstance(get("context"), dict):
         # OpenTelemetry SDK's own Span.to_json(): ids under `context`, `parent_id`.
         ctx = obj["context"]
-        trace_id, span_id, parent = ctx.get("trace_id"), ctx.get("span_id"), obj.get("parent_id")
-    if not isinstance(trace_id, str) or not trace_id or not isinstance(span_id, str) or not span_id:
+        trace_id, span_id, parent = ctx.get("trace_id"), ctx.get("span_id"), get("parent_id")
+    if type(trace_id) is not str or type(span_id) is not str or not trace_id or not span_id:
         return None
     if parent is not None:
-        if not isinstance(parent, str):
+        if type(parent) is not str:
             return None
         if parent in _NO_PARENT:
             parent = None
-    name = obj.get("name", "")
-    kind = obj.get("kind", "INTERNAL")
-    attrs = obj.get("attributes")
+    name = get("name", "")
+    kind = get("kind", "INTERNAL")
+    attrs = get("attributes")
     if attrs is None:
         attrs = {}
-    if not isinstance(name, str) or not isinstance(kind, str) or not isinstance(attrs, dict):
+    if type(name) is not str or type(kind) is not str or type(attrs) is not dict:
         return None
     if kind.startswith("SpanKind."):
         kind = kind[9:]
-    start = _ns(obj.get("start_time"))
-    end = _ns(obj.get("end_time"))
+    start = get("start_time")
+    if type(start) is not int:
+        start = _ns(start)
+    end = get("end_time")
+    if type(end) is not int:
+        end = _ns(end)
     if start is None or end is None:
         return None
-    status = obj.get("status")
-    description = obj.get("status_description")
-    if isinstance(status, dict):
-        description = status.get("description", description)
-        status = status.get("status_code")
-    failed = status == "ERROR" or status == "StatusCode.ERROR"
+    status = get("status")
     error = None
-    if failed:
-        error = failure_reason(obj.get("events"), description)
-    keep = failed or attrs.get("openinference.span.kind") in ("LLM", "TOOL") \
-        or attrs.get("gen_ai.operation.name") == INVOKE_AGENT
-    return Span(name, kind, trace_id, span_id, parent, start, end, failed, error,
-                attrs if keep else {}, seq)
+    if status is not None and status != "OK" and status != "UNSET":
+        description = get("status_description")
+        if type(status) is dict:
+            description = status.get("description", description)
+            status = status.get("status_code")
+        if status == "ERROR" or status == "StatusCode.ERROR":
+            error = failure_reason(get("events"), description)
+    span_kind = attrs.get("openinference.span.kind")
+    role = _ROLES.get(span_kind) if type(span_kind) is str else None
+    if role is None and attrs.get("gen_ai.operation.name") == INVOKE_AGENT:
+        role = AGENT_CALL if kind == "CLIENT" else AGENT_ROOT
+    if role is None and error is None:
+        attrs = _NO_ATTRIBUTES
+    return Span(name, kind, trace_id, span_id, parent, start, end, error, attrs, seq, role)
 
 
 def _ns(value: object) -> int | None:

@@ -22,7 +22,7 @@ from bat_pipeline.engine.contracts.trajectory import (
     Trajectory,
     Turn,
 )
-from bat_pipeline.engine.spans import Span, SpanIndex, start_order
+from bat_pipeline.engine.spans import AGENT_CALL, AGENT_ROOT, MODEL, TOOL, Span, SpanIndex, start_order
 
 THINK_END = "</think>"
 _OUT = "llm.output_messages."
@@ -76,8 +76,8 @@ def recorded_tool_calls(trajectory: Trajectory) -> list[RecordedToolCall]:
 
 # --- one pass over a trace -------------------------------------------------------------
 
-_Planned = tuple[Span, "str | None", "str | None"]
-"""A step-to-be: its span, the span id of the step it nests under (or None), its node."""
+_Planned = tuple[Span, "Span | None", "str | None"]
+"""A step-to-be: its span, the span of the step it nests under (or None), its node."""
 
 
 def _plan(index: SpanIndex, trace_id: str) -> dict[str, list[_Planned]]:
@@ -92,95 +92,106 @@ def _plan(index: SpanIndex, trace_id: str) -> dict[str, list[_Planned]]:
 
 def _plan_trace(spans: list[Span]) -> dict[str, list[_Planned]]:
     local = {s.span_id: s for s in spans}
-    clients = sorted((s for s in spans if s.is_agent_call), key=start_order)
-    parent: dict[str, Span | None] = {}
+    clients = sorted((s for s in spans if s.role == AGENT_CALL), key=start_order)
+    parent: dict[Span, Span | None] = {}
     turn_roots: list[Span] = []
     for s in spans:
         if s.parent_id is not None:
-            parent[s.span_id] = local.get(s.parent_id)
-        elif s.is_agent_root_kind:
+            parent[s] = local.get(s.parent_id)
+        elif s.role == AGENT_ROOT:
             # A parentless agent root started inside an agent call of the same trace is
             # the called agent's side of that call (it did not record the CLIENT parent).
-            client = _covering(clients, s.start)
-            parent[s.span_id] = client
+            client = _covering(clients, s.start) if clients else None
+            parent[s] = client
             if client is None:
                 turn_roots.append(s)
         else:
-            parent[s.span_id] = None
-    _break_cycles(spans, parent)
+            parent[s] = None
     if not turn_roots:
         return {}
+    _break_cycles(spans, parent)
     turn_roots.sort(key=start_order)
     root_starts = [r.start for r in turn_roots]
 
-    kids: dict[str, list[Span]] = {}
+    kids: dict[Span, list[Span]] = {}
     tops: list[Span] = []
-    for s in spans:
-        p = parent[s.span_id]
+    for s, p in parent.items():
         if p is None:
             tops.append(s)
+        elif p in kids:
+            kids[p].append(s)
         else:
-            kids.setdefault(p.span_id, []).append(s)
+            kids[p] = [s]
 
-    # Pre-order walk: owning turn, agent root, depth below it, graph node, container step.
-    info: dict[str, tuple[Span, Span | None, int | None, str | None, str | None]] = {}
-    running: dict[str, list[Span]] = {}
-    order: list[Span] = []
+    # Pre-order walk: owning turn, agent root, depth below it, graph node, enclosing step.
+    info: dict[Span, tuple] = {}
+    running: dict[Span, list[Span]] = {}
+    candidates: list[Span] = []
+    failed: list[Span] = []
     stack: list[tuple[Span, tuple]] = []
+    is_turn = set(turn_roots)
     for top in tops:
-        if top.is_agent_root_kind and top in turn_roots:
+        if top in is_turn:
             turn = top
         else:
-            at = bisect_right(root_starts, top.start) - 1
-            turn = turn_roots[max(at, 0)]
-        agent_root = top if top.is_agent_root_kind else None
-        stack.append((top, (turn, agent_root, 0 if agent_root else None, None, None)))
+            # An orphan (its parent was never written): the turn running when it started.
+            turn = turn_roots[max(bisect_right(root_starts, top.start) - 1, 0)]
+        root = top if top.role == AGENT_ROOT else None
+        stack.append((top, (turn, root, 0 if root else None, None, None)))
     while stack:
         s, data = stack.pop()
-        info[s.span_id] = data
-        order.append(s)
-        turn, agent_root, depth, node, container = data
+        info[s] = data
+        role = s.role
+        if role is not None and role != AGENT_ROOT:
+            candidates.append(s)
+        if s.error is not None:
+            failed.append(s)
+            if role is None or role == AGENT_ROOT:
+                candidates.append(s)
+        turn, root, depth, node, container = data
         if depth == 2:
-            running.setdefault(agent_root.span_id, []).append(s)
-        child_container = s.span_id if (s.span_kind == "TOOL" or s.is_agent_call) else container
-        for c in kids.get(s.span_id, ()):
-            if c.is_agent_root_kind and s.kind == "CLIENT":
-                stack.append((c, (turn, c, 0, None, child_container)))
-                continue
-            d = None if depth is None else depth + 1
-            n = c.name if d == 2 else (node if d is not None and d > 2 else None)
-            stack.append((c, (turn, agent_root, d, n, child_container)))
+            running.setdefault(root, []).append(s)
+        children = kids.get(s)
+        if children is None:
+            continue
+        inner = s if (role == TOOL or role == AGENT_CALL) else container
+        for c in children:
+            if c.role == AGENT_ROOT and role == AGENT_CALL:
+                stack.append((c, (turn, c, 0, None, inner)))
+            elif depth is None:
+                stack.append((c, (turn, root, None, None, inner)))
+            else:
+                stack.append((c, (turn, root, depth + 1, c.name if depth == 1 else node, inner)))
 
-    failed_below: set[str] = set()
-    for s in reversed(order):
-        if s.failed or s.span_id in failed_below:
-            p = parent[s.span_id]
-            if p is not None:
-                failed_below.add(p.span_id)
+    failed_below: set[Span] = set()
+    for s in failed:
+        p = parent[s]
+        while p is not None and p not in failed_below:
+            failed_below.add(p)
+            p = parent[p]
 
     for nodes in running.values():
         nodes.sort(key=start_order)
     starts = {k: [n.start for n in v] for k, v in running.items()}
 
     def running_node(root: Span | None, t: int) -> str | None:
-        if root is None or root.span_id not in running:
+        nodes = running.get(root) if root is not None else None
+        if not nodes:
             return None
-        nodes = running[root.span_id]
-        i = bisect_right(starts[root.span_id], t) - 1
+        i = bisect_right(starts[root], t) - 1
         for j in range(i, max(i - _RUNNING_LOOKBACK, -1), -1):
             if nodes[j].end >= t:
                 return nodes[j].name
         return None
 
     plan: dict[str, list[_Planned]] = {r.span_id: [] for r in turn_roots}
-    for s in sorted(order, key=start_order):
-        is_step = s.span_kind in ("LLM", "TOOL") or s.is_agent_call \
-            or (s.failed and s.span_id not in failed_below)
-        if not is_step:
+    candidates.sort(key=start_order)
+    for s in candidates:
+        if s.role in (None, AGENT_ROOT) and s in failed_below:
             continue
-        turn, agent_root, depth, node, container = info[s.span_id]
+        turn, root, depth, node, container = info[s]
         if node is None and depth == 1:
-            node = running_node(agent_root, s.start)
+            node = running_node(root, s.start)
         if node is None:
             node = _metadata_node(s.attributes.get("metadata"))
         if node is None and depth is None:
@@ -197,20 +208,20 @@ def _covering(clients: list[Span], t: int) -> Span | None:
     return None
 
 
-def _break_cycles(spans: list[Span], parent: dict[str, Span | None]) -> None:
+def _break_cycles(spans: list[Span], parent: dict[Span, Span | None]) -> None:
     """Cut one link of every parent cycle, so every walk up ends."""
-    state: dict[str, int] = {}
+    state: dict[Span, int] = {}
     for s in spans:
         path = []
         cur: Span | None = s
-        while cur is not None and cur.span_id not in state:
-            state[cur.span_id] = 1
+        while cur is not None and cur not in state:
+            state[cur] = 1
             path.append(cur)
-            cur = parent[cur.span_id]
-        if cur is not None and state[cur.span_id] == 1:
-            parent[path[-1].span_id] = None
+            cur = parent[cur]
+        if cur is not None and state[cur] == 1:
+            parent[path[-1]] = None
         for x in path:
-            state[x.span_id] = 2
+            state[x] = 2
 
 
 def _metadata_node(metadata: object) -> str | None:
@@ -288,13 +299,13 @@ class _DecidedCalls:
 
 def _build_steps(planned: list[_Planned], cut: _Cutter) -> list:
     decided = _DecidedCalls()
-    made: dict[str, Any] = {}
+    made: dict[Span, Any] = {}
     for span, _container, node in planned:
-        made[span.span_id] = _make_step(span, node, decided, cut)
+        made[span] = _make_step(span, node, decided, cut)
     top: list = []
     for span, container, _node in planned:
-        step = made[span.span_id]
-        holder = made.get(container) if container else None
+        step = made[span]
+        holder = made.get(container) if container is not None else None
         (holder.steps if holder is not None else top).append(step)
     return top
 
@@ -303,8 +314,7 @@ def _make_step(span: Span, node: str | None, decided: _DecidedCalls, cut: _Cutte
     a = span.attributes
     error = cut.text(span.error)
     node = cut.text(node)
-    kind = a.get("openinference.span.kind")
-    if kind == "LLM":
+    if span.role == MODEL:
         said, calls = _llm_output(a)
         for call_id, name, args in calls:
             decided.add(call_id, name, args)
@@ -315,7 +325,7 @@ def _make_step(span: Span, node: str | None, decided: _DecidedCalls, cut: _Cutte
             tokens_cached=_int(a.get("llm.token_count.prompt_details.cache_read")),
             reasoning_tokens=_int(a.get("llm.token_count.completion_details.reasoning")),
             said=cut.text(said), called=[name for _, name, _ in calls], error=error)
-    if kind == "TOOL":
+    if span.role == TOOL:
         name = _str(a.get("tool.name")) or span.name
         result, answered_id = _tool_result(a.get("output.value"))
         call_id = next((a[k] for k in _TOOL_ID_KEYS if isinstance(a.get(k), str) and a[k]),
@@ -329,7 +339,7 @@ def _make_step(span: Span, node: str | None, decided: _DecidedCalls, cut: _Cutte
             args = call[1] if call is not None else own
         return ToolStep(node=node, name=cut.text(name), args=cut.value(args),
                         result=cut.text(result), error=error)
-    if span.is_agent_call:
+    if span.role == AGENT_CALL:
         agent = _str(a.get("gen_ai.agent.name")) or span.name.removeprefix("invoke_agent").strip()
         return AgentStep(node=node, agent=cut.text(agent or None),
                          asked=cut.text(_text(a.get("input.value"))),

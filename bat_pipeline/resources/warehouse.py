@@ -26,7 +26,7 @@ import os
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -203,7 +203,8 @@ class Warehouse:
                     _insert(conn, table, table_rows)
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                with suppress(duckdb.Error):  # no transaction left when COMMIT itself failed
+                    conn.execute("ROLLBACK")
                 raise
         return {table: len(table_rows) for table, table_rows in rows.items()}
 

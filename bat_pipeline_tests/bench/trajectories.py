@@ -22,7 +22,7 @@ from bat_pipeline.engine.spans import load_spans
 from bat_pipeline.engine.trajectories import build_trajectory, recorded_tool_calls
 
 CONVERSATIONS = 1000
-TURNS = (2, 3, 4)
+TURNS = (4, 5, 6, 7, 8)
 SEED = 7
 
 
@@ -54,7 +54,8 @@ class _Writer:
 
 
 def _chain(history: list[dict], node: str, conv: str) -> dict:
-    state = json.dumps({"messages": history, "query": history[-1]["content"] if history else ""})
+    recent = history[-12:]
+    state = json.dumps({"messages": recent, "query": recent[-1]["content"] if recent else ""})
     return {"input.value": state, "input.mime_type": "application/json",
             "output.value": state, "output.mime_type": "application/json",
             "session.id": conv, "openinference.span.kind": "CHAIN",
@@ -65,7 +66,7 @@ def _chain(history: list[dict], node: str, conv: str) -> dict:
 def _llm(history: list[dict], said: str | None, calls: list[tuple[str, str, dict]], rng) -> dict:
     attrs = {"openinference.span.kind": "LLM", "llm.model_name": "bench",
              "llm.token_count.prompt": 90 + 10 * len(history), "llm.token_count.completion": rng.randint(3, 30),
-             "input.value": json.dumps({"messages": history}),
+             "input.value": json.dumps({"messages": history[-12:]}),
              "llm.output_messages.0.message.role": "assistant"}
     for i, m in enumerate(history[-6:]):
         attrs[f"llm.input_messages.{i}.message.content"] = m["content"]
@@ -177,7 +178,7 @@ def _parse_only(files: list[Path]) -> int:
     n = 0
     for p in files:
         for path in sorted(p.glob("*.jsonl")) if p.is_dir() else [p]:
-            with open(path, "rb") as f:
+            with open(path, encoding="utf-8") as f:
                 for line in f:
                     json.loads(line)
                     n += 1

@@ -1,6 +1,11 @@
 """`python -m bat_pipeline.example.agent [--role weather|forecaster] [--port N]`."""
 
 import argparse
+import sys
+
+# a2a-sdk imports its optional SQL task stores whenever sqlalchemy is installed (dagster brings
+# it), about a second per process start; this agent keeps tasks in memory, so hide it.
+sys.modules.setdefault("sqlalchemy", None)  # type: ignore[arg-type]
 
 from bat_pipeline.example.agent.config import load_config
 from bat_pipeline.example.agent.subagent import ForecasterProcess
