@@ -21,6 +21,9 @@ from bat_pipeline.engine.loading import load_eval_config, load_tasks
 from bat_pipeline.storage import default_root, latest_run_dir, new_run_id, partition_dir, safe_name
 
 POLL_S = 0.5
+PROGRESS_EVERY_S = 3.0
+JUDGE_FIELDS = ("response_relevance", "task_completion_quality", "hallucination_score",
+                "tool_call_appropriateness")
 
 
 @dataclass
@@ -103,14 +106,17 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
         f" ({'resuming the last run' if resume else f'run {run_id}'})")
     running = [_spawn(key, run_id, resume, env, logs) for key in keys]
 
-    shown: dict[str, int] = {}
+    shown = ""
+    last = 0.0
     while True:
         alive = [p for p in running if p.process.poll() is None]
-        for p in running:
-            n = _episode_count(root, run_id, p.key, resume)
-            if shown.get(p.key) != n:
-                shown[p.key] = n
-                out(f"  [{p.key}] {n}/{total} episodes")
+        line = "  " + " · ".join(
+            f"{p.key} {_episode_count(root, run_id, p.key, resume)}/{total}"
+            + ("" if p.process.returncode is None else (" done" if p.process.returncode == 0 else " FAILED"))
+            for p in running)
+        if line != shown and (time.monotonic() - last >= PROGRESS_EVERY_S or not alive):
+            out(line)
+            shown, last = line, time.monotonic()
         if not alive:
             break
         time.sleep(POLL_S)
@@ -149,10 +155,11 @@ def _print_summary(root: Path, keys: list[str], out) -> None:
         return
     out("\nmodel                          pass   pass@k  pass^k  p50 ms  p95 ms   tokens  judge")
     for r in rows:
-        judge = r.get("judge_mean")
-        out(f"{r['model_key'][:30]:30} {r['pass_rate']:5.0%}  {r.get('pass_at_k') or 0:6.2f}  "
+        scores = [r[f] for f in JUDGE_FIELDS if r.get(f) is not None]
+        judge = f"{sum(scores) / len(scores):.2f}" if scores else "-"
+        out(f"{r['model_key'][:30]:30} {r['pass_rate'] or 0:5.0%}  {r.get('pass_at_k') or 0:6.2f}  "
             f"{r.get('pass_hat_k') or 0:6.2f}  {r.get('p50_ms') or 0:6.0f}  {r.get('p95_ms') or 0:6.0f}  "
-            f"{int(r.get('total_tokens') or 0):7d}  {'' if judge is None else f'{judge:.2f}'}")
+            f"{int(r.get('total_tokens_total') or 0):7d}  {judge}")
 
 
 def _run_partition(key: str, run_id: str, resume: bool) -> int:

@@ -1,6 +1,5 @@
 """`eval_charts`: the charts across models and runs, drawn from the warehouse."""
 
-from __future__ import annotations
 
 import base64
 import shutil

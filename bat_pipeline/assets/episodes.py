@@ -1,6 +1,5 @@
 """`agent_episodes`: k attempts of every task against the agent, one partition per model."""
 
-from __future__ import annotations
 
 import asyncio
 import shutil

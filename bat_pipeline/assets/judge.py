@@ -1,6 +1,5 @@
 """Judge scores of one model's episodes (SPEC §7): the body of the `judge_scores` asset."""
 
-from __future__ import annotations
 
 import asyncio
 import concurrent.futures
@@ -108,3 +107,33 @@ def _run(coro: Coroutine[Any, Any, T]) -> T:
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def build(partitions):
+    """The `judge_scores` asset over `judge_partition`."""
+    import dagster as dg
+
+    from bat_pipeline.assets.common import GROUP
+    from bat_pipeline.resources.evaluation import EvaluationResource
+    from bat_pipeline.resources.judge import JudgeConfigError
+
+    @dg.asset(
+        group_name=GROUP, partitions_def=partitions,
+        description="LLM judge scores per rubric (SPEC §7), added to the stored episodes and the "
+                    "reference files. Answers are cached by content: re-judging unchanged episodes "
+                    "asks nothing. Off unless evaluation.qualitative is true.",
+    )
+    def judge_scores(context: dg.AssetExecutionContext, evaluation: EvaluationResource,
+                     judge: JudgeResource, episode_verdicts: PartitionRef,
+                     task_specs: list[Task]) -> PartitionRef:
+        ref = episode_verdicts
+        try:
+            outcome = judge_partition(ref, evaluation.config(), task_specs, judge)
+        except JudgeConfigError as exc:
+            raise dg.Failure(description=f"the judge cannot run: {exc}") from None
+        if outcome.enabled:
+            storage.publish_reference(ref, storage.load_episodes(ref.episodes_dir))
+        context.add_output_metadata(outcome.metadata())
+        return ref
+
+    return judge_scores

@@ -1,6 +1,5 @@
 """`task_specs`: the validated dataset."""
 
-from __future__ import annotations
 
 import dagster as dg
 

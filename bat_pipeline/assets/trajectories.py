@@ -1,6 +1,5 @@
 """`span_trajectories`: what the agent did, rebuilt from its spans after it stopped."""
 
-from __future__ import annotations
 
 import dagster as dg
 

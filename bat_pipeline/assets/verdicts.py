@@ -1,6 +1,5 @@
 """`episode_verdicts`: the deterministic checks of each episode (SPEC §6)."""
 
-from __future__ import annotations
 
 import dagster as dg
 

@@ -182,14 +182,13 @@ class SpanIndex:
         decode = json.JSONDecoder().decode
         seq = self._seq
         for line in f:
-            if not line.strip():
-                stats.blank += 1
-                continue
             try:
                 obj = decode(line)
             except ValueError:
+                if not line.strip():
+                    stats.blank += 1
                 # Only the file's last line can lack its newline: a torn write.
-                if line.endswith("\n"):
+                elif line.endswith("\n"):
                     stats.malformed += 1
                 else:
                     stats.torn += 1
@@ -221,7 +220,7 @@ class SpanIndex:
                 if isinstance(conv, str):
                     self._roots.setdefault(conv, []).append(span)
                     self._roots_sorted = False
-            stats.spans += 1
+        stats.spans = seq - self._seq - stats.duplicates
         self._seq = seq
 
     def conversation_roots(self, conversation_id: str) -> list[Span]:
@@ -266,18 +265,21 @@ def start_order(span: Span) -> tuple[int, int]:
     return (span.start, span.seq)
 
 
-def _to_span(obj: object, seq: int) -> Span | None:
+def _to_span(obj: Any, seq: int) -> Span | None:
     """A Span from one decoded line, or None when the line is not a usable span."""
-    if type(obj) is not dict:
-        return None
-    get = obj.get
-    trace_id = get("trace_id")
-    span_id = get("span_id")
-    parent = get("parent_span_id")
-    if trace_id is None and isinstance(get("context"), dict):
-        # OpenTelemetry SDK's own Span.to_json(): ids under `context`, `parent_id`.
-        ctx = obj["context"]
-        trace_id, span_id, parent = ctx.get("trace_id"), ctx.get("span_id"), get("parent_id")
+    try:
+        trace_id = obj["trace_id"]
+        span_id = obj["span_id"]
+        parent = obj["parent_span_id"]
+        name = obj["name"]
+        kind = obj["kind"]
+        attrs = obj["attributes"]
+        start = obj["start_time"]
+        end = obj["end_time"]
+        status = obj["status"]
+    except (KeyError, TypeError, IndexError):
+        full = _with_defaults(obj)
+        return None if full is None else _to_span(full, seq)
     if type(trace_id) is not str or type(span_id) is not str or not trace_id or not span_id:
         return None
     if parent is not None:
@@ -285,32 +287,24 @@ def _to_span(obj: object, seq: int) -> Span | None:
             return None
         if parent in _NO_PARENT:
             parent = None
-    name = get("name", "")
-    kind = get("kind", "INTERNAL")
-    attrs = get("attributes")
     if attrs is None:
         attrs = {}
     if type(name) is not str or type(kind) is not str or type(attrs) is not dict:
         return None
-    if kind.startswith("SpanKind."):
-        kind = kind[9:]
-    start = get("start_time")
     if type(start) is not int:
         start = _ns(start)
-    end = get("end_time")
     if type(end) is not int:
         end = _ns(end)
     if start is None or end is None:
         return None
-    status = get("status")
     error = None
     if status is not None and status != "OK" and status != "UNSET":
-        description = get("status_description")
+        description = obj.get("status_description")
         if type(status) is dict:
             description = status.get("description", description)
             status = status.get("status_code")
         if status == "ERROR" or status == "StatusCode.ERROR":
-            error = failure_reason(get("events"), description)
+            error = failure_reason(obj.get("events"), description)
     span_kind = attrs.get("openinference.span.kind")
     role = _ROLES.get(span_kind) if type(span_kind) is str else None
     if role is None and attrs.get("gen_ai.operation.name") == INVOKE_AGENT:
@@ -318,6 +312,28 @@ def _to_span(obj: object, seq: int) -> Span | None:
     if role is None and error is None:
         attrs = _NO_ATTRIBUTES
     return Span(name, kind, trace_id, span_id, parent, start, end, error, attrs, seq, role)
+
+
+def _with_defaults(obj: Any) -> dict | None:
+    """A line missing optional fields, or in the OpenTelemetry SDK's own `Span.to_json()`
+    shape (ids under `context`, `parent_id`, `SpanKind.X`), as a complete SPEC §5 dict."""
+    if type(obj) is not dict:
+        return None
+    full = dict(obj)
+    ctx = obj.get("context")
+    if "trace_id" not in obj and isinstance(ctx, dict):
+        full["trace_id"], full["span_id"] = ctx.get("trace_id"), ctx.get("span_id")
+        full["parent_span_id"] = obj.get("parent_id")
+    kind = full.get("kind")
+    if isinstance(kind, str) and kind.startswith("SpanKind."):
+        full["kind"] = kind[9:]
+    for key, default in (("trace_id", None), ("span_id", None), ("parent_span_id", None), ("name", ""),
+                         ("kind", "INTERNAL"), ("attributes", None), ("start_time", None),
+                         ("end_time", None), ("status", None)):
+        full.setdefault(key, default)
+    if full["trace_id"] is None or full["span_id"] is None:
+        return None
+    return full
 
 
 def _ns(value: object) -> int | None:

@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 
 ENV_VAR = "BAT_DEMO_LLM_URL"
+KEY_VAR = "BAT_DEMO_JUDGE_KEY"
+DEMO_KEY = "scripted-judge-accepts-any-key"
 EXAMPLE_AGENT_DIR = Path(__file__).resolve().parent / "weather_agent"
 
 _process: subprocess.Popen | None = None
@@ -43,6 +45,7 @@ def start_scripted_llm(extra_args: list[str] | None = None, env: dict[str, str] 
 def ensure_demo_llm() -> str:
     """`$BAT_DEMO_LLM_URL`, starting the scripted server first when it is unset."""
     global _process
+    os.environ.setdefault(KEY_VAR, DEMO_KEY)
     url = os.environ.get(ENV_VAR)
     if url:
         return url

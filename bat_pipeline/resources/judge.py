@@ -134,8 +134,13 @@ class JudgeRunResult(BaseModel):
 
 
 def endpoint_url(provider: str, base_url: str | None) -> str:
-    """The URL answers are asked at, from the provider and an optional base (module docstring)."""
+    """The URL answers are asked at, from the provider and an optional base (module docstring).
+    Raises JudgeConfigError for a base that is not an http(s) URL."""
     base = (base_url or DEFAULT_BASE_URLS[provider]).strip().rstrip("/")
+    parts = urlsplit(base)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise JudgeConfigError(f"judge.base_url must be an http(s) URL such as http://localhost:11434, "
+                               f"got '{base_url}'")
     if provider == "anthropic":
         for suffix in ("/v1/messages", "/v1"):
             if base.endswith(suffix):
@@ -186,6 +191,8 @@ class _Run:
     semaphore: asyncio.Semaphore
     stats: JudgeStats
     probe_locks: dict[str, asyncio.Lock] = field(default_factory=dict)
+    refused: str | None = None
+    """Set when the server refused the credentials: every later question fails at once."""
 
     def probe_lock(self, rubric: str) -> asyncio.Lock:
         return self.probe_locks.setdefault(rubric, asyncio.Lock())
@@ -284,6 +291,9 @@ class JudgeClient:
             if hit is not None:
                 run.stats.cache_hits += 1
                 return hit
+        if run.refused:
+            run.stats.failures += 1
+            return run.refused
         run.stats.calls += 1
         try:
             score, reasoning, structured = await self._ask(run, rubric, messages)
@@ -294,8 +304,11 @@ class JudgeClient:
             run.stats.failures += 1
             return self._redact(f"{type(exc).__name__}: {exc}")
         if self.cache is not None:
-            self.cache.put(self._cache_key(rubric, messages, structured), score, reasoning, rubric=rubric,
-                           provider=self.settings.provider, model=self.settings.model)
+            try:
+                self.cache.put(self._cache_key(rubric, messages, structured), score, reasoning, rubric=rubric,
+                               provider=self.settings.provider, model=self.settings.model)
+            except OSError as exc:  # a full or read-only disk costs the cache, not the score
+                log.warning("judge cache not written: %s", exc)
         return score, reasoning
 
     def _cache_key(self, rubric: str, messages: list[dict[str, str]], structured: bool) -> str:
@@ -341,6 +354,8 @@ class JudgeClient:
             delay: float | None = None
             try:
                 async with run.semaphore:
+                    if run.refused:
+                        raise _Failure(run.refused)
                     run.stats.requests += 1
                     async with asyncio.timeout(self.settings.timeout_s):
                         response = await run.http.post(self.url, json=self._body(messages, structured))
@@ -360,6 +375,10 @@ class JudgeClient:
                     # Some models (reasoning ones) accept only their default temperature.
                     self._temperature = False
                     continue
+                elif status in (401, 403):
+                    # A refused key fails every other question the same way: stop asking.
+                    run.refused = f"HTTP {status}: {detail} (the judge refused the credentials; no further calls)"
+                    raise _Failure(f"HTTP {status}: {detail}")
                 elif structured and status in (400, 404, 422) and _STRUCTURED_REJECTION.search(detail):
                     raise _Rejected(f"HTTP {status}: {detail}")
                 else:

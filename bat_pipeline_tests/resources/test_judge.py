@@ -246,7 +246,7 @@ def test_the_key_never_leaks(server, tmp_path):
         auth = request["headers"].get("authorization", "")
         rubric = rubric_of(request["body"])
         if rubric == "relevance":
-            return error(401, f"invalid key {auth}")
+            return error(400, f"invalid request from {auth}")
         if rubric == "hallucination":
             return Reply(status=500, raw=f"upstream said: headers={request['headers']}".encode())
         if rubric == "tool_call":
@@ -263,6 +263,19 @@ def test_the_key_never_leaks(server, tmp_path):
     files = list(tmp_path.rglob("*.json"))
     assert files and all(KEY not in f.read_text() for f in files)
     assert KEY not in repr(client)
+
+
+def test_refused_credentials_stop_further_calls(server):
+    server.script(default=error(401, "Incorrect API key provided"))
+    result = run(server, [weather_episode(attempt=0), weather_episode(attempt=1)], max_concurrency=1)
+    assert len(server.requests) == 1 and result.stats.failures == 8
+    for scores in result.scores:
+        assert all("HTTP 401: Incorrect API key provided" in e for e in scores.judge_errors.values())
+
+
+def test_base_url_without_scheme_is_refused_up_front():
+    with pytest.raises(JudgeConfigError, match="base_url"):
+        JudgeClient(JudgeSettings(provider="ollama", model="j", base_url="localhost:11434"), environ={})
 
 
 # --- URLs ------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from dagster import MaterializeResult, asset, materialize
 
 from bat_pipeline import storage
 from bat_pipeline.assets.judge import judge_partition
@@ -129,3 +130,21 @@ def test_scripted_llm_judge_persona(tmp_path):
                                 environ={"ANTHROPIC_API_KEY": KEY})
         third = asyncio.run(anthropic.judge_episodes([weather_episode()], [weather_task()]))
         assert third.scores[0].judge_errors == {}
+
+
+def test_resource_in_a_dagster_materialization(tmp_path, monkeypatch):
+    ref = make_ref(tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    with serve_judge() as server:
+        config = make_config(tmp_path, server.base_url)
+
+        @asset
+        def judge_scores(judge: JudgeResource) -> MaterializeResult:
+            outcome = judge_partition(ref, config, [weather_task()], judge)
+            return MaterializeResult(metadata=outcome.metadata())
+
+        result = materialize([judge_scores], resources={"judge": JudgeResource(storage_root=str(tmp_path))})
+    assert result.success
+    metadata = result.asset_materializations_for_node("judge_scores")[0].metadata
+    assert metadata["mean_response_relevance"].value == 0.8 and metadata["calls"].value == 8
+    assert all(KEY not in str(v.value) for v in metadata.values())

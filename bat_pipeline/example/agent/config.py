@@ -31,7 +31,8 @@ class AgentConfig:
     """What the agent reads from its config file and environment."""
 
     folder: Path
-    """The agent folder: the config file's directory; relative paths resolve against it."""
+    """The agent folder: the working directory (as for a BAT agent started with `uv run .`);
+    relative paths resolve against it, whichever CONFIG_PATH was read."""
     host: str = "127.0.0.1"
     port: int = 9900
     outputs: list[dict[str, Any]] = field(default_factory=list)
@@ -63,7 +64,7 @@ def load_config(path: str | os.PathLike[str] | None = None) -> AgentConfig:
     telemetry = raw.get("telemetry") or {}
     sub_agent = raw.get("sub_agent") or {}
     config = AgentConfig(
-        folder=config_path.parent,
+        folder=Path.cwd(),
         host=_host(str(endpoint.get("url") or "http://localhost")),
         port=int(endpoint.get("port") or 9900),
         outputs=list(telemetry.get("output") or []),
