@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from bisect import bisect_right
 from collections import deque
+from collections.abc import Mapping
 from typing import Any
 
 from bat_pipeline.engine.contracts.episode import RecordedToolCall
@@ -52,10 +53,7 @@ def build_trajectory(index: SpanIndex, conversation_id: str, turns: list[str], *
             root = roots[i]
             steps = _build_steps(_plan(index, root.trace_id)[root.span_id], cut)
         out_turns.append(Turn(user=user, steps=steps))
-    totals = Totals()
-    for turn in out_turns:
-        _add_totals(turn.steps, totals)
-    return Trajectory(found=bool(roots), turns=out_turns, totals=totals, truncated=cut.cut)
+    return Trajectory(found=bool(roots), turns=out_turns, totals=_totals(out_turns), truncated=cut.cut)
 
 
 def recorded_tool_calls(trajectory: Trajectory) -> list[RecordedToolCall]:
@@ -109,59 +107,12 @@ def _plan_trace(spans: list[Span]) -> dict[str, list[_Planned]]:
             parent[s] = None
     if not turn_roots:
         return {}
-    _break_cycles(spans, parent)
     turn_roots.sort(key=start_order)
-    root_starts = [r.start for r in turn_roots]
-
-    kids: dict[Span, list[Span]] = {}
-    tops: list[Span] = []
-    for s, p in parent.items():
-        if p is None:
-            tops.append(s)
-        elif p in kids:
-            kids[p].append(s)
-        else:
-            kids[p] = [s]
-
-    # Pre-order walk: owning turn, agent root, depth below it, graph node, enclosing step.
-    info: dict[Span, tuple] = {}
-    running: dict[Span, list[Span]] = {}
-    candidates: list[Span] = []
-    failed: list[Span] = []
-    stack: list[tuple[Span, tuple]] = []
-    is_turn = set(turn_roots)
-    for top in tops:
-        if top in is_turn:
-            turn = top
-        else:
-            # An orphan (its parent was never written): the turn running when it started.
-            turn = turn_roots[max(bisect_right(root_starts, top.start) - 1, 0)]
-        root = top if top.role == AGENT_ROOT else None
-        stack.append((top, (turn, root, 0 if root else None, None, None)))
-    while stack:
-        s, data = stack.pop()
-        info[s] = data
-        role = s.role
-        if role is not None and role != AGENT_ROOT:
-            candidates.append(s)
-        if s.error is not None:
-            failed.append(s)
-            if role is None or role == AGENT_ROOT:
-                candidates.append(s)
-        turn, root, depth, node, container = data
-        if depth == 2:
-            running.setdefault(root, []).append(s)
-        children = kids.get(s)
-        if children is None:
-            continue
-        inner = s if (role == TOOL or role == AGENT_CALL) else container
-        for c in children:
-            if c.role == AGENT_ROOT and role == AGENT_CALL:
-                stack.append((c, (turn, c, 0, None, inner)))
-            elif depth is None:
-                stack.append((c, (turn, root, None, None, inner)))
-            else:
-                stack.append((c, (turn, root, depth + 1, c.name if depth == 1 else node, inner)))
+    walk = _walk(parent, turn_roots)
+    if walk is None:
+        _break_cycles(spans, parent)
+        walk = _walk(parent, turn_roots)
+    info, running, candidates, failed = walk  # type: ignore[misc]
 
     failed_below: set[Span] = set()
     for s in failed:
@@ -187,7 +138,7 @@ def _plan_trace(spans: list[Span]) -> dict[str, list[_Planned]]:
     plan: dict[str, list[_Planned]] = {r.span_id: [] for r in turn_roots}
     candidates.sort(key=start_order)
     for s in candidates:
-        if s.role in (None, AGENT_ROOT) and s in failed_below:
+        if (s.role is None or s.role == AGENT_ROOT) and s in failed_below:
             continue
         turn, root, depth, node, container = info[s]
         if node is None and depth == 1:
@@ -198,6 +149,66 @@ def _plan_trace(spans: list[Span]) -> dict[str, list[_Planned]]:
             node = running_node(turn, s.start)
         plan[turn.span_id].append((s, container, node))
     return plan
+
+
+def _walk(parent: dict[Span, Span | None], turn_roots: list[Span]):
+    """Pre-order walk from the spans without parent: for every step candidate its owning
+    turn, agent root, depth below that root, graph node (the depth-2 ancestor) and the
+    tool or agent call it nests under. None when some spans were not reached: they hang
+    in a parent cycle."""
+    kids: dict[Span, list[Span]] = {}
+    tops: list[Span] = []
+    for s, p in parent.items():
+        if p is None:
+            tops.append(s)
+        elif p in kids:
+            kids[p].append(s)
+        else:
+            kids[p] = [s]
+    root_starts = [r.start for r in turn_roots]
+    is_turn = set(turn_roots)
+    stack: list[tuple[Span, tuple]] = []
+    for top in tops:
+        if top in is_turn:
+            turn = top
+        else:
+            # An orphan (its parent was never written): the turn running when it started.
+            turn = turn_roots[max(bisect_right(root_starts, top.start) - 1, 0)]
+        root = top if top.role == AGENT_ROOT else None
+        stack.append((top, (turn, root, 0 if root else None, None, None)))
+    info: dict[Span, tuple] = {}
+    running: dict[Span, list[Span]] = {}
+    candidates: list[Span] = []
+    failed: list[Span] = []
+    reached = 0
+    while stack:
+        s, data = stack.pop()
+        reached += 1
+        role = s.role
+        if s.error is not None:
+            failed.append(s)
+            candidates.append(s)
+            info[s] = data
+        elif role is not None and role != AGENT_ROOT:
+            candidates.append(s)
+            info[s] = data
+        turn, root, depth, node, container = data
+        if depth == 2:
+            running.setdefault(root, []).append(s)
+        children = kids.get(s)
+        if children is None:
+            continue
+        inner = s if (role == TOOL or role == AGENT_CALL) else container
+        for c in children:
+            if c.role == AGENT_ROOT and role == AGENT_CALL:
+                stack.append((c, (turn, c, 0, None, inner)))
+            elif depth is None:
+                stack.append((c, (turn, root, None, None, inner)))
+            else:
+                stack.append((c, (turn, root, depth + 1, c.name if depth == 1 else node, inner)))
+    if reached < len(parent):
+        return None
+    return info, running, candidates, failed
 
 
 def _covering(clients: list[Span], t: int) -> Span | None:
@@ -348,43 +359,48 @@ def _make_step(span: Span, node: str | None, decided: _DecidedCalls, cut: _Cutte
     return ErrorStep(node=node, span=cut.text(span.name), error=error or "failed")
 
 
-def _llm_output(a: dict) -> tuple[str | None, list[tuple[str | None, str, Any]]]:
-    """What the model said (after a final `</think>`) and the tool calls it decided."""
-    messages: dict[int, dict] = {}
-    for key, value in a.items():
-        if not key.startswith(_OUT):
-            continue
-        i, _, rest = key[len(_OUT):].partition(".")
-        if not i.isdigit() or not rest.startswith("message."):
-            continue
-        rest = rest[8:]
-        m = messages.setdefault(int(i), {})
-        if rest == "content":
-            m["content"] = value
-        elif rest.startswith("contents."):
-            j, _, sub = rest[9:].partition(".")
-            if j.isdigit() and sub == "message_content.text":
-                m.setdefault("contents", {})[int(j)] = value
-        elif rest.startswith("tool_calls."):
-            j, _, sub = rest[11:].partition(".")
-            if j.isdigit():
-                m.setdefault("calls", {}).setdefault(int(j), {})[sub] = value
+def _llm_output(a: Mapping[str, Any]) -> tuple[str | None, list[tuple[str | None, str, Any]]]:
+    """What the model said (after a final `</think>`) and the tool calls it decided.
+
+    Probes `llm.output_messages.<i>...` for i, j = 0, 1, ... (OpenInference numbers them
+    without gaps) rather than scanning every attribute: a model span also carries the
+    whole input history.
+    """
     texts: list[str] = []
     calls: list[tuple[str | None, str, Any]] = []
-    for i in sorted(messages):
-        m = messages[i]
-        content = m.get("content")
+    i = 0
+    while True:
+        p = f"{_OUT}{i}.message."
+        found = p + "role" in a
+        content = a.get(p + "content")
         if isinstance(content, str) and content:
             texts.append(content)
-        elif "contents" in m:
-            parts = [t for _, t in sorted(m["contents"].items()) if isinstance(t, str) and t]
+            found = True
+        else:
+            parts, j = [], 0
+            while True:
+                q = f"{p}contents.{j}.message_content."
+                text = a.get(q + "text")
+                if text is None and q + "type" not in a:
+                    break
+                if isinstance(text, str) and text:
+                    parts.append(text)
+                j += 1
             if parts:
                 texts.append("\n".join(parts))
-        for _, c in sorted(m.get("calls", {}).items()):
-            name = _str(c.get("tool_call.function.name"))
-            if name:
-                calls.append((_str(c.get("tool_call.id")), name,
-                              _json_or_text(c.get("tool_call.function.arguments"))))
+            found = found or j > 0
+        j = 0
+        while True:
+            q = f"{p}tool_calls.{j}.tool_call."
+            name, call_id = a.get(q + "function.name"), a.get(q + "id")
+            if name is None and call_id is None:
+                break
+            if isinstance(name, str) and name:
+                calls.append((_str(call_id), name, _json_or_text(a.get(q + "function.arguments"))))
+            j += 1
+        if not (found or j):
+            break
+        i += 1
     said = "\n".join(texts)
     if THINK_END in said:
         said = said.rsplit(THINK_END, 1)[1]
@@ -498,18 +514,24 @@ def _int(value: object) -> int:
     return 0
 
 
-def _add_totals(steps: list, totals: Totals) -> None:
-    for step in steps:
-        if step.kind == "model":
-            totals.model_calls += 1
-            totals.tokens_in += step.tokens_in
-            totals.tokens_out += step.tokens_out
-            totals.tokens_cached += step.tokens_cached
-        elif step.kind == "tool":
-            totals.tool_calls += 1
-        elif step.kind == "agent":
-            totals.agent_calls += 1
+def _totals(turns: list[Turn]) -> Totals:
+    n = [0] * 7  # model calls, tokens in, out, cached, tool calls, agent calls, errors
+    stack = [step for turn in turns for step in turn.steps]
+    while stack:
+        step = stack.pop()
+        kind = step.kind
+        if kind == "model":
+            n[0] += 1
+            n[1] += step.tokens_in
+            n[2] += step.tokens_out
+            n[3] += step.tokens_cached
+        elif kind == "tool":
+            n[4] += 1
+            stack.extend(step.steps)
+        elif kind == "agent":
+            n[5] += 1
+            stack.extend(step.steps)
         if step.error:
-            totals.errors += 1
-        if step.kind in ("tool", "agent"):
-            _add_totals(step.steps, totals)
+            n[6] += 1
+    return Totals(model_calls=n[0], tokens_in=n[1], tokens_out=n[2], tokens_cached=n[3],
+                  tool_calls=n[4], agent_calls=n[5], errors=n[6])

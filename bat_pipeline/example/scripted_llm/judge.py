@@ -62,7 +62,8 @@ def _rubric(prompt: str) -> str:
 
 
 def _errors_shown(prompt: str) -> bool:
-    return bool(re.search(r"\b(error|failed|exception)\b\s*[:=]\s*(?!null|none|0\b|false|\[\]|\"\")\S", prompt,
+    # A placeholder such as "`FAILED: …`" in a legend explains the notation; it shows no error.
+    return bool(re.search(r"\b(error|failed|exception)\b\s*[:=]\s*(?!null|none|0\b|false|\[\]|\"\"|…)[^\s`]", prompt,
                           re.IGNORECASE))
 
 
