@@ -35,10 +35,17 @@ class PartitionProcess:
     resume: bool
 
 
+INSTANCE_SETTINGS = Path(__file__).resolve().parent.parent / "dagster.yaml"
+
+
 def dagster_home(root: Path) -> Path:
-    """`$DAGSTER_HOME` when set, else `<storage root>/dagster` (made on first use)."""
+    """`$DAGSTER_HOME` when set, else `<storage root>/dagster` (made on first use, with the
+    project's dagster.yaml when there is one)."""
     home = Path(os.environ.get("DAGSTER_HOME") or (root / "dagster")).resolve()
     home.mkdir(parents=True, exist_ok=True)
+    settings = home / "dagster.yaml"
+    if not settings.exists() and INSTANCE_SETTINGS.is_file():
+        settings.write_text(INSTANCE_SETTINGS.read_text(encoding="utf-8"), encoding="utf-8")
     return home
 
 

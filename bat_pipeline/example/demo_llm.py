@@ -7,12 +7,12 @@ sets the variable, so every step process started afterwards inherits it.
 
 from __future__ import annotations
 
-import ctypes
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
+
+from bat_pipeline.resources.agent_process import die_with_parent
 
 ENV_VAR = "BAT_DEMO_LLM_URL"
 KEY_VAR = "BAT_DEMO_JUDGE_KEY"
@@ -22,19 +22,12 @@ EXAMPLE_AGENT_DIR = Path(__file__).resolve().parent / "weather_agent"
 _process: subprocess.Popen | None = None
 
 
-def _die_with_parent() -> None:
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
-    except (OSError, AttributeError):
-        pass
-
-
 def start_scripted_llm(extra_args: list[str] | None = None, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
     """A scripted model server process on a free 127.0.0.1 port, and its base URL."""
     process = subprocess.Popen(
         [sys.executable, "-m", "bat_pipeline.example.scripted_llm", "--port", "0", *(extra_args or [])],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True,
-        preexec_fn=_die_with_parent, env=env)
+        preexec_fn=die_with_parent, env=env)
     for line in process.stdout:
         if line.startswith("LISTENING "):
             return process, line.split(" ", 1)[1].strip()

@@ -71,7 +71,7 @@ def log_tail(log_file: Path | None, lines: int = LOG_TAIL_LINES) -> str:
     return "\n".join(text[-lines:]) or "(empty log)"
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     # Linux: the agent gets SIGTERM if the pipeline process dies (even by SIGKILL), so no
     # agent outlives a killed run. Tied to the spawning *thread*: spawn from the step's
     # own thread, which lives as long as the agent is needed.
@@ -190,7 +190,7 @@ class AgentLauncher:
         try:
             process = subprocess.Popen(
                 command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log_handle,
-                stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_die_with_parent,
+                stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=die_with_parent,
             )
         except FileNotFoundError as exc:
             shutil.rmtree(tmpdir, ignore_errors=True)
