@@ -247,14 +247,14 @@ def evaluation_config_copy(
     return result
 
 
-SPAN_SUFFIXES = (".jsonl", ".json")
+SPAN_SUFFIXES = (".jsonl",)  # SPEC §5: span files are JSON lines
 
 
 def spans_files(agent_dir: Path, entries: Iterable[str], *, primary: Path | None = None) -> list[Path]:
     """The span files to read: `primary` first, then each entry, deduplicated, all existing.
 
     Entries (`evaluation.extra_spans`, `agent.spans`) are files or folders, relative to
-    the agent folder unless absolute; a folder contributes its `*.jsonl` and `*.json`
+    the agent folder unless absolute; a folder contributes its `*.jsonl`
     files (not recursive, sorted). Missing entries are skipped: a called agent may not
     have written its file yet, and a run where it never did simply has fewer spans.
     """

@@ -95,6 +95,8 @@ class FileStats:
     """Spans skipped because a span with the same id was already read."""
     missing: bool = False
     """The path did not exist."""
+    unreadable: str | None = None
+    """Why the file could not be opened (a folder, no permission...)."""
 
     @property
     def skipped(self) -> int:
@@ -104,6 +106,8 @@ class FileStats:
         """One line for the log when something was skipped or the file was missing."""
         if self.missing:
             return f"span file not found: {self.path}"
+        if self.unreadable:
+            return f"span file not readable: {self.path} ({self.unreadable})"
         if not self.skipped:
             return None
         parts = []
@@ -137,10 +141,10 @@ class SpanIndex:
         """Per-trace results of the trajectory builder; cleared when a file is added."""
 
     def add_file(self, path: str | Path) -> FileStats:
-        """Read one JSON-lines file (never raises for its content; a missing file is noted)."""
+        """Read one JSON-lines file. Never raises: bad lines are skipped and counted, a
+        missing or unreadable file is noted in its stats. A file already read is skipped."""
         p = Path(path)
         stats = FileStats(str(p))
-        self.files.append(stats)
         try:
             key = p.resolve()
         except OSError:
@@ -148,12 +152,16 @@ class SpanIndex:
         if key in self._seen_files:
             return stats
         self._seen_files.add(key)
+        self.files.append(stats)
         self.cache.clear()
         try:
             # errors="replace": a line with broken UTF-8 fails to parse alone, not the file.
             f = open(p, encoding="utf-8", errors="replace")
         except FileNotFoundError:
             stats.missing = True
+            return stats
+        except OSError as e:
+            stats.unreadable = f"{type(e).__name__}: {e.strerror or e}"
             return stats
         # CPython's cyclic GC rescans every live container each time enough objects are
         # allocated; while bulk-loading hundreds of thousands of span dicts that costs
@@ -252,7 +260,8 @@ def load_spans(paths: Iterable[str | Path]) -> SpanIndex:
     """Index span files and folders (a folder means every `*.jsonl` in it).
 
     The same file given twice (e.g. the agent's file also listed in `extra_spans`) is
-    read once. Missing paths are noted in `index.files`, not raised.
+    read once. Missing or unreadable paths are noted in `index.files` (see
+    `index.messages()`), not raised.
     """
     index = SpanIndex()
     for p in paths:

@@ -182,5 +182,4 @@ def test_spans_files_files_and_folders(tmp_path):
     (tmp_path / "main.jsonl").write_text("")
     found = spans_files(tmp_path, ["one.jsonl", "called", "missing.jsonl", "main.jsonl"],
                         primary=tmp_path / "main.jsonl")
-    assert found == [tmp_path / "main.jsonl", tmp_path / "one.jsonl", tmp_path / "called" / "a.json",
-                     tmp_path / "called" / "b.jsonl"]
+    assert found == [tmp_path / "main.jsonl", tmp_path / "one.jsonl", tmp_path / "called" / "b.jsonl"]

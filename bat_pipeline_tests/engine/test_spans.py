@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bat_pipeline.engine.spans import failure_reason, load_spans
+from bat_pipeline.engine.spans import SpanIndex, failure_reason, load_spans
 from bat_pipeline_tests.engine.span_fixtures.builder import Agent, Clock, write_lines
 
 
@@ -99,7 +99,7 @@ def test_duplicate_span_ids_keep_the_first(tmp_path: Path):
 def test_same_file_given_twice_is_read_once(tmp_path: Path):
     path = recorded().write(tmp_path / "a.jsonl")
     index = load_spans([path, tmp_path / "." / "a.jsonl"])
-    assert len(index) == 4 and index.messages() == []
+    assert len(index) == 4 and len(index.files) == 1 and index.messages() == []
 
 
 def test_folder_means_every_jsonl_in_it(tmp_path: Path):
@@ -117,6 +117,12 @@ def test_missing_file_is_noted_not_raised(tmp_path: Path):
     index = load_spans([tmp_path / "nope.jsonl"])
     assert len(index) == 0 and index.files[0].missing
     assert index.messages() == [f"span file not found: {tmp_path / 'nope.jsonl'}"]
+
+
+def test_unreadable_path_is_noted_not_raised(tmp_path: Path):
+    index = SpanIndex()
+    stats = index.add_file(tmp_path)
+    assert stats.unreadable and index.messages()[0].startswith(f"span file not readable: {tmp_path}")
 
 
 def test_chain_spans_keep_no_attributes(tmp_path: Path):

@@ -278,6 +278,15 @@ def test_failed_step_inside_called_agent_counts(tmp_path):
     assert t.totals.errors == 1
 
 
+def test_failed_agent_call_is_the_agent_step_with_error(tmp_path):
+    a = Agent()
+    with a.root(CONV), a.graph(), a.call_agent("Planner", "plan", "", "failed", error="A2A task failed"):
+        pass
+    t = build(tmp_path, a)
+    assert [(s.kind, s.status, s.error) for s in steps(t)] == [("agent", "failed", "A2A task failed")]
+    assert (t.totals.agent_calls, t.totals.errors) == (1, 1)
+
+
 def test_recorded_tool_calls_include_nested_ones(tmp_path):
     caller, planner = called_agent(Clock())
     calls = recorded_tool_calls(build(tmp_path, caller, planner))
