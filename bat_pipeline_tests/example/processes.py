@@ -78,15 +78,18 @@ class Agent:
         return self.proc.returncode
 
 
-def launch_agent(tmp: Path, llm_url: str, model: str, provider: str = "openai") -> Agent:
-    """Copy the shipped agent folder's card, write a config pointing to tmp files, start it."""
+def launch_agent(tmp: Path, llm_url: str, model: str, provider: str = "openai",
+                 telemetry: list[dict] | None = None) -> Agent:
+    """Copy the shipped agent folder's card, write a config pointing to tmp files, start it.
+
+    `telemetry`: the `telemetry.output` entries (default: a local file, `spans/agent.jsonl`)."""
     folder = tmp / f"agent-{provider}-{model}"
     folder.mkdir(parents=True)
     shutil.copy(SHIPPED_AGENT / "agent.json", folder / "agent.json")
     config = yaml.safe_load((SHIPPED_AGENT / "config.yaml").read_text())
     port = free_port()
     config["endpoint"]["port"] = port
-    config["telemetry"]["output"] = [{"type": "local", "file_path": "spans/agent.jsonl"}]
+    config["telemetry"]["output"] = telemetry or [{"type": "local", "file_path": "spans/agent.jsonl"}]
     config["sub_agent"]["telemetry_file"] = "spans/forecaster.jsonl"
     (folder / "config.yaml").write_text(yaml.safe_dump(config))
     base = llm_url if provider == "anthropic" else llm_url + "/v1"

@@ -1,0 +1,69 @@
+"""The example agent's `remote` telemetry output: OTLP/HTTP to a real collector endpoint."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+import uvicorn
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from bat_pipeline_tests.example.processes import free_port, launch_agent
+from bat_pipeline_tests.example.test_agent import conversation_id, converse
+
+pytestmark = pytest.mark.slow
+
+
+class Collector:
+    """An OTLP/HTTP trace receiver on 127.0.0.1 that keeps every span it is sent."""
+
+    def __init__(self) -> None:
+        self.spans: list = []
+        self.port = free_port()
+
+        async def traces(request: Request) -> Response:
+            message = ExportTraceServiceRequest()
+            message.ParseFromString(await request.body())
+            for resource in message.resource_spans:
+                for scope in resource.scope_spans:
+                    self.spans.extend(scope.spans)
+            return Response(b"", media_type="application/x-protobuf")
+
+        app = Starlette(routes=[Route("/v1/traces", traces, methods=["POST"])])
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="error"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> "Collector":
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+def test_remote_output_sends_the_spans_to_an_otlp_collector(llm, tmp_path) -> None:  # noqa: ANN001
+    with Collector() as collector:
+        remote = [{"type": "remote", "endpoint": f"http://127.0.0.1:{collector.port}"}]
+        agent = launch_agent(tmp_path, llm.url, "competent", telemetry=remote).wait_ready()
+        conversation = conversation_id("otlp")
+        try:
+            [exchange] = converse(agent, ["What is the weather in Paris?"], conversation)
+        finally:
+            assert agent.stop() == 0  # SIGTERM flushes the exporter before exit
+    assert exchange.state == "completed"
+    roots = [s for s in collector.spans if any(
+        a.key == "gen_ai.conversation.id" and a.value.string_value == conversation for a in s.attributes)]
+    assert len(roots) == 1
+    trace = [s for s in collector.spans if s.trace_id == roots[0].trace_id]
+    kinds = {a.value.string_value for s in trace for a in s.attributes if a.key == "openinference.span.kind"}
+    assert {"LLM", "TOOL"} <= kinds
+    assert not agent.spans_file.exists()
