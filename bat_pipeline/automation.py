@@ -38,10 +38,9 @@ def _sweep_requests(partitions: dg.StaticPartitionsDefinition, reason: str):
 
 def build_automation(config: EvalConfig, partitions: dg.StaticPartitionsDefinition, chain: list):
     evaluate = dg.define_asset_job(
-        EVALUATE_JOB, selection=dg.AssetSelection.assets(*chain) | dg.AssetSelection.keys("task_specs"),
-        partitions_def=partitions,
+        EVALUATE_JOB, selection=dg.AssetSelection.assets(*chain) | dg.AssetSelection.assets("task_specs"),
         description="The whole chain for one model: episodes, trajectories, verdicts, judge, metrics.")
-    charts = dg.define_asset_job(CHARTS_JOB, selection=dg.AssetSelection.keys("eval_charts"),
+    charts = dg.define_asset_job(CHARTS_JOB, selection=dg.AssetSelection.assets("eval_charts"),
                                  description="Redraw the charts from the warehouse.")
 
     cron = config.evaluation.schedule

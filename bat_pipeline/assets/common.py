@@ -22,9 +22,9 @@ def evaluation_run_id(context: dg.AssetExecutionContext) -> str:
     tagged = context.run.tags.get(RUN_ID_TAG)
     if tagged:
         return tagged
-    record = context.instance.get_run_record_by_id(context.run_id)
+    record = context.instance.get_run_record_by_id(context.run.run_id)
     created = record.create_timestamp if record else datetime.now(timezone.utc)
-    return f"{new_run_id(created.astimezone(timezone.utc))}-{context.run_id[:8]}"
+    return f"{new_run_id(created.astimezone(timezone.utc))}-{context.run.run_id[:8]}"
 
 
 def wants_resume(context: dg.AssetExecutionContext, configured: bool) -> bool:

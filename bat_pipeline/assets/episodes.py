@@ -42,7 +42,7 @@ def _fresh_ref(context, config: EvalConfig, evaluation: EvaluationResource, mode
         model_name=model.name, k=config.evaluation.k, agent_dir=config.agent_dir, dir=directory,
         output_dir=reference_dir(config.resolve(config.evaluation.output_dir), run_id,
                                  config.evaluation.run_name, model.name),
-        dagster_run_id=context.run_id)
+        dagster_run_id=context.run.run_id)
 
 
 def _resumed_ref(context, evaluation: EvaluationResource, model_key: str) -> PartitionRef | None:
@@ -50,7 +50,7 @@ def _resumed_ref(context, evaluation: EvaluationResource, model_key: str) -> Par
     if directory is None:
         return None
     ref = load_ref(directory)
-    return ref.model_copy(update={"dagster_run_id": context.run_id})
+    return ref.model_copy(update={"dagster_run_id": context.run.run_id})
 
 
 def plan_attempts(tasks: list[Task], k: int, kept: list[Episode]) -> list[Attempt]:
@@ -93,7 +93,7 @@ def build(partitions: dg.PartitionsDefinition) -> dg.AssetsDefinition:
             context.log.info(f"{done['n']}/{total} episodes done ({done['completed']} completed, "
                              f"{done['errors']} eval errors) for {model.name}")
 
-        spans_name = "agent.jsonl" if not kept else f"agent-resume-{context.run_id[:8]}.jsonl"
+        spans_name = "agent.jsonl" if not kept else f"agent-resume-{context.run.run_id[:8]}.jsonl"
         launcher = AgentLauncher(eval_config, model, ref.dir, log=context.log.info, spans_name=spans_name)
         if attempts:
             try:

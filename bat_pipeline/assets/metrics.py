@@ -16,11 +16,12 @@ from bat_pipeline.storage import PartitionRef, load_episodes, publish_reference,
 GATES = ("min_pass_rate", "max_error_episodes", "max_regression")
 
 
-def gate_specs(config: EvalConfig) -> list[dg.AssetCheckSpec]:
-    """One blocking check per gate set in eval.yaml."""
+def gate_specs(config: EvalConfig, partitions: dg.PartitionsDefinition | None = None) -> list[dg.AssetCheckSpec]:
+    """One blocking check per gate set in eval.yaml; partitioned like the asset, so each
+    model's last result is kept (and shown) apart from the others'."""
     gate = config.evaluation.gate
     return [
-        dg.AssetCheckSpec(name=name, asset="eval_metrics", blocking=True,
+        dg.AssetCheckSpec(name=name, asset="eval_metrics", blocking=True, partitions_def=partitions,
                           description=f"evaluation.gate.{name} = {getattr(gate, name)}")
         for name in GATES if getattr(gate, name) is not None
     ]
@@ -28,7 +29,7 @@ def gate_specs(config: EvalConfig) -> list[dg.AssetCheckSpec]:
 
 def build(partitions: dg.PartitionsDefinition, config: EvalConfig) -> dg.AssetsDefinition:
     @dg.asset(
-        group_name=GROUP, partitions_def=partitions, check_specs=gate_specs(config),
+        group_name=GROUP, partitions_def=partitions, check_specs=gate_specs(config, partitions),
         description="Per-model metrics (pass rate, pass@k, pass^k, latency percentiles, tokens, "
                     "judge means) written to metrics.json, summary.json and the DuckDB warehouse.",
     )
@@ -45,7 +46,8 @@ def build(partitions: dg.PartitionsDefinition, config: EvalConfig) -> dg.AssetsD
         store = warehouse.warehouse(on_wait=context.log.warning)
         written = store.write_partition(ref, episodes, task_specs, metrics)
         figures = metrics.summary
-        context.add_output_metadata({
+        # With gate checks the asset has several outputs: the metadata goes on the Output.
+        yield dg.Output(ref, metadata={
             **counts(episodes),
             "pass_at_k": figures.pass_at_k,
             "pass_hat_k": figures.pass_hat_k,
@@ -56,7 +58,6 @@ def build(partitions: dg.PartitionsDefinition, config: EvalConfig) -> dg.AssetsD
             "warehouse_rows": dg.MetadataValue.json(written),
             "warehouse": dg.MetadataValue.path(str(store.path)),
         })
-        yield dg.Output(ref)
 
         gate = context.assets_def.check_specs  # only the gates that are set
         if not list(gate):

@@ -52,6 +52,10 @@ class RunningAgent:
     process: subprocess.Popen | None = None
     port: int | None = None
     command: list[str] = field(default_factory=list)
+    log_offset: int = 0
+    """Size of the log before this process started: what it wrote comes after."""
+    tmpdir: Path | None = None
+    """Holds the temporary config copy; removed when the agent stops."""
 
     def alive(self) -> bool:
         return self.process is None or self.process.poll() is None
@@ -64,10 +68,13 @@ def free_port(host: str = "127.0.0.1") -> int:
         return sock.getsockname()[1]
 
 
-def log_tail(log_file: Path | None, lines: int = LOG_TAIL_LINES) -> str:
+def log_tail(log_file: Path | None, lines: int = LOG_TAIL_LINES, since: int = 0) -> str:
+    """The last lines of the log, written after byte offset `since`."""
     if not log_file or not log_file.exists():
         return "(no log)"
-    text = log_file.read_text(encoding="utf-8", errors="replace").splitlines()
+    with open(log_file, "rb") as handle:
+        handle.seek(since)
+        text = handle.read().decode("utf-8", errors="replace").splitlines()
     return "\n".join(text[-lines:]) or "(empty log)"
 
 
@@ -152,10 +159,16 @@ class AgentLauncher:
                 self._wait_ready(agent)
             except AgentStartError as exc:
                 self._stop(agent)
-                address_taken = "address already in use" in log_tail(agent.log_file).lower()
+                address_taken = "address already in use" in log_tail(agent.log_file, since=agent.log_offset).lower()
                 if address_taken and attempt + 1 < attempts:
                     self.log(f"port {port} was taken before the agent bound it; trying another")
                     continue
+                if address_taken:
+                    raise AgentStartError(
+                        f"{exc}\nthe agent found its port taken {attempts} times, each time given another "
+                        f"free port: if its command or config fixes a port, make it listen on the port given "
+                        f"as `{{port}}` in agent.command (also in $BAT_AGENT_PORT and in endpoint.port of "
+                        f"the config at $CONFIG_PATH)") from None
                 raise exc
             except BaseException:
                 self._stop(agent)
@@ -186,6 +199,7 @@ class AgentLauncher:
         command = _substitute(command, {"python": sys.executable, "port": str(port),
                                         "config": str(config_copy), "spans": str(spans_file)})
         log_handle = open(log_file, "ab")
+        log_offset = log_handle.tell()
         self.log(f"starting agent for {self.model.name}: {' '.join(command)} (cwd {cwd}, port {port})")
         try:
             process = subprocess.Popen(
@@ -197,10 +211,9 @@ class AgentLauncher:
             raise AgentStartError(f"cannot start the agent: {exc}") from exc
         finally:
             log_handle.close()
-        agent = RunningAgent(url=f"http://127.0.0.1:{port}", spans_files=[spans_file],
-                             log_file=log_file, process=process, port=port, command=command)
-        agent._tmpdir = tmpdir  # type: ignore[attr-defined]
-        return agent
+        return RunningAgent(url=f"http://127.0.0.1:{port}", spans_files=[spans_file], log_file=log_file,
+                            process=process, port=port, command=command, log_offset=log_offset,
+                            tmpdir=tmpdir)
 
     def _wait_ready(self, agent: RunningAgent) -> None:
         # A TCP connect is not enough: uvicorn accepts before the app is ready. The agent
@@ -213,7 +226,7 @@ class AgentLauncher:
                     raise AgentStartError(
                         f"the agent exited with code {agent.process.returncode} before it was ready "
                         f"({' '.join(agent.command)}); log: {agent.log_file}\n"
-                        f"last lines:\n{log_tail(agent.log_file)}")
+                        f"last lines:\n{log_tail(agent.log_file, since=agent.log_offset)}")
                 try:
                     response = client.get(url)
                     if response.status_code == 200 and response.json():
@@ -224,7 +237,7 @@ class AgentLauncher:
                     raise AgentStartError(
                         f"the agent did not answer {url} within "
                         f"{self.config.evaluation.agent_startup_timeout_s:g}s; log: {agent.log_file}\n"
-                        f"last lines:\n{log_tail(agent.log_file)}")
+                        f"last lines:\n{log_tail(agent.log_file, since=agent.log_offset)}")
                 time.sleep(0.1)
 
     def _stop(self, agent: RunningAgent) -> None:
@@ -242,9 +255,8 @@ class AgentLauncher:
             _kill_group(pgid, self.config.evaluation.agent_shutdown_timeout_s)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=5)
-        tmpdir = getattr(agent, "_tmpdir", None)
-        if tmpdir:
-            shutil.rmtree(tmpdir, ignore_errors=True)
+        if agent.tmpdir:
+            shutil.rmtree(agent.tmpdir, ignore_errors=True)
 
 
 def group_members(pgid: int) -> list[int]:
