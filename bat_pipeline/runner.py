@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import subprocess
 import sys
 import time
@@ -103,7 +104,9 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
     for key in keys:
         AgentLauncher(config, config.model(key), root).preflight()
 
-    run_id = new_run_id()
+    # Two evaluations of one agent can start within the same second; the suffix keeps their
+    # reference folders (<output_dir>/<run id>/...) apart. Ids still sort by start time.
+    run_id = f"{new_run_id()}-{secrets.token_hex(4)}"
     env = {**os.environ, "BAT_AGENT_DIR": str(agent_dir), "BAT_PIPELINE_HOME": str(root),
            "DAGSTER_HOME": str(dagster_home(root))}
     logs = root / "logs"
@@ -169,10 +172,27 @@ def _print_summary(root: Path, keys: list[str], out) -> None:
             f"{int(r.get('total_tokens_total') or 0):7d}  {judge}")
 
 
-def _run_partition(key: str, run_id: str, resume: bool) -> int:
-    """In the partition's own process: one Dagster run of the `evaluate` job."""
+def _instance():
+    """The Dagster instance of `$DAGSTER_HOME`, got under an exclusive lock in that folder.
+
+    A fresh home's SQLite storages are created and stamped with alembic on first use; two
+    processes doing that at once (the partitions of a first run) leave two version heads
+    and a home no later run can open. Taking turns costs nothing once it exists."""
+    import fcntl
+
     import dagster as dg
 
+    home = os.environ.get("DAGSTER_HOME")
+    if not home:
+        return dg.DagsterInstance.get()
+    Path(home).mkdir(parents=True, exist_ok=True)
+    with open(Path(home) / ".instance.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return dg.DagsterInstance.get()
+
+
+def _run_partition(key: str, run_id: str, resume: bool) -> int:
+    """In the partition's own process: one Dagster run of the `evaluate` job."""
     from bat_pipeline.assets.common import RESUME_TAG, RUN_ID_TAG
     from bat_pipeline.automation import EVALUATE_JOB
     from bat_pipeline.definitions import agent_dir_from_env, build_definitions
@@ -180,26 +200,25 @@ def _run_partition(key: str, run_id: str, resume: bool) -> int:
     defs = build_definitions(agent_dir_from_env(), default_root())
     job = defs.resolve_job_def(EVALUATE_JOB)
     tags = {RUN_ID_TAG: run_id, **({RESUME_TAG: "true"} if resume else {})}
-    result = job.execute_in_process(partition_key=key, instance=dg.DagsterInstance.get(), tags=tags,
+    result = job.execute_in_process(partition_key=key, instance=_instance(), tags=tags,
                                     raise_on_error=False)
     for event in result.all_events:
         if event.is_step_failure:
             print(f"step {event.step_key} failed: {event.step_failure_data.error.message.strip()}")
         if event.event_type_value == "ASSET_CHECK_EVALUATION":
-            data = event.event_specific_data.asset_check_evaluation
+            data = event.event_specific_data  # an AssetCheckEvaluation
             if not data.passed:
-                print(f"gate {data.check_name} failed: {data.metadata.get('message', '')}")
+                message = data.metadata.get("message")
+                print(f"gate {data.check_name} failed: {getattr(message, 'value', message) or ''}")
     return 0 if result.success else 1
 
 
 def _run_charts() -> int:
-    import dagster as dg
-
     from bat_pipeline.automation import CHARTS_JOB
     from bat_pipeline.definitions import agent_dir_from_env, build_definitions
 
     defs = build_definitions(agent_dir_from_env(), default_root())
-    result = defs.resolve_job_def(CHARTS_JOB).execute_in_process(instance=dg.DagsterInstance.get(),
+    result = defs.resolve_job_def(CHARTS_JOB).execute_in_process(instance=_instance(),
                                                                  raise_on_error=False)
     if result.success:
         print(f"CHARTS {default_root() / 'charts'}")

@@ -7,7 +7,6 @@ import shutil
 import dagster as dg
 
 from bat_pipeline.assets.common import GROUP
-from bat_pipeline.engine.charts import render_all
 from bat_pipeline.resources.evaluation import EvaluationResource
 from bat_pipeline.resources.warehouse import WarehouseResource
 
@@ -25,6 +24,8 @@ def _embedded(path) -> dg.MetadataValue:
 )
 def eval_charts(context: dg.AssetExecutionContext, evaluation: EvaluationResource,
                 warehouse: WarehouseResource) -> None:
+    from bat_pipeline.engine.charts import render_all  # matplotlib: loaded only to draw
+
     data = warehouse.warehouse(on_wait=context.log.warning).chart_data()
     out_dir = evaluation.root / "charts"
     written = render_all(data, out_dir)

@@ -186,7 +186,9 @@ class AgentLauncher:
         env = agent_environment(self.config, self.model, base_env=self.environ,
                                 minimal=not self.config.agent.inherit_env)
         env.setdefault("PYTHONUNBUFFERED", "1")
-        tmpdir = Path(tempfile.mkdtemp(prefix="bat-agent-"))
+        # In the partition's folder, not /tmp: a killed pipeline leaves it where the next
+        # run of the partition clears it. It holds ${VAR} references, never their values.
+        tmpdir = Path(tempfile.mkdtemp(prefix=".agent-config-", dir=self.workdir))
         config_copy = tmpdir / "config.yaml"
         if config_file is not None:
             # Read without expanding ${VAR}: the copy must not hold secrets the original

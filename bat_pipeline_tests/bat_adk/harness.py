@@ -9,17 +9,24 @@ A2A to them.
   card answers; stopped with SIGTERM to the group, then SIGKILL after a timeout.
 - `converse()`: one A2A conversation (context id), one streamed message per turn.
 - `read_spans()`: the JSON-lines span file.
+- `copy_agent()`, `pipeline_env()`, `start_pipeline()`: `bat-pipeline run` on a copy of an
+  agent folder, in its own process group, with its own BAT_PIPELINE_HOME and DAGSTER_HOME.
+- `processes_in()`: live processes working in a folder (the agents started there).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import os
+import re
+import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -278,3 +285,133 @@ def in_trace(spans: list[dict], trace_id: str, kind: str | None = None) -> list[
 
 def files_under(folder: Path) -> set[str]:
     return {str(p.relative_to(folder)) for p in folder.rglob("*")}
+
+
+# --- `bat-pipeline run` as a user runs it, on a copy of an agent folder ----------------
+
+PIPELINE_TIMEOUT_S = 240.0  # under pytest-timeout (300 s per test), to see the output
+_RUN_ID = re.compile(r"\(run (\S+)\)")
+_COPY_IGNORE = shutil.ignore_patterns("output", "__pycache__", "spans.jsonl", ".venv", "uv.lock")
+
+
+def copy_agent(source: Path, target: Path) -> Path:
+    """A copy of an agent folder (or a whole blueprint root) without outputs, span files,
+    caches or environments: what the user's checkout holds."""
+    shutil.copytree(source, target, ignore=_COPY_IGNORE)
+    return target
+
+
+def edit_eval(agent_dir: Path, change) -> Path:
+    """Rewrite the eval/eval.yaml of a copied agent folder: `change(config_dict)` edits it."""
+    path = agent_dir / "eval" / "eval.yaml"
+    config = yaml.safe_load(path.read_text())
+    change(config)
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def pipeline_env(uv_env: dict[str, str], home: Path, model_url: str) -> dict[str, str]:
+    """The environment of a `bat-pipeline run`: the shell's, the venv's bin first on PATH
+    (it carries `uv`), the prepared uv variables, its own BAT_PIPELINE_HOME and
+    DAGSTER_HOME, and BAT_DEMO_LLM_URL for the models of eval.yaml."""
+    drop = ("VIRTUAL_ENV", "CONFIG_PATH", "BAT_AGENT_DIR", "BAT_PIPELINE_HOME", "DAGSTER_HOME")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env.update(uv_env)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env["BAT_PIPELINE_HOME"] = str(home)
+    env["DAGSTER_HOME"] = str(home / "dagster")
+    env["BAT_DEMO_LLM_URL"] = model_url
+    return env
+
+
+@dataclass
+class PipelineRun:
+    """One `bat-pipeline run` subprocess (its own process group) and where it writes."""
+
+    agent_dir: Path
+    home: Path
+    proc: subprocess.Popen
+    log_path: Path
+
+    @property
+    def output(self) -> str:
+        return self.log_path.read_text(encoding="utf-8", errors="replace")
+
+    @property
+    def run_id(self) -> str:
+        found = _RUN_ID.search(self.output)
+        if not found:
+            raise AssertionError(f"no run id in the output of bat-pipeline:\n{self.output[-3000:]}")
+        return found.group(1)
+
+    def wait(self, timeout: float = PIPELINE_TIMEOUT_S) -> int:
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            stop_process(self.proc)
+            raise AssertionError(
+                f"bat-pipeline run did not end within {timeout}s:\n{self.output[-4000:]}"
+            ) from None
+
+    def partition_dir(self, model_key: str) -> Path:
+        """The pipeline's own folder of this run and model under BAT_PIPELINE_HOME."""
+        return self.home / "runs" / self.run_id / model_key
+
+    def reference_dir(self, run_name: str, model: str) -> Path:
+        """SPEC §8: <agent>/eval/output/<run id>/<run_name>_<model with ':' → '-'>/."""
+        return self.agent_dir / "eval" / "output" / self.run_id / f"{run_name}_{model.replace(':', '-')}"
+
+
+def start_pipeline(agent_dir: Path, env: dict[str, str], home: Path, *args: str) -> PipelineRun:
+    """`bat-pipeline run <agent_dir> [args]` in a new process group, output to a log file."""
+    home.mkdir(parents=True, exist_ok=True)
+    log_path = home / "bat-pipeline.out"
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            [str(Path(sys.executable).parent / "bat-pipeline"), "run", str(agent_dir), *args],
+            cwd=home,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    return PipelineRun(agent_dir=agent_dir, home=home, proc=proc, log_path=log_path)
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def processes_in(folder: Path) -> list[int]:
+    """Live processes whose working directory is `folder` or below: the agents started
+    there (`uv run .` and the Python it runs)."""
+    folder = folder.resolve()
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cwd = Path(os.readlink(proc / "cwd"))
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z" and (cwd == folder or folder in cwd.parents):
+            found.append(int(proc.name))
+    return found
+
+
+def wait_until(condition, timeout: float, what: str, interval: float = 0.1):
+    """Poll `condition()` until it returns something truthy; AssertionError after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)  # poll interval
