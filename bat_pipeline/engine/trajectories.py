@@ -355,7 +355,7 @@ def _make_step(span: Span, node: str | None, decided: _DecidedCalls, cut: _Cutte
         return AgentStep(node=node, agent=cut.text(agent or None),
                          asked=cut.text(_text(a.get("input.value"))),
                          answered=cut.text(_text(a.get("output.value"))),
-                         status=_str(a.get("bat.a2a.task_state")), error=error)
+                         status=_a2a_state(a.get("bat.a2a.task_state")), error=error)
     return ErrorStep(node=node, span=cut.text(span.name), error=error or "failed")
 
 
@@ -535,3 +535,14 @@ def _totals(turns: list[Turn]) -> Totals:
             n[6] += 1
     return Totals(model_calls=n[0], tokens_in=n[1], tokens_out=n[2], tokens_cached=n[3],
                   tool_calls=n[4], agent_calls=n[5], errors=n[6])
+
+
+def _a2a_state(value: object) -> str | None:
+    """An A2A task state as the protocol spells it in JSON (`input-required`), whether the
+    span holds that or the protobuf enum name (`TASK_STATE_INPUT_REQUIRED`, bat-adk)."""
+    text = _str(value)
+    if text is None:
+        return None
+    if text.upper().startswith("TASK_STATE_"):
+        text = text[len("TASK_STATE_"):]
+    return text.lower().replace("_", "-")

@@ -287,6 +287,13 @@ def test_failed_agent_call_is_the_agent_step_with_error(tmp_path):
     assert (t.totals.agent_calls, t.totals.errors) == (1, 1)
 
 
+def test_agent_call_state_as_protobuf_enum_name_reads_as_the_a2a_state(tmp_path):
+    a = Agent()
+    with a.root(CONV), a.graph(), a.call_agent("Planner", "plan", "ok", "TASK_STATE_INPUT_REQUIRED"):
+        pass
+    assert [s.status for s in steps(build(tmp_path, a))] == ["input-required"]
+
+
 def test_recorded_tool_calls_include_nested_ones(tmp_path):
     caller, planner = called_agent(Clock())
     calls = recorded_tool_calls(build(tmp_path, caller, planner))
