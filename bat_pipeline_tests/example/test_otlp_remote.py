@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import threading
-import time
-
 import pytest
-import uvicorn
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from bat_pipeline_tests.example.processes import free_port, launch_agent
+from bat_pipeline.example.loopback import LoopbackServer
+from bat_pipeline_tests.example.processes import launch_agent
 from bat_pipeline_tests.example.test_agent import conversation_id, converse
 
 pytestmark = pytest.mark.slow
@@ -24,7 +21,6 @@ class Collector:
 
     def __init__(self) -> None:
         self.spans: list = []
-        self.port = free_port()
 
         async def traces(request: Request) -> Response:
             message = ExportTraceServiceRequest()
@@ -34,25 +30,20 @@ class Collector:
                     self.spans.extend(scope.spans)
             return Response(b"", media_type="application/x-protobuf")
 
-        app = Starlette(routes=[Route("/v1/traces", traces, methods=["POST"])])
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="error"))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.server = LoopbackServer(Starlette(routes=[Route("/v1/traces", traces, methods=["POST"])]),
+                                     name="otlp-collector")
 
     def __enter__(self) -> "Collector":
-        self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started and time.monotonic() < deadline:
-            time.sleep(0.02)
+        self.server.start()
         return self
 
     def __exit__(self, *exc) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
+        self.server.stop()
 
 
 def test_remote_output_sends_the_spans_to_an_otlp_collector(llm, tmp_path) -> None:  # noqa: ANN001
     with Collector() as collector:
-        remote = [{"type": "remote", "endpoint": f"http://127.0.0.1:{collector.port}"}]
+        remote = [{"type": "remote", "endpoint": collector.server.base_url}]
         agent = launch_agent(tmp_path, llm.url, "competent", telemetry=remote).wait_ready()
         conversation = conversation_id("otlp")
         try:

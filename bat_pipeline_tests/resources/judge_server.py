@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
+from bat_pipeline.example.loopback import LoopbackServer
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -79,19 +77,14 @@ class JudgeServer:
         self._lock = threading.Lock()
         self._in_flight = 0
         self.max_in_flight = 0
-        self._stopping = threading.Event()
-        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._socket.bind(("127.0.0.1", 0))
-        self._socket.listen(128)
-        self.port = self._socket.getsockname()[1]
         app = Starlette(routes=[Route("/{path:path}", self._handle, methods=["POST", "GET"])])
-        config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
-        self._server = uvicorn.Server(config)
-        self._thread: threading.Thread | None = None
+        self._loop = LoopbackServer(app, name="judge-server", graceful_s=1)
+        self._stopping = self._loop.stopping
+        self.port = self._loop.port
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return self._loop.base_url
 
     def script(self, *replies: Script, default: Script | None = None) -> None:
         with self._lock:
@@ -162,22 +155,11 @@ class JudgeServer:
         return JSONResponse(data, status_code=reply.status, headers=reply.headers)
 
     def start(self) -> "JudgeServer":
-        self._thread = threading.Thread(target=lambda: asyncio.run(self._server.serve(sockets=[self._socket])),
-                                        name="judge-server", daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("test judge server did not start")
-            time.sleep(0.01)
+        self._loop.start()
         return self
 
     def stop(self) -> None:
-        self._stopping.set()
-        self._server.should_exit = True
-        if self._thread:
-            self._thread.join(timeout=5)
-        self._socket.close()
+        self._loop.stop()
 
 
 @contextmanager

@@ -4,29 +4,16 @@ foreground (`run_forever`, used by `python -m bat_pipeline.example.scripted_llm`
 from __future__ import annotations
 
 import asyncio
-import socket
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import uvicorn
-
+from bat_pipeline.example.loopback import LoopbackServer
 from bat_pipeline.example.scripted_llm.app import create_app
 from bat_pipeline.example.scripted_llm.knobs import KnobBoard
 from bat_pipeline.example.scripted_llm.stats import RequestLog
-
-HOST = "127.0.0.1"
-
-
-def _bind(port: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((HOST, port))
-    sock.listen(128)
-    return sock
 
 
 class ScriptedLLM:
@@ -35,18 +22,16 @@ class ScriptedLLM:
     def __init__(self, port: int = 0, **knobs: Any) -> None:
         self.knobs = KnobBoard(**knobs)
         self.log = RequestLog()
-        self._stopping = threading.Event()
-        self._socket = _bind(port)
-        self.port: int = self._socket.getsockname()[1]
-        config = uvicorn.Config(create_app(self.knobs, self.log, self._stopping), log_level="warning",
-                                lifespan="off", timeout_graceful_shutdown=2)
-        self._server = uvicorn.Server(config)
-        self._thread: threading.Thread | None = None
+        stopping = threading.Event()
+        self._loop = LoopbackServer(create_app(self.knobs, self.log, stopping), port=port,
+                                    name="scripted-llm", stopping=stopping)
+        self.port: int = self._loop.port
+        self._server = self._loop.server
 
     @property
     def base_url(self) -> str:
         """`http://127.0.0.1:<port>`; OpenAI clients want `base_url + "/v1"`."""
-        return f"http://{HOST}:{self.port}"
+        return self._loop.base_url
 
     @property
     def requests(self) -> list[dict[str, Any]]:
@@ -67,25 +52,15 @@ class ScriptedLLM:
 
     async def serve(self) -> None:
         """Serve until `stop()` (or a signal, in the main thread)."""
-        await self._server.serve(sockets=[self._socket])
+        await self._loop.serve()
 
     def start(self) -> "ScriptedLLM":
         """Serve in a daemon thread; returns once it accepts connections."""
-        self._thread = threading.Thread(target=lambda: asyncio.run(self.serve()), name="scripted-llm", daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("scripted model server did not start")
-            time.sleep(0.01)
+        self._loop.start()
         return self
 
     def stop(self) -> None:
-        self._stopping.set()
-        self._server.should_exit = True
-        if self._thread:
-            self._thread.join(timeout=5)
-        self._socket.close()
+        self._loop.stop()
 
 
 @contextmanager
