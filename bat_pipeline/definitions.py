@@ -48,6 +48,10 @@ def build_definitions(agent_dir: Path, storage_root: Path) -> dg.Definitions:
     jobs, schedules, sensors = build_automation(config, partitions, chain)
     return dg.Definitions(
         assets=assets,
+        # The chain is linear (one step at a time), so a process per step buys no
+        # parallelism and costs a fresh interpreter and code-location load per step (seconds
+        # each); models run in parallel as separate runs, one per partition.
+        executor=dg.in_process_executor,
         jobs=jobs,
         schedules=schedules,
         sensors=sensors,

@@ -2,6 +2,7 @@
 and the quality gates as blocking asset checks."""
 
 
+import warnings
 from datetime import datetime, timezone
 
 import dagster as dg
@@ -20,11 +21,15 @@ def gate_specs(config: EvalConfig, partitions: dg.PartitionsDefinition | None = 
     """One blocking check per gate set in eval.yaml; partitioned like the asset, so each
     model's last result is kept (and shown) apart from the others'."""
     gate = config.evaluation.gate
-    return [
-        dg.AssetCheckSpec(name=name, asset="eval_metrics", blocking=True, partitions_def=partitions,
-                          description=f"evaluation.gate.{name} = {getattr(gate, name)}")
-        for name in GATES if getattr(gate, name) is not None
-    ]
+    # Partitioned checks are a Dagster preview (dagster is pinned to one version in
+    # pyproject.toml); without them the UI shows one status for all models: the last run's.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dg.PreviewWarning)
+        return [
+            dg.AssetCheckSpec(name=name, asset="eval_metrics", blocking=True, partitions_def=partitions,
+                              description=f"evaluation.gate.{name} = {getattr(gate, name)}")
+            for name in GATES if getattr(gate, name) is not None
+        ]
 
 
 def build(partitions: dg.PartitionsDefinition, config: EvalConfig) -> dg.AssetsDefinition:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from datetime import datetime, timezone
 from dataclasses import dataclass
 from typing import Awaitable, Callable, Iterable
 
@@ -68,6 +69,7 @@ async def run_attempt(client, attempt: Attempt, model_name: str, *, turn_timeout
                       aux: dict) -> Episode:
     """One conversation; an exception becomes an error episode, never propagates."""
     recorder = ConversationRecorder(attempt.task, attempt.attempt_index, model_name)
+    aux = {**aux, "started_at": datetime.now(timezone.utc).isoformat()}
     try:
         for turn in attempt.task.turns:
             recorder.user_message(turn)

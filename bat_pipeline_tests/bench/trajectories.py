@@ -53,22 +53,73 @@ class _Writer:
         self.count += 1
 
 
+_TOOLS_SCHEMA = json.dumps([
+    {"type": "function", "function": {"name": "get_weather", "description": "Return the current weather for a city.",
+                                      "parameters": {"properties": {"city": {"type": "string"}},
+                                                     "required": ["city"], "type": "object"}}},
+    {"type": "function", "function": {"name": "add", "description": "Add two integers and return the sum.",
+                                      "parameters": {"properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                                                     "required": ["a", "b"], "type": "object"}}}])
+HISTORY_WINDOW = 4
+_SYSTEM = {"type": "system", "content": "You are the bench assistant. Use get_weather for any weather question "
+           "and add to add numbers; answer from the tool results. If the user asks for the weather without "
+           "naming a city, ask which city. Remember what the user told you earlier in the conversation. " * 3}
+
+
+def _message(kind: str, content: str, n: int, tool_calls: list | None = None, call_id: str | None = None) -> dict:
+    """A LangChain message as LangGraph serializes it into chain spans (~0.2-0.7 KB)."""
+    m: dict = {"content": content, "additional_kwargs": {}, "response_metadata": {}, "type": kind,
+               "name": None, "id": None}
+    if kind == "ai":
+        usage = {"completion_tokens": 7 + n % 20, "prompt_tokens": 97 + 10 * n, "total_tokens": 104 + 10 * n,
+                 "completion_tokens_details": None, "prompt_tokens_details": None}
+        m["additional_kwargs"] = {"refusal": None}
+        m["response_metadata"] = {"token_usage": usage, "model_provider": "openai", "model_name": "bench",
+                                  "system_fingerprint": "fp_bench", "id": f"chatcmpl-{n:06d}",
+                                  "finish_reason": "tool_calls" if tool_calls else "stop", "logprobs": None}
+        m["id"] = f"lc_run--0199-{n:08x}-0"
+        m["tool_calls"] = tool_calls or []
+        m["invalid_tool_calls"] = []
+        m["usage_metadata"] = {"input_tokens": usage["prompt_tokens"], "output_tokens": usage["completion_tokens"],
+                               "total_tokens": usage["total_tokens"], "input_token_details": {},
+                               "output_token_details": {}}
+    if kind == "tool":
+        m.update(tool_call_id=call_id, artifact=None, status="success")
+    return m
+
+
+_last_state: list = [None, -1, ""]
+
+
 def _chain(history: list[dict], node: str, conv: str) -> dict:
-    recent = history[-12:]
-    state = json.dumps({"messages": recent, "query": recent[-1]["content"] if recent else ""})
+    if _last_state[0] is not history or _last_state[1] != len(history):
+        recent = history[-HISTORY_WINDOW:]
+        _last_state[:] = [history, len(history), json.dumps({
+            "bat_extra": {}, "bat_buffer": recent[-1:], "query": recent[0]["content"],
+            "response": None, "messages": recent})]
+    state = _last_state[2]
     return {"input.value": state, "input.mime_type": "application/json",
             "output.value": state, "output.mime_type": "application/json",
             "session.id": conv, "openinference.span.kind": "CHAIN",
-            "metadata": json.dumps({"thread_id": conv, "langgraph_node": node,
-                                    "langgraph_checkpoint_ns": f"react:{node}|{node}:1"})}
+            "metadata": json.dumps({"thread_id": conv, "ls_integration": "langgraph", "langgraph_step": 1,
+                                    "langgraph_node": node, "langgraph_triggers": [f"branch:to:{node}"],
+                                    "langgraph_path": ["__pregel_pull", node],
+                                    "langgraph_checkpoint_ns": f"react:0e40bfd3|{node}:b75ae98d",
+                                    "checkpoint_ns": "react:0e40bfd3"})}
 
 
 def _llm(history: list[dict], said: str | None, calls: list[tuple[str, str, dict]], rng) -> dict:
-    attrs = {"openinference.span.kind": "LLM", "llm.model_name": "bench",
+    recent = history[-HISTORY_WINDOW:]
+    attrs = {"openinference.span.kind": "LLM", "llm.model_name": "bench", "llm.provider": "openai",
              "llm.token_count.prompt": 90 + 10 * len(history), "llm.token_count.completion": rng.randint(3, 30),
-             "input.value": json.dumps({"messages": history[-12:]}),
+             "input.value": json.dumps({"messages": [[{"lc": 1, "type": "constructor", "kwargs": m}
+                                                      for m in [_SYSTEM] + recent]]}),
+             "output.value": json.dumps({"generations": [[{"text": said or "", "message": _message(
+                 "ai", said or "", len(history), [{"name": n, "args": a, "id": i} for i, n, a in calls])}]]}),
+             "llm.invocation_parameters": json.dumps({"model": "bench", "tools": json.loads(_TOOLS_SCHEMA)}),
              "llm.output_messages.0.message.role": "assistant"}
-    for i, m in enumerate(history[-6:]):
+    for i, m in enumerate([_SYSTEM] + recent):
+        attrs[f"llm.input_messages.{i}.message.role"] = m["type"]
         attrs[f"llm.input_messages.{i}.message.content"] = m["content"]
     if said:
         attrs["llm.output_messages.0.message.content"] = said
@@ -83,7 +134,7 @@ def _turn(w: _Writer, sub: _Writer, conv: str, user: str, history: list[dict], r
     trace_id = format(rng.getrandbits(128), "032x")
     root = w.new_id()
     root_start = w.tick()
-    history.append({"type": "human", "content": user})
+    history.append(_message("human", user, len(history)))
     graph, react, loop, inner = (w.new_id() for _ in range(4))
     starts = {s: w.tick() for s in (graph, react, loop, inner)}
 
@@ -107,7 +158,8 @@ def _turn(w: _Writer, sub: _Writer, conv: str, user: str, history: list[dict], r
             node("_tools_or_cleanup", llm_chain)
 
         node("llm", inner, model)
-        history.append({"type": "ai", "content": said or "", "tool_calls": [] if last else [args]})
+        history.append(_message("ai", said or "", len(history),
+                                [] if last else [{"name": tool, "args": args, "id": call_id}]))
         if last:
             break
 
@@ -126,7 +178,7 @@ def _turn(w: _Writer, sub: _Writer, conv: str, user: str, history: list[dict], r
             w.emit(tool, trace_id, tid, tools_chain, start,
                    {"openinference.span.kind": "TOOL", "tool.name": tool, "input.value": value,
                     "output.value": result, "session.id": conv})
-            history.append({"type": "tool", "content": f"result {call}", "tool_call_id": call_id})
+            history.append(_message("tool", f"result {call}", len(history), call_id=call_id))
 
         node("tools", inner, run_tool)
     node("cleanup", inner)
@@ -141,7 +193,7 @@ def _turn(w: _Writer, sub: _Writer, conv: str, user: str, history: list[dict], r
 def _called_agent(w: _Writer, trace_id: str, client: str, conv: str, rng) -> None:
     root, start = w.new_id(), w.tick()
     graph, gstart = w.new_id(), w.tick()
-    history = [{"type": "human", "content": "plan"}]
+    history = [_message("human", "plan", 0)]
     for name in ("prepare", "llm", "cleanup"):
         sid, s = w.new_id(), w.tick()
         if name == "llm":

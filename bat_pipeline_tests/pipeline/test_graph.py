@@ -1,0 +1,75 @@
+"""The asset graph of an agent folder: keys, dependencies, partitions, gate checks and
+automation, as `build_definitions` assembles them; and an engine that imports no Dagster."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from bat_pipeline_tests.pipeline.support import MODEL_KEYS
+
+CHAIN = ("agent_episodes", "span_trajectories", "episode_verdicts", "judge_scores", "eval_metrics")
+DEPS = {
+    "task_specs": set(),
+    "agent_episodes": {"task_specs"},
+    "span_trajectories": {"agent_episodes", "task_specs"},
+    "episode_verdicts": {"span_trajectories", "task_specs"},
+    "judge_scores": {"episode_verdicts", "task_specs"},
+    "eval_metrics": {"judge_scores", "task_specs"},
+    "eval_charts": {"eval_metrics"},
+}
+
+
+@pytest.fixture
+def definitions(workspace_factory, monkeypatch, tmp_path):
+    """`build(**copy options)` → the Definitions of a fresh trimmed copy."""
+    from bat_pipeline.definitions import build_definitions
+
+    def build(name: str, **copy_options):
+        ws = workspace_factory(name, **copy_options)
+        monkeypatch.setenv("BAT_DEMO_LLM_URL", ws.llm_url)
+        return build_definitions(ws.agent, tmp_path / name)
+    return build
+
+
+def test_graph_of_an_agent_with_a_gate(definitions):
+    import dagster as dg
+
+    defs = definitions("graph_gate", evaluation={"gate": {"min_pass_rate": 0.9, "max_error_episodes": 0}})
+    graph = defs.resolve_asset_graph()
+    assert {key.to_user_string() for key in graph.get_all_asset_keys()} == set(DEPS)
+    for name, parents in DEPS.items():
+        node = graph.get(dg.AssetKey(name))
+        assert {p.to_user_string() for p in node.parent_keys} == parents, name
+        if name in CHAIN:
+            assert node.partitions_def.get_partition_keys() == list(MODEL_KEYS), name
+        else:
+            assert node.partitions_def is None, name
+
+    checks = {spec.name: spec for spec in defs.resolve_assets_def("eval_metrics").check_specs}
+    assert set(checks) == {"min_pass_rate", "max_error_episodes"}
+    assert all(spec.blocking for spec in checks.values())
+
+    evaluate = defs.resolve_job_def("evaluate")
+    assert evaluate.partitions_def.get_partition_keys() == list(MODEL_KEYS)
+    assert {k.to_user_string() for k in evaluate.asset_layer.selected_asset_keys} == {"task_specs", *CHAIN}
+    charts = defs.resolve_job_def("refresh_charts")
+    assert {k.to_user_string() for k in charts.asset_layer.selected_asset_keys} == {"eval_charts"}
+    assert defs.resolve_schedule_def("sweep_schedule").job_name == "evaluate"
+    assert defs.resolve_sensor_def("dataset_changed") is not None
+    assert defs.resolve_sensor_def("charts_after_evaluation") is not None
+
+
+def test_no_gate_no_checks(definitions):
+    defs = definitions("graph_no_gate", models=("openai-sloppy",), evaluation={"gate": {}})
+    assert list(defs.resolve_assets_def("eval_metrics").check_specs) == []
+    assert defs.resolve_assets_def("agent_episodes").partitions_def.get_partition_keys() == ["openai-sloppy"]
+
+
+def test_engine_imports_no_dagster():
+    code = ("import sys, bat_pipeline.engine, bat_pipeline.engine.trajectories, bat_pipeline.engine.verdicts; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'dagster'))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"

@@ -1,0 +1,152 @@
+"""`bat-pipeline run` on a trimmed copy of the example (every model at once, each agent on
+its own port), a second evaluation of the same copy as a multiprocess backfill (history and
+trend, issue 6), and a run where one model's agent cannot start."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from bat_pipeline.storage import new_run_id
+from bat_pipeline_tests.pipeline.support import (
+    COMPETENT,
+    FEW_TASKS,
+    MODEL_KEYS,
+    SLOPPY,
+    VENV_BIN,
+    leftover_agents,
+    run,
+)
+
+LOCK_TROUBLE = re.compile(r"WarehouseBusyError|could not set lock|conflicting lock", re.IGNORECASE)
+
+
+def bat_pipeline_run(ws, *args: str):
+    return run([str(VENV_BIN / "bat-pipeline"), "run", str(ws.agent), *args], ws.env)
+
+
+def run_dir(root: Path) -> Path:
+    runs = sorted((root / "runs").iterdir())
+    assert len(runs) == 1, runs
+    return runs[0]
+
+
+def pass_counts(ws, run_id: str) -> dict[str, dict[str, int]]:
+    rows = ws.warehouse.query(
+        "SELECT model_key, task_id, sum(CASE WHEN passed THEN 1 ELSE 0 END) AS passed FROM episodes "
+        "WHERE run_id = ? GROUP BY model_key, task_id", [run_id])
+    counts: dict[str, dict[str, int]] = {}
+    for r in rows:
+        counts.setdefault(r["model_key"], {})[r["task_id"]] = int(r["passed"])
+    return counts
+
+
+@pytest.fixture(scope="module")
+def evaluated(workspace_factory):
+    """The first evaluation: `bat-pipeline run` over the three models."""
+    ws = workspace_factory("run_command")
+    config_before = (ws.agent / "config.yaml").read_bytes()
+    result = bat_pipeline_run(ws)
+    return ws, result, run_dir(ws.root).name, config_before
+
+
+@pytest.fixture(scope="module")
+def backfilled(evaluated):
+    """The second evaluation of the same copy: every partition at once on the multiprocess executor."""
+    ws = evaluated[0]
+    run_id = f"{new_run_id()}-backfill"
+    result = run([sys.executable, "-m", "bat_pipeline_tests.pipeline.backfill", run_id], ws.env)
+    return ws, result, run_id
+
+
+def test_run_evaluates_every_model_at_once(evaluated):
+    ws, result, run_id, config_before = evaluated
+    assert result.returncode == 0, result.stdout[-4000:]
+    header = next((line for line in result.stdout.splitlines() if line.startswith("model ")), "")
+    assert "pass@k" in header and "judge" in header, result.stdout
+    table = result.stdout.split(header, 1)[1].splitlines()
+    for key in MODEL_KEYS:
+        assert any(line.startswith(key) for line in table), (key, result.stdout)
+
+    urls = {}
+    for key in MODEL_KEYS:
+        episodes = [json.loads(p.read_text()) for p in (ws.root / "runs" / run_id / key / "episodes").glob("*.json")]
+        assert len(episodes) == len(FEW_TASKS), key
+        urls[key] = {e["aux"]["agent_url"] for e in episodes}
+        assert len(urls[key]) == 1, urls
+    assert len({url for found in urls.values() for url in found}) == len(MODEL_KEYS), urls
+
+    counts = pass_counts(ws, run_id)
+    for key in COMPETENT:
+        assert counts[key] == {task: 1 for task in FEW_TASKS}, counts
+    assert counts[SLOPPY] == {task: 0 for task in FEW_TASKS}, counts
+
+    assert (ws.agent / "config.yaml").read_bytes() == config_before
+    assert leftover_agents(ws.agent, ws.llm_url) == []
+
+
+def test_multiprocess_backfill_writes_every_row(backfilled):
+    import dagster as dg
+
+    ws, result, run_id = backfilled
+    assert result.returncode == 0, result.stdout[-4000:]
+    runs = dict(re.findall(r"^RUN (\S+) (\S+) SUCCESS$", result.stdout, re.MULTILINE))
+    assert set(runs) == set(MODEL_KEYS), result.stdout[-4000:]
+    assert not LOCK_TROUBLE.search(result.stdout)
+
+    counts = pass_counts(ws, run_id)
+    assert {key: sum(tasks.values()) for key, tasks in counts.items()} == \
+        {"openai-competent": 3, "anthropic-competent": 3, "openai-sloppy": 0}
+    assert {r["model_key"] for r in ws.warehouse.model_summary(run_id)} == set(MODEL_KEYS)
+
+    with dg.DagsterInstance.from_config(str(ws.dagster_home)) as instance:
+        for key, dagster_run_id in runs.items():
+            records = instance.all_logs(dagster_run_id)
+            # The multiprocess executor ran each step in its own process.
+            workers = {r.step_key for r in records if r.dagster_event
+                       and r.dagster_event.event_type_value == "STEP_WORKER_STARTED"}
+            assert {"agent_episodes", "eval_metrics"} <= workers, key
+            assert instance.get_run_by_id(dagster_run_id).tags["dagster/partition"] == key
+            for r in records:
+                text = r.message or ""
+                if r.dagster_event and r.dagster_event.is_step_failure:
+                    text += r.dagster_event.step_failure_data.error.to_string()
+                assert not LOCK_TROUBLE.search(text), (key, text)
+    assert leftover_agents(ws.agent, ws.llm_url) == []
+
+
+def test_two_runs_make_a_history_and_a_trend(evaluated, backfilled):
+    ws, _, first, _ = evaluated
+    second = backfilled[2]
+    trend = ws.warehouse.trend()
+    assert {(r["model_key"], r["run_id"]) for r in trend} == \
+        {(key, run_id) for key in MODEL_KEYS for run_id in (first, second)}
+    assert {(r["model_key"], r["run_index"]) for r in trend} == {(k, i) for k in MODEL_KEYS for i in (1, 2)}
+    chart_trend = ws.warehouse.chart_data().trend
+    assert {(r["model_key"], r["run_id"]) for r in chart_trend} == \
+        {(r["model_key"], r["run_id"]) for r in trend}
+    charts = {p.name for p in (ws.root / "charts").glob("*.png")}
+    assert {"pass_rate.png", "pass_rate_trend.png", "task_pass_rate.png"} <= charts, charts
+
+
+def test_a_model_whose_agent_cannot_start_fails_alone(workspace_factory):
+    # The sloppy model's agent exits at once; the competent one starts normally.
+    command = ["sh", "-c", '[ "$MODEL" = sloppy ] && exit 3; exec "{python}" -m bat_pipeline.example.agent']
+    ws = workspace_factory("run_failing", models=("openai-competent", SLOPPY), agent={"command": command})
+    config_before = (ws.agent / "config.yaml").read_bytes()
+    eval_before = (ws.agent / "eval" / "eval.yaml").read_bytes()
+    result = bat_pipeline_run(ws)
+    assert result.returncode == 1, result.stdout[-4000:]
+    assert f"✗ {SLOPPY} failed" in result.stdout
+    assert "exited with code 3" in result.stdout
+    assert "✗ openai-competent" not in result.stdout
+
+    run_id = run_dir(ws.root).name
+    assert pass_counts(ws, run_id) == {"openai-competent": {task: 1 for task in FEW_TASKS}}
+    assert (ws.agent / "config.yaml").read_bytes() == config_before
+    assert (ws.agent / "eval" / "eval.yaml").read_bytes() == eval_before
+    assert leftover_agents(ws.agent, ws.llm_url) == []
