@@ -1,0 +1,59 @@
+"""`bat-pipeline init` and `show`, through the command tree."""
+
+from __future__ import annotations
+
+import json
+
+from bat_pipeline.cli import main
+from bat_pipeline.engine.loading import load_eval_config, load_tasks
+
+
+def agent_folder(tmp_path):
+    folder = tmp_path / "my_agent"
+    folder.mkdir()
+    (folder / "config.yaml").write_text("endpoint: {url: http://localhost, port: 9900}\n")
+    (folder / "agent.json").write_text(json.dumps({"name": "TravelAgent"}))
+    return folder
+
+
+def test_init_writes_an_eval_folder_that_loads(tmp_path, capsys):
+    folder = agent_folder(tmp_path)
+    assert main(["init", str(folder)]) == 0
+    config = load_eval_config(folder)
+    tasks = load_tasks(config.resolve(config.evaluation.dataset))
+    assert [m.name for m in config.models] == ["openai:gpt-4o-mini"]
+    assert "TravelAgent" in tasks[0].expected.expected_outcome
+    assert "eval.yaml" in capsys.readouterr().out
+
+
+def test_init_refuses_to_overwrite_without_force(tmp_path, capsys):
+    folder = agent_folder(tmp_path)
+    (folder / "eval").mkdir()
+    (folder / "eval" / "eval.yaml").write_text("mine")
+    assert main(["init", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert "eval.yaml" in err and "--force" in err
+    assert (folder / "eval" / "eval.yaml").read_text() == "mine"
+    assert not (folder / "eval" / "input" / "tasks.json").exists()
+
+
+def test_init_force_overwrites(tmp_path):
+    folder = agent_folder(tmp_path)
+    (folder / "eval").mkdir()
+    (folder / "eval" / "eval.yaml").write_text("mine")
+    assert main(["init", str(folder), "--force"]) == 0
+    assert load_eval_config(folder).models
+
+
+def test_show_prints_partitions_and_masks_variable_values(tmp_path, capsys, monkeypatch):
+    folder = agent_folder(tmp_path)
+    main(["init", str(folder)])
+    eval_file = folder / "eval" / "eval.yaml"
+    eval_file.write_text(eval_file.read_text().replace(
+        "    model: gpt-4o-mini", "    model: gpt-4o-mini\n    env: {OPENAI_API_KEY: $SHOW_CANARY}"))
+    monkeypatch.setenv("SHOW_CANARY", "sk-show-canary")
+    capsys.readouterr()
+    assert main(["show", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "openai-gpt-4o-mini = openai:gpt-4o-mini" in out
+    assert "OPENAI_API_KEY: <set>" in out and "sk-show-canary" not in out
