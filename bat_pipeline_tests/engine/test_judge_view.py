@@ -29,10 +29,8 @@ from bat_pipeline.engine.judge_view import (
 )
 
 GOLDEN = Path(__file__).parent / "golden"
-REFERENCE = Path(os.environ.get("BAT_SHARED_DIR") or Path(__file__).resolve().parents[3] / "shared") \
-    / "fixtures" / "bat-adk-reference"
-needs_reference = pytest.mark.skipif(not REFERENCE.is_dir(),
-                                     reason=f"reference fixtures not found at {REFERENCE}")
+from bat_pipeline_tests.reference import REFERENCE
+
 
 
 def reference_episode(run: str, name: str) -> Episode:
@@ -234,14 +232,12 @@ def test_episode_with_spans_renders_its_trajectory():
 
 # --- reference episodes --------------------------------------------------------------
 
-@needs_reference
 def test_golden_reference_trajectory():
     episode = reference_episode("bad", "compare_two_cities_budget__try0")
     assert_golden("judge_view_compare_two_cities_budget_bad.txt",
                   render_episode_for_judge(episode, max_chars=24000))
 
 
-@needs_reference
 def test_golden_reference_trajectory_tight_budget():
     episode = reference_episode("good", "three_turn_mixed__try0")
     text = render_episode_for_judge(episode, max_chars=540)
@@ -250,7 +246,6 @@ def test_golden_reference_trajectory_tight_budget():
     assert_golden("judge_view_three_turn_mixed_good_540.txt", text)
 
 
-@needs_reference
 def test_golden_reference_events():
     episode = reference_episode("bad", "self_check_no_errors__try0")
     episode.trace.trajectory = Trajectory(found=False)
@@ -258,7 +253,6 @@ def test_golden_reference_events():
                   render_episode_for_judge(episode, max_chars=24000))
 
 
-@needs_reference
 @pytest.mark.parametrize("budget", [1, 50, 200, 400, 800, 1500, 24000])
 def test_reference_episodes_within_budget(budget):
     for path in sorted(REFERENCE.glob("*/episodes/*.json")):

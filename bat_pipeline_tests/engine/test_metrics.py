@@ -17,8 +17,8 @@ from bat_pipeline.engine.metrics import build_metrics, build_summary, pass_at_k,
 from bat_pipeline.engine.verdicts import decide
 
 GOLDEN = Path(__file__).parent / "golden"
-REFERENCE = Path(os.environ.get("BAT_SHARED_DIR") or Path(__file__).resolve().parents[3] / "shared") \
-    / "fixtures" / "bat-adk-reference"
+from bat_pipeline_tests.reference import REFERENCE
+
 TIMESTAMP = "2026-01-02T03:04:05Z"
 K = {"good": 1, "bad": 2}
 """Attempts per task of each reference run (bad ran capital_flaky twice)."""
@@ -197,7 +197,6 @@ def test_functions_are_pure():
     assert [e.model_dump() for e in episodes] == before
 
 
-@pytest.mark.skipif(not REFERENCE.is_dir(), reason=f"reference fixtures not found at {REFERENCE}")
 @pytest.mark.parametrize("run", ["good", "bad"])
 def test_reference_files_match_golden(run):
     episodes = reference_episodes(run)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -12,15 +11,10 @@ from bat_pipeline.engine.spans import load_spans
 from bat_pipeline.engine.trajectories import build_trajectory, recorded_tool_calls
 
 
-def shared_dir() -> Path:
-    """`<repo>/../shared`, or BAT_SHARED_DIR."""
-    return Path(os.environ.get("BAT_SHARED_DIR") or Path(__file__).resolve().parents[3] / "shared")
+from bat_pipeline_tests.reference import REFERENCE
 
-
-REFERENCE = shared_dir() / "fixtures" / "bat-adk-reference"
 EPISODES = sorted(REFERENCE.glob("*/episodes/*.json"))
 
-pytestmark = pytest.mark.skipif(not EPISODES, reason=f"reference fixtures not found under {REFERENCE}")
 
 
 def turns_of(task_id: str) -> list[str]:

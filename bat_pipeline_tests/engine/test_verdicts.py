@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 import pytest
 
@@ -22,12 +20,7 @@ from bat_pipeline.engine.contracts import (
 from bat_pipeline.engine.verdicts import NO_SPANS, args_contain, decide, error_verdict
 
 
-def shared_dir() -> Path:
-    """`<repo>/../shared`, or BAT_SHARED_DIR."""
-    return Path(os.environ.get("BAT_SHARED_DIR") or Path(__file__).resolve().parents[3] / "shared")
-
-
-REFERENCE = shared_dir() / "fixtures" / "bat-adk-reference"
+from bat_pipeline_tests.reference import REFERENCE
 
 
 def task(**expected) -> Task:
@@ -253,7 +246,6 @@ def reference_cases():
             for p in sorted(REFERENCE.glob("*/episodes/*.json"))]
 
 
-@pytest.mark.skipif(not REFERENCE.is_dir(), reason=f"reference fixtures not found at {REFERENCE}")
 @pytest.mark.parametrize("raw_task, path", reference_cases())
 def test_reference_fixture_verdicts(raw_task, path):
     episode = Episode.model_validate_json(path.read_text())
