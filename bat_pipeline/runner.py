@@ -76,9 +76,12 @@ def _spawn(key: str, run_id: str, resume: bool, env: dict[str, str], logs: Path)
     command = [sys.executable, "-m", "bat_pipeline.runner", "--partition", key, "--run-id", run_id]
     if resume:
         command.append("--resume")
+    from bat_pipeline.resources.agent_process import die_with_parent
+
+    # A killed `bat-pipeline run` takes its partition runs (and through them the agents) along.
     with open(log, "wb") as handle:
         process = subprocess.Popen(command, env=env, stdout=handle, stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL)
+                                   stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
     return PartitionProcess(key, process, log, run_id, resume)
 
 
