@@ -143,7 +143,9 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
     out(f"reference files: {config.resolve(config.evaluation.output_dir)}")
     if charts_dir:
         out(f"charts: {charts_dir}")
-    out("UI: bat-pipeline ui" + ("" if is_example(agent_dir) else f" {agent_dir}"))
+    command = Path(sys.executable).parent / "bat-pipeline"
+    out(f"UI: {command if command.exists() else 'bat-pipeline'} ui" + ("" if is_example(agent_dir) else f" {agent_dir}")
+        + "   (or `make ui` for the example)")
     return 1 if failed else 0
 
 
