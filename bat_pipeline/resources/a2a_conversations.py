@@ -95,7 +95,9 @@ async def run_attempts(url: str, attempts: Iterable[Attempt], model_name: str, *
     """All attempts against the agent at `url`, at most `concurrency` at once.
 
     `on_episode` is called as each episode ends (to store it at once)."""
-    attempts = list(attempts)
+    # Longest conversations first (most turns), so the last slots are not held by a long
+    # straggler while the others sit idle; asyncio.Semaphore wakes waiters in order.
+    attempts = sorted(attempts, key=lambda a: -len(a.task.turns))
     episodes: list[Episode] = []
     limits = httpx.Limits(max_connections=max(concurrency * 2, 10))
     async with httpx.AsyncClient(timeout=httpx.Timeout(turn_timeout_s, connect=10.0), limits=limits) as http:
