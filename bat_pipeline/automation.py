@@ -4,7 +4,6 @@ Both are always defined so the UI shows them: the schedule runs only when
 `evaluation.schedule` has a cron, the sensor only when `evaluation.watch` is true
 (either can also be switched on in the UI)."""
 
-
 import hashlib
 from pathlib import Path
 

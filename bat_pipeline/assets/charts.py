@@ -1,6 +1,5 @@
 """`eval_charts`: the charts across models and runs, drawn from the warehouse."""
 
-
 import base64
 import shutil
 

@@ -1,6 +1,5 @@
 """What the stage assets share: the evaluation run id, tags, and metadata helpers."""
 
-
 from datetime import datetime, timezone
 from typing import Iterable, Sequence
 

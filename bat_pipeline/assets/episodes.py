@@ -1,6 +1,5 @@
 """`agent_episodes`: k attempts of every task against the agent, one partition per model."""
 
-
 import asyncio
 import shutil
 from datetime import datetime, timezone

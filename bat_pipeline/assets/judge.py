@@ -1,17 +1,25 @@
 """Judge scores of one model's episodes (SPEC §7): the body of the `judge_scores` asset."""
 
-
 import asyncio
 import concurrent.futures
 from collections.abc import Coroutine
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
+import dagster as dg
 from pydantic import BaseModel
 
 from bat_pipeline import storage
+from bat_pipeline.assets.common import GROUP
 from bat_pipeline.engine.contracts import EvalConfig, Task
-from bat_pipeline.resources.judge import JudgeClient, JudgeResource, JudgeRunResult, JudgeStats
+from bat_pipeline.resources.evaluation import EvaluationResource
+from bat_pipeline.resources.judge import (
+    JudgeClient,
+    JudgeConfigError,
+    JudgeResource,
+    JudgeRunResult,
+    JudgeStats,
+)
 from bat_pipeline.storage import PartitionRef
 
 T = TypeVar("T")
@@ -109,13 +117,8 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def build(partitions):
+def build(partitions: dg.PartitionsDefinition) -> dg.AssetsDefinition:
     """The `judge_scores` asset over `judge_partition`."""
-    import dagster as dg
-
-    from bat_pipeline.assets.common import GROUP
-    from bat_pipeline.resources.evaluation import EvaluationResource
-    from bat_pipeline.resources.judge import JudgeConfigError
 
     @dg.asset(
         group_name=GROUP, partitions_def=partitions,

@@ -1,7 +1,6 @@
 """`eval_metrics`: metrics.json / summary.json of one model's run, its rows in the warehouse,
 and the quality gates as blocking asset checks."""
 
-
 import warnings
 from datetime import datetime, timezone
 

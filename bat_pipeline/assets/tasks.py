@@ -1,6 +1,5 @@
 """`task_specs`: the validated dataset."""
 
-
 import dagster as dg
 
 from bat_pipeline.assets.common import GROUP

@@ -1,6 +1,5 @@
 """`span_trajectories`: what the agent did, rebuilt from its spans after it stopped."""
 
-
 import dagster as dg
 
 from bat_pipeline.assets.common import GROUP

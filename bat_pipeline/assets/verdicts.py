@@ -1,6 +1,5 @@
 """`episode_verdicts`: the deterministic checks of each episode (SPEC §6)."""
 
-
 import dagster as dg
 
 from bat_pipeline.assets.common import GROUP, counts, episode_table
