@@ -107,10 +107,9 @@ def build_command(config: EvalConfig) -> tuple[list[str], Path, Path | None]:
     if target.command:
         cwd = config.resolve(target.cwd) if target.cwd else config.agent_dir
         return list(target.command), cwd, layout.config_file
-    if layout.kind == "standalone":
-        return ["uv", "run", "."], layout.root, layout.config_file
-    if layout.kind == "blueprint":
-        return ["uv", "run", ".", layout.name], layout.root, layout.config_file
+    command = layout.start_command()
+    if command:
+        return command, layout.root, layout.config_file
     raise InputError(str(config.source), "this folder is neither a standalone BAT agent "
                      "(config.yaml, agent.json, pyproject.toml) nor a blueprint agent; say how to "
                      "start it with `agent.command`, or where it runs with `agent.url`",
