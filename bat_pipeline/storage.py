@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
@@ -164,8 +165,6 @@ def publish_reference(ref: PartitionRef, episodes: Iterable[Episode], *, files: 
 
     `files`: name → JSON data (summary.json, metrics.json); `copy`: files placed beside
     them (the agent's span files and log). Everything is replaced, never appended."""
-    import shutil
-
     out = Path(ref.output_dir)
     write_episodes(out / "episodes", episodes)
     for name, data in (files or {}).items():

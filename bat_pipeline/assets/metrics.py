@@ -46,7 +46,8 @@ def build(partitions: dg.PartitionsDefinition, config: EvalConfig) -> dg.AssetsD
                                 timestamp_utc=datetime.now(timezone.utc).isoformat())
         write_json(ref.file("metrics.json"), metrics)
         write_json(ref.file("summary.json"), summary)
-        publish_reference(ref, episodes, files={"metrics.json": metrics, "summary.json": summary})
+        # The episodes were published by the verdicts (and judge) steps and are unchanged here.
+        publish_reference(ref, (), files={"metrics.json": metrics, "summary.json": summary})
         store = warehouse.warehouse(on_wait=context.log.warning)
         written = store.write_partition(ref, episodes, task_specs, metrics)
         figures = metrics.summary
