@@ -24,7 +24,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -35,6 +34,8 @@ from typing import Any
 
 import httpx
 import yaml
+
+from bat_pipeline.resources.agent_process import free_port  # noqa: F401 - tests import it from here
 
 REPO = Path(__file__).resolve().parents[2]
 AGENTS_DIR = Path(__file__).resolve().parent / "agents"
@@ -67,12 +68,6 @@ def prepared_uv_env() -> dict[str, str]:
         if needed not in variables:
             raise RuntimeError(f"scripts/prepare-bat-adk printed no {needed}: {done.stdout!r}")
     return variables
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def agent_config(
@@ -405,13 +400,3 @@ def processes_in(folder: Path) -> list[int]:
     return found
 
 
-def wait_until(condition, timeout: float, what: str, interval: float = 0.1):
-    """Poll `condition()` until it returns something truthy; AssertionError after `timeout`."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(interval)  # poll interval

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from bat_pipeline.resources.warehouse import Warehouse
+from bat_pipeline_tests.polling import wait_for
 from bat_pipeline_tests.bat_adk.harness import (
     STANDALONE,
     PipelineRun,
@@ -35,7 +36,6 @@ from bat_pipeline_tests.bat_adk.harness import (
     roots,
     sha256,
     start_pipeline,
-    wait_until,
 )
 
 RUN_NAME = "benchmark"
@@ -261,9 +261,9 @@ def test_killing_the_pipeline_leaves_config_intact_and_no_agent(
     home = tmp_path / "home"
     run = start_pipeline(agent, pipeline_env(bat_adk_env, home, scripted_llm.base_url), home)
     try:
-        wait_until(
+        wait_for(
             lambda: run.proc.poll() is not None or list(home.glob("runs/*/*/episodes/*.json")),
-            180, "the first episode file",
+            180, what="the first episode file",
         )
         assert run.proc.poll() is None, run.output[-4000:]
         agents = processes_in(agent)
@@ -276,8 +276,8 @@ def test_killing_the_pipeline_leaves_config_intact_and_no_agent(
         run.proc.wait(timeout=10)
 
     # PR_SET_PDEATHSIG: the agent is told to stop when its parent dies, even by SIGKILL.
-    wait_until(lambda: not processes_in(agent), 30, f"the agent processes {agents} to exit")
-    wait_until(lambda: not _pipeline_processes(home), 10, "the partition process to be gone")
+    wait_for(lambda: not processes_in(agent), 30, what=f"the agent processes {agents} to exit")
+    wait_for(lambda: not _pipeline_processes(home), 10, what="the partition process to be gone")
     assert sha256(agent / "config.yaml") == before
     done = list(home.glob("runs/*/*/episodes/*.json"))
     assert 1 <= len(done) < len(TASKS)

@@ -7,7 +7,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from bat_pipeline_tests.example.processes import Agent, launch_agent, start_scripted_llm
+from bat_pipeline.example.demo_llm import start_scripted_llm
+from bat_pipeline_tests.example.processes import Agent, launch_agent
 
 
 class LLMControl:
@@ -29,6 +30,7 @@ class LLMControl:
 @pytest.fixture(scope="session")
 def llm() -> Iterator[LLMControl]:
     proc, url = start_scripted_llm()
+    assert url.startswith("http://127.0.0.1:"), url
     try:
         yield LLMControl(url)
     finally:

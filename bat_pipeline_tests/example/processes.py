@@ -16,26 +16,10 @@ from typing import Any
 import httpx
 import yaml
 
+from bat_pipeline.resources.agent_process import free_port
+
 SHIPPED_AGENT = Path(__file__).resolve().parents[2] / "bat_pipeline" / "example" / "weather_agent"
 CARD = "/.well-known/agent-card.json"
-
-
-def start_scripted_llm() -> tuple[subprocess.Popen[str], str]:
-    """`python -m bat_pipeline.example.scripted_llm --port 0`; returns (process, base URL)."""
-    proc = subprocess.Popen([sys.executable, "-m", "bat_pipeline.example.scripted_llm", "--port", "0"],
-                            stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    line = proc.stdout.readline().strip()
-    assert line.startswith("LISTENING http://127.0.0.1:"), line
-    return proc, line.split(" ", 1)[1]
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @dataclass

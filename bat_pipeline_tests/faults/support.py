@@ -15,6 +15,8 @@ from typing import Any
 
 import yaml
 
+from bat_pipeline_tests.polling import wait_for  # noqa: F401 - the fault tests import it from here
+
 EXAMPLE_AGENT = Path(__file__).resolve().parents[2] / "bat_pipeline" / "example" / "weather_agent"
 JUDGE_KEY_VAR = "BAT_DEMO_JUDGE_KEY"
 LLM_URL_VAR = "BAT_DEMO_LLM_URL"
@@ -107,17 +109,6 @@ def belonging_to(folder: Path) -> list[Proc]:
     return [p for p in processes() if p.pid != mine
             and (folder in p.cmdline or folder in p.environ or p.cwd == folder
                  or p.cwd.startswith(folder + os.sep))]
-
-
-def wait_for(predicate, timeout_s: float, interval_s: float = 0.05, what: str = "condition"):
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
-        time.sleep(interval_s)
 
 
 def assert_no_process_left(folder: Path, timeout_s: float = 20.0) -> None:
