@@ -82,6 +82,8 @@ class PartitionRef(BaseModel):
 
     run_id: str
     run_name: str
+    agent_id: str = ""
+    """The agent's identity in the history (EvalConfig.agent_id)."""
     model_key: str
     model_name: str
     k: int
@@ -93,6 +95,10 @@ class PartitionRef(BaseModel):
     started_at: str = ""
     finished_at: str = ""
     dagster_run_id: str | None = None
+    span_files: list[str] = []
+    """Every span file the trajectories step reads, set by the episodes step: the agent's
+    own file(s) of each attempt of the run (a resumed run adds its own), `agent.spans`,
+    then the files and folders of `evaluation.extra_spans`."""
 
     @property
     def episodes_dir(self) -> Path:

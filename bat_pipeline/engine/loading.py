@@ -205,7 +205,7 @@ def _first_error(exc: ValidationError) -> tuple[dict, int]:
 # ---------------------------------------------------------------------------------------
 # eval.yaml
 
-_SET_BY_LOADER = ("agent_dir", "source")
+_SET_BY_LOADER = ("agent_dir", "source", "warnings")
 _SECTIONS = ("evaluation", "judge", "models", "agent")
 
 

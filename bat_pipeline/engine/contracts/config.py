@@ -18,6 +18,12 @@ RUBRICS = ("relevance", "task_completion", "hallucination", "tool_call")
 _UNSAFE_KEY_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
 
 
+def safe_key(text: str) -> str:
+    """Usable as a partition key, a folder name and a Dagster asset key prefix."""
+    key = _UNSAFE_KEY_CHARS.sub("_", text)
+    return key if key.strip(".") else key.replace(".", "_")
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -52,7 +58,7 @@ class ModelSpec(_Strict):
     @property
     def partition_key(self) -> str:
         """Usable on a command line and as a folder name."""
-        return self.key or _UNSAFE_KEY_CHARS.sub("_", f"{self.provider}-{self.model}")
+        return self.key or safe_key(f"{self.provider}-{self.model}")
 
 
 class JudgeSettings(_Strict):
@@ -102,6 +108,16 @@ class EvaluationSettings(_Strict):
     """Cron for the sweep schedule over all models; no schedule when unset."""
     watch: bool = False
     """Run when the dataset or eval.yaml changes (a sensor, off by default)."""
+    turn_timeout_s: float = Field(default=300, gt=0)
+    """Longest wait for the agent's answer to one turn; a turn past it makes the episode an
+    error episode (kept, counted, not judged)."""
+    agent_id: str | None = None
+    """Who the agent is in the history (warehouse, gates, trends, charts, UI); default: the
+    agent folder's name."""
+    spans_settle_s: float = Field(default=0.5, ge=0)
+    """Span files count as complete once none of them changed for this long."""
+    spans_wait_s: float = Field(default=10, ge=0)
+    """Longest wait for the span files to settle; then they are read as they are."""
 
 
 class AgentTarget(_Strict):
@@ -118,10 +134,11 @@ class AgentTarget(_Strict):
     """Working directory of `command`, relative to the agent folder."""
     env: dict[str, str] = Field(default_factory=dict)
     """Extra variables for the agent process, for every model."""
-    inherit_env: bool = False
-    """Pass the whole shell environment to the agent. Off: only what a process needs
-    (PATH, HOME, locale, uv/Python settings), the `.env`, the model's provider key and the
-    variables listed here and under the model — never the judge's key."""
+    inherit_env: bool = True
+    """Pass the whole shell environment to the agent, as `bat eval` does (the judge's key
+    excepted). False isolates it: only what a process needs (PATH, HOME, locale, uv/Python
+    settings), the `.env`, the model's provider key and the variables listed here and
+    under the model — never the judge's key."""
     ready_path: str = "/.well-known/agent-card.json"
     """Path polled until it answers 200: the agent is ready."""
 
@@ -137,6 +154,15 @@ class EvalConfig(_Strict):
     """The agent folder; relative paths resolve against it."""
     source: Path
     """The eval.yaml these settings came from."""
+    warnings: list[str] = Field(default_factory=list)
+    """What the loader accepted but the user should know (unknown keys, ignored values),
+    each naming the file and the key."""
+
+    @property
+    def agent_id(self) -> str:
+        """The agent's identity in the history: `evaluation.agent_id`, else the agent
+        folder's name; characters outside [A-Za-z0-9_.-] become `_`."""
+        return safe_key(self.evaluation.agent_id or self.agent_dir.name)
 
     def resolve(self, relative: str) -> Path:
         """A path of the config, resolved against the agent folder."""

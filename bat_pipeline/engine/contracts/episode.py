@@ -82,7 +82,9 @@ class Episode(BaseModel):
     verdict: Verdict | None = None
     qualitative_scores: JudgeScores | None = None
     aux: dict[str, Any] = Field(default_factory=dict)
-    """attempt_index, agent_url, and `eval_error` when the attempt raised."""
+    """attempt_index, agent_url, started_at, `conversation_id` when it is not
+    `<task id>__try<n>` (a resumed attempt gets a fresh one), and `eval_error` when the
+    attempt raised."""
     trace: EpisodeTrace = Field(default_factory=EpisodeTrace)
 
     @property
@@ -91,7 +93,9 @@ class Episode(BaseModel):
 
     @property
     def conversation_id(self) -> str:
-        return conversation_id(self.task_id, self.attempt_index)
+        """The A2A context id the attempt used: `aux.conversation_id`, else
+        `<task id>__try<n>`."""
+        return str(self.aux.get("conversation_id") or conversation_id(self.task_id, self.attempt_index))
 
     @property
     def eval_error(self) -> str | None:
