@@ -101,7 +101,10 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
     if is_example(agent_dir):
         ensure_demo_llm()
     config = load_eval_config(agent_dir)
-    tasks = load_tasks(config.resolve(config.evaluation.dataset))
+    warnings = list(config.warnings)
+    tasks = load_tasks(config.resolve(config.evaluation.dataset), warnings)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     keys = select_models(config, models)
     root = default_root()
     for key in keys:

@@ -43,10 +43,12 @@ def init_eval_folder(agent_dir: Path, *, force: bool = False) -> list[Path]:
 
 
 def describe(agent_dir: Path) -> str:
-    """The resolved configuration as YAML; variable values are masked."""
+    """The resolved configuration as YAML, variable values masked, then one `# warning:`
+    line per key of eval.yaml or the dataset that is ignored."""
     config = load_eval_config(agent_dir)
-    tasks = load_tasks(config.resolve(config.evaluation.dataset))
-    data = config.model_dump(mode="json", exclude={"agent_dir", "source"})
+    warnings = list(config.warnings)
+    tasks = load_tasks(config.resolve(config.evaluation.dataset), warnings)
+    data = config.model_dump(mode="json", exclude={"agent_dir", "source", "warnings"})
     for model in data["models"]:
         model["env"] = {k: "<set>" for k in model.get("env", {})}
     if data.get("judge"):
@@ -56,7 +58,9 @@ def describe(agent_dir: Path) -> str:
         "agent_dir": str(config.agent_dir),
         "eval_file": str(config.source),
         "dataset": f"{config.resolve(config.evaluation.dataset)} ({len(tasks)} tasks)",
+        "agent_id": config.agent_id,
         "partitions": [f"{m.partition_key} = {m.name}" for m in config.models],
         **data,
     }
-    return yaml.safe_dump(resolved, sort_keys=False, allow_unicode=True)
+    text = yaml.safe_dump(resolved, sort_keys=False, allow_unicode=True)
+    return text + "".join(f"# warning: {warning}\n" for warning in warnings)

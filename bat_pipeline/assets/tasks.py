@@ -10,7 +10,10 @@ from bat_pipeline.resources.evaluation import EvaluationResource
 @dg.asset(group_name=GROUP, description="The tasks of eval/input/tasks.json, validated (SPEC §3).")
 def task_specs(context: dg.AssetExecutionContext, evaluation: EvaluationResource) -> list[Task]:
     config = evaluation.config()
-    tasks = evaluation.tasks()
+    warnings = list(config.warnings)
+    tasks = evaluation.tasks(warnings)
+    for warning in warnings:
+        context.log.warning(warning)
     categories: dict[str, int] = {}
     for task in tasks:
         category = str(task.meta.get("category", "uncategorised"))
@@ -19,6 +22,7 @@ def task_specs(context: dg.AssetExecutionContext, evaluation: EvaluationResource
         "tasks": len(tasks),
         "turns": sum(len(t.turns) for t in tasks),
         "k": config.evaluation.k,
+        "warnings": dg.MetadataValue.json(warnings),
         "dataset": dg.MetadataValue.path(str(config.resolve(config.evaluation.dataset))),
         "categories": dg.MetadataValue.json(categories),
         "preview": dg.MetadataValue.md("\n".join(

@@ -26,6 +26,7 @@ from bat_pipeline.engine.agent_folder import EVAL_FILE, is_blueprint_root
 from bat_pipeline.engine.contracts.config import PROVIDERS, RUBRICS, EvalConfig, ModelSpec
 from bat_pipeline.engine.contracts.tasks import Task
 from bat_pipeline.engine.errors import InputError
+from bat_pipeline.engine.unknown_keys import pop_unknown_keys
 
 MAX_PROMPT_CHARS = 1000
 TOP_LEVEL = "top level"
@@ -206,7 +207,6 @@ def _first_error(exc: ValidationError) -> tuple[dict, int]:
 # eval.yaml
 
 _SET_BY_LOADER = ("agent_dir", "source", "warnings")
-_SECTIONS = ("evaluation", "judge", "models", "agent")
 
 
 def _config_location(loc: tuple) -> tuple[str, str | None]:
@@ -249,8 +249,11 @@ def _env_values(section: dict, environ: Mapping[str, str], file: str, entry: str
         section["base_url"] = _expand(section["base_url"], environ, file, entry, "base_url")
     env = section.get("env")
     if isinstance(env, dict):
-        for name, value in env.items():
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
+        for name, value in list(env.items()):
+            if value is None:  # bat-cli drops an empty value
+                del env[name]
+                continue
+            if isinstance(value, (bool, int, float)):
                 value = str(value)  # `PORT: 8080` in YAML is an int; the environment takes text
             if isinstance(value, str):
                 value = _expand(value, environ, file, entry, f"env.{name}")
@@ -279,6 +282,9 @@ def _normalize_models(models: Any, file: str) -> Any:
                     entry=f"models[{index}]", field=str(provider),
                 )
             item = dict(item)
+            model_name = item.get("model")
+            if not item.get("provider") and isinstance(model_name, str) and ":" in model_name:
+                item["provider"], item["model"] = (part.strip() for part in model_name.split(":", 1))
             if isinstance(item.get("env"), dict):
                 item["env"] = dict(item["env"])
         else:
@@ -308,6 +314,67 @@ def _parse_yaml(path: Path) -> Any:
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise InputError(str(path), f"invalid YAML{where}: {problem}") from None
+
+
+_DEFAULTED_WHEN_EMPTY = ("dataset", "output_dir", "run_name")
+
+
+def _lenient_sections(data: dict, file: str) -> dict:
+    """What bat-cli reads in its own way, turned into the records' shape: an empty
+    `evaluation`, `agent` or `judge` section is absent; an empty dataset, output_dir or
+    run_name takes its default; a single `extra_spans` path is a list of one; a judge
+    written `provider:model` is split like a model."""
+    for section in ("evaluation", "agent", "judge"):
+        if section in data and not data[section]:
+            del data[section]
+    evaluation = data.get("evaluation")
+    if isinstance(evaluation, dict):
+        evaluation = dict(evaluation)
+        for name in _DEFAULTED_WHEN_EMPTY:
+            if name in evaluation and evaluation[name] in (None, ""):
+                del evaluation[name]
+        if evaluation.get("extra_spans") is None:
+            evaluation.pop("extra_spans", None)
+        elif isinstance(evaluation["extra_spans"], str):
+            evaluation["extra_spans"] = [evaluation["extra_spans"]]
+        data["evaluation"] = evaluation
+    judge = data.get("judge")
+    if isinstance(judge, str):
+        provider, sep, model = judge.partition(":")
+        if not sep or not provider.strip() or not model.strip():
+            raise InputError(file, f"expected '<provider>:<model>' or a mapping with provider and model, got '{judge}'",
+                             entry="judge", field="model")
+        data["judge"] = {"provider": provider.strip(), "model": model.strip()}
+    elif isinstance(judge, dict):
+        judge = dict(judge)
+        model_name = judge.get("model")
+        if not judge.get("provider") and isinstance(model_name, str) and ":" in model_name:
+            judge["provider"], judge["model"] = (part.strip() for part in model_name.split(":", 1))
+        data["judge"] = judge
+    return data
+
+
+def _where(file: str, entry: str | None, field: str | None) -> str:
+    where = file
+    if entry is not None:
+        where += f", {entry}"
+    if field is not None:
+        where += f", field '{field}'"
+    return where
+
+
+def _drop_unknown_keys(data: dict, model: type[BaseModel], file: str, locate, loc: tuple = ()) -> list[str]:
+    """Remove the keys `model` does not know, as bat-cli ignores them, and return one
+    warning per key. A key one edit away from a known one is refused as a typo."""
+    warnings = []
+    for unknown in pop_unknown_keys(data, model, ignore=_SET_BY_LOADER, loc=loc):
+        entry, field = locate(unknown.loc)
+        if unknown.near is not None:
+            raise InputError(file, f"unknown field '{unknown.loc[-1]}'; did you mean '{unknown.near}'?",
+                             entry=entry, field=field)
+        warnings.append(f"{_where(file, entry, field)}: unknown key, ignored "
+                        f"(known here: {', '.join(unknown.known)})")
+    return warnings
 
 
 def _eval_path(agent_dir: Path, eval_file: str | Path | None) -> Path:
@@ -352,14 +419,12 @@ def load_eval_config(
         if key in _SET_BY_LOADER:
             raise InputError(file, f"'{key}' is not set in eval.yaml: the pipeline sets it (the agent folder)",
                              entry=TOP_LEVEL, field=key)
-        if key not in _SECTIONS:
-            raise InputError(file, f"unknown field '{key}'; " + _did_you_mean(key, list(_SECTIONS)),
-                             entry=TOP_LEVEL, field=str(key))
-    data = {key: value for key, value in data.items() if not (key in ("evaluation", "agent") and value is None)}
+    data = _lenient_sections(dict(data), file)
+    data["models"] = _normalize_models(data.get("models"), file)
+    warnings = _drop_unknown_keys(data, EvalConfig, file, _config_location)
     if environ is None:
         environ = _default_environ(agent_dir)
 
-    data["models"] = _normalize_models(data.get("models"), file)
     if isinstance(data["models"], list):
         for index, model in enumerate(data["models"]):
             _env_values(model, environ, file, f"models[{index}]")
@@ -379,7 +444,9 @@ def load_eval_config(
             raise InputError(file, f"cannot split the command: {exc}", entry="agent", field="command") from None
 
     try:
-        config = EvalConfig.model_validate({**data, "agent_dir": agent_dir, "source": path}, strict=True)
+        # Lax, as bat-cli's own records: "3" is read as 3 and "true" as true.
+        config = EvalConfig.model_validate(
+            {**data, "agent_dir": agent_dir, "source": path, "warnings": warnings}, strict=False)
     except ValidationError as exc:
         error, more = _first_error(exc)
         entry, field = _config_location(tuple(error["loc"]))
@@ -438,12 +505,15 @@ def _task_entry(index: int, item: Any) -> str:
     return f"tasks[{index}] (id '{task_id}')" if isinstance(task_id, str) and task_id else f"tasks[{index}]"
 
 
-def load_tasks(path: str | Path) -> list[Task]:
-    """The dataset: a JSON array of tasks (SPEC §3), validated strictly.
+def load_tasks(path: str | Path, warnings: list[str] | None = None) -> list[Task]:
+    """The dataset: a JSON array of tasks (SPEC §3), read as `bat eval` reads it.
 
-    Refuses (InputError with file, `tasks[i] (id 'x')` and field) a missing file, text
-    that is not JSON (line and column), a top level that is not an array, an empty
-    array, a task that does not validate, and an id used twice (both indexes named).
+    Unknown keys are ignored, each with a warning appended to `warnings` (a key one edit
+    away from a known one is refused as a typo); scalars are coerced as bat-cli's records
+    do ("3" → 3, "true" → true); a null `expected_outcome` is empty. Refuses (InputError
+    with file, `tasks[i] (id 'x')` and field) a missing file, text that is not JSON (line
+    and column), a top level that is not an array, an empty array, a task that does not
+    validate, and an id used twice (both indexes named).
     """
     path = Path(path)
     file = str(path)
@@ -467,8 +537,15 @@ def load_tasks(path: str | Path) -> list[Task]:
         entry = _task_entry(index, item)
         if not isinstance(item, dict):
             raise InputError(file, f"expected a task object, got {_kind(item, json_words=True)}", entry=entry)
+        item = json.loads(json.dumps(item))  # a private copy: unknown keys are removed from it
+        expected = item.get("expected")
+        if isinstance(expected, dict) and expected.get("expected_outcome", "") is None:
+            expected["expected_outcome"] = ""
+        found = _drop_unknown_keys(item, Task, file, lambda loc, entry=entry: (entry, _dotted(loc)))
+        if warnings is not None:
+            warnings.extend(found)
         try:
-            task = Task.model_validate(item, strict=True)
+            task = Task.model_validate(item, strict=False)
         except ValidationError as exc:
             error, more = _first_error(exc)
             message = _explain(error, Task, json_words=True)

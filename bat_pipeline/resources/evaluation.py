@@ -26,9 +26,10 @@ class EvaluationResource(dg.ConfigurableResource):
             self._config = load_eval_config(Path(self.agent_dir))
         return self._config
 
-    def tasks(self) -> list[Task]:
+    def tasks(self, warnings: list[str] | None = None) -> list[Task]:
+        """The dataset; what it ignored is appended to `warnings`."""
         config = self.config()
-        return load_tasks(config.resolve(config.evaluation.dataset))
+        return load_tasks(config.resolve(config.evaluation.dataset), warnings)
 
     @property
     def root(self) -> Path:

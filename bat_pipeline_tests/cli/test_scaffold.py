@@ -57,3 +57,19 @@ def test_show_prints_partitions_and_masks_variable_values(tmp_path, capsys, monk
     out = capsys.readouterr().out
     assert "openai-gpt-4o-mini = openai:gpt-4o-mini" in out
     assert "OPENAI_API_KEY: <set>" in out and "sk-show-canary" not in out
+
+
+def test_show_lists_what_the_files_hold_that_is_ignored(tmp_path, capsys):
+    folder = agent_folder(tmp_path)
+    main(["init", str(folder)])
+    eval_file = folder / "eval" / "eval.yaml"
+    eval_file.write_text(eval_file.read_text() + "\nowner: qa-team\n")
+    tasks_file = folder / "eval" / "input" / "tasks.json"
+    tasks = json.loads(tasks_file.read_text())
+    tasks[0]["reviewer"] = "ana"
+    tasks_file.write_text(json.dumps(tasks))
+    capsys.readouterr()
+    assert main(["show", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "top level, field 'owner': unknown key, ignored" in out
+    assert "tasks[0] (id 'hello'), field 'reviewer': unknown key, ignored" in out

@@ -18,15 +18,15 @@ class ToolCallExpectation(_Strict):
     """Tool name, matched exactly."""
     args_subset: dict[str, Any] = Field(default_factory=dict)
     """Arguments the call must contain (recursively; see verdicts.args_contain)."""
-    times: int = Field(default=1, ge=1)
-    """Minimum number of matching calls."""
+    times: int = Field(default=1, ge=0)
+    """Minimum number of matching calls (0: always holds, as in bat-cli)."""
 
 
 class AgentCallExpectation(_Strict):
     agent: str = Field(min_length=1)
     """Name of the called agent (`gen_ai.agent.name` of the CLIENT span)."""
-    times: int = Field(default=1, ge=1)
-    """Minimum number of calls."""
+    times: int = Field(default=1, ge=0)
+    """Minimum number of calls (0: always holds)."""
 
 
 class Expected(_Strict):
