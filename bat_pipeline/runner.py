@@ -108,7 +108,10 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
     keys = select_models(config, models)
     root = default_root()
     for key in keys:
-        AgentLauncher(config, config.model(key), root).preflight()
+        for warning in AgentLauncher(config, config.model(key), root).preflight():
+            if warning not in warnings:
+                warnings.append(warning)
+                print(f"warning: {warning}", file=sys.stderr)
 
     # Two evaluations of one agent can start within the same second; the suffix keeps their
     # reference folders (<output_dir>/<run id>/...) apart. Ids still sort by start time.

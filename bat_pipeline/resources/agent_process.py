@@ -32,6 +32,7 @@ from bat_pipeline.engine.agent_folder import (
 )
 from bat_pipeline.engine.contracts import EvalConfig, ModelSpec
 from bat_pipeline.engine.errors import InputError
+from bat_pipeline.engine.privacy_floor import check_privacy_floors
 from bat_pipeline.engine.loading import agent_environment
 
 LOG_TAIL_LINES = 30
@@ -128,22 +129,28 @@ class AgentLauncher:
         self.log = log or (lambda msg: None)
         self.spans_name = spans_name
 
-    def preflight(self) -> None:
-        """Refuse before anything starts: unreadable config, redacting privacy floor, no `uv`."""
+    def preflight(self) -> list[str]:
+        """Refuse before anything starts: unreadable config, redacting privacy (in
+        config.yaml, or a floor set in a BAT agent's code), no `uv`. Returns warnings (a
+        privacy floor that cannot be read before the agent runs)."""
         if self.config.agent.url:
-            return
+            return []
         command, _, config_file = build_command(self.config)
         if config_file is not None:
             check_telemetry_privacy(read_agent_config(config_file, self.environ), config_file)
+        layout = detect_layout(self.config.agent_dir)
+        warnings = check_privacy_floors(layout.agent_dir, layout.root) if layout.kind != "custom" else []
         if command and command[0] == "uv" and shutil.which("uv", path=self.environ.get("PATH")) is None:
             raise InputError(str(self.config.agent_dir), "the agent is started with `uv run`, but `uv` "
                              "is not on PATH: install it (pip install uv) or set `agent.command`",
                              entry="agent", field="command")
+        return warnings
 
     @contextlib.contextmanager
     def running(self) -> Iterator[RunningAgent]:
         """The agent, ready; stopped (TERM, then KILL) when the block ends, whatever happens."""
-        self.preflight()
+        for warning in self.preflight():
+            self.log(f"warning: {warning}")
         spans_dir = self.workdir / "spans"
         spans_dir.mkdir(parents=True, exist_ok=True)
         if self.config.agent.url:

@@ -301,3 +301,20 @@ def test_redacting_privacy_is_refused_before_anything_starts(bat_adk_env, script
     assert not (agent / "eval" / "output").exists()
     assert scripted_llm.count() == asked
     assert processes_in(agent) == []
+
+
+def test_privacy_floor_in_the_agents_code_is_refused_before_anything_starts(bat_adk_env, scripted_llm, tmp_path):
+    agent = copy_agent(STANDALONE, tmp_path / "weather")
+    code = agent / "weather_agent.py"
+    code.write_text(code.read_text().replace(
+        "        AgentStateType=WeatherState,\n",
+        "        AgentStateType=WeatherState,\n        telemetry_privacy_floor=\"names\",\n"))
+    asked = scripted_llm.count()
+    home = tmp_path / "home"
+    run = start_pipeline(agent, pipeline_env(bat_adk_env, home, scripted_llm.base_url), home)
+    assert run.wait(120) == 2, run.output[-4000:]
+    line = next(n for n, text in enumerate(code.read_text().splitlines(), 1) if "telemetry_privacy_floor" in text)
+    assert str(code) in run.output and f"line {line}" in run.output
+    assert 'telemetry_privacy_floor="names"' in run.output and "Traceback" not in run.output
+    assert not (home / "runs").exists() and scripted_llm.count() == asked
+    assert processes_in(agent) == []
