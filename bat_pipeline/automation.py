@@ -35,11 +35,12 @@ def _sweep_requests(partitions: dg.StaticPartitionsDefinition, reason: str):
     ]
 
 
-def build_automation(config: EvalConfig, partitions: dg.StaticPartitionsDefinition, chain: list):
+def build_automation(config: EvalConfig, partitions: dg.StaticPartitionsDefinition, chain: list,
+                     charts_asset: dg.AssetsDefinition):
     evaluate = dg.define_asset_job(
-        EVALUATE_JOB, selection=dg.AssetSelection.assets(*chain) | dg.AssetSelection.assets("task_specs"),
-        description="The whole chain for one model: episodes, trajectories, verdicts, judge, metrics.")
-    charts = dg.define_asset_job(CHARTS_JOB, selection=dg.AssetSelection.assets("eval_charts"),
+        EVALUATE_JOB, selection=dg.AssetSelection.assets(*chain),
+        description="The whole chain for one model: tasks, episodes, trajectories, verdicts, judge, metrics.")
+    charts = dg.define_asset_job(CHARTS_JOB, selection=dg.AssetSelection.assets(charts_asset),
                                  description="Redraw the charts from the warehouse.")
 
     cron = config.evaluation.schedule

@@ -13,15 +13,18 @@ from pathlib import Path
 
 import dagster as dg
 
-from bat_pipeline.assets import charts, episodes, judge, metrics, trajectories, verdicts
-from bat_pipeline.assets.tasks import task_specs
+from bat_pipeline.assets import charts, episodes, judge, metrics, tasks, trajectories, verdicts
 from bat_pipeline.automation import build_automation
 from bat_pipeline.engine.loading import load_eval_config
 from bat_pipeline.example.demo_llm import EXAMPLE_AGENT_DIR, ensure_demo_llm, is_example
 from bat_pipeline.resources.evaluation import EvaluationResource
 from bat_pipeline.resources.judge import JudgeResource
-from bat_pipeline.resources.warehouse import WarehouseResource
+from bat_pipeline.resources.warehouse import DEFAULT_MAX_WAIT_S, WarehouseResource
 from bat_pipeline.storage import default_root
+
+
+WAREHOUSE_WAIT_VAR = "BAT_PIPELINE_WAREHOUSE_WAIT_S"
+"""Seconds the metrics step waits for another process holding the warehouse (default 60)."""
 
 
 def agent_dir_from_env() -> Path:
@@ -37,15 +40,20 @@ def build_definitions(agent_dir: Path, storage_root: Path) -> dg.Definitions:
         ensure_demo_llm()
     config = load_eval_config(agent_dir)
     partitions = dg.StaticPartitionsDefinition([m.partition_key for m in config.models])
+    # Asset keys carry the agent id, so two agents' code locations in one workspace (and
+    # their history in the UI) never collide.
+    prefix = config.agent_id
     chain = [
-        episodes.build(partitions),
-        trajectories.build(partitions),
-        verdicts.build(partitions),
-        judge.build(partitions),
+        episodes.build(partitions, prefix),
+        trajectories.build(partitions, prefix),
+        verdicts.build(partitions, prefix),
+        judge.build(partitions, prefix),
         metrics.build(partitions, config),
     ]
-    assets = [task_specs, *chain, charts.eval_charts]
-    jobs, schedules, sensors = build_automation(config, partitions, chain)
+    task_specs = tasks.build(prefix)
+    eval_charts = charts.build(prefix)
+    assets = [task_specs, *chain, eval_charts]
+    jobs, schedules, sensors = build_automation(config, partitions, [task_specs, *chain], eval_charts)
     return dg.Definitions(
         assets=assets,
         # The chain is linear (one step at a time), so a process per step buys no
@@ -58,7 +66,8 @@ def build_definitions(agent_dir: Path, storage_root: Path) -> dg.Definitions:
         resources={
             "evaluation": EvaluationResource(agent_dir=str(agent_dir), storage_root=str(storage_root)),
             "judge": JudgeResource(storage_root=str(storage_root)),
-            "warehouse": WarehouseResource(database=str(storage_root / "warehouse.duckdb")),
+            "warehouse": WarehouseResource(database=str(storage_root / "warehouse.duckdb"),
+                                           max_wait_s=float(os.environ.get(WAREHOUSE_WAIT_VAR) or DEFAULT_MAX_WAIT_S)),
         },
     )
 

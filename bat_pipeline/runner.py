@@ -19,7 +19,15 @@ from pathlib import Path
 from bat_pipeline.engine.contracts import EvalConfig
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.loading import load_eval_config, load_tasks
-from bat_pipeline.storage import default_root, latest_run_dir, new_run_id, partition_dir, safe_name
+from bat_pipeline.storage import (
+    check_writable,
+    default_root,
+    latest_run_dir,
+    load_ref,
+    new_run_id,
+    partition_dir,
+    safe_name,
+)
 
 POLL_S = 0.5
 PROGRESS_EVERY_S = 3.0
@@ -64,8 +72,13 @@ def select_models(config: EvalConfig, wanted: list[str] | None) -> list[str]:
     return keys
 
 
-def _episode_count(root: Path, run_id: str, key: str, resume: bool) -> int:
-    folder = latest_run_dir(root, key) if resume else partition_dir(root, run_id, key)
+def _partition_folder(root: Path, run_id: str, key: str, resume: bool, agent_id: str) -> Path | None:
+    """Where the partition of `key` writes: this run's folder, or the run it resumes."""
+    return latest_run_dir(root, key, agent_id) if resume else partition_dir(root, run_id, key)
+
+
+def _episode_count(root: Path, run_id: str, key: str, resume: bool, agent_id: str) -> int:
+    folder = _partition_folder(root, run_id, key, resume, agent_id)
     if folder is None or not (folder / "episodes").is_dir():
         return 0
     return sum(1 for _ in (folder / "episodes").glob("*.json"))
@@ -112,6 +125,8 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
             if warning not in warnings:
                 warnings.append(warning)
                 print(f"warning: {warning}", file=sys.stderr)
+    check_writable(root, "pipeline's results (BAT_PIPELINE_HOME)")
+    check_writable(config.resolve(config.evaluation.output_dir), "output files (evaluation.output_dir)")
 
     # Two evaluations of one agent can start within the same second; the suffix keeps their
     # reference folders (<output_dir>/<run id>/...) apart. Ids still sort by start time.
@@ -130,7 +145,7 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
     while True:
         alive = [p for p in running if p.process.poll() is None]
         line = "  " + " · ".join(
-            f"{p.key} {_episode_count(root, run_id, p.key, resume)}/{total}"
+            f"{p.key} {_episode_count(root, run_id, p.key, resume, config.agent_id)}/{total}"
             + ("" if p.process.returncode is None else (" done" if p.process.returncode == 0 else " FAILED"))
             for p in running)
         if line != shown and (time.monotonic() - last >= PROGRESS_EVERY_S or not alive):
@@ -142,9 +157,11 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
 
     failed = [p for p in running if p.process.returncode != 0]
     for p in failed:
-        out(f"\n✗ {p.key} failed (log: {p.log}):\n{_tail(p.log)}")
+        reasons = _failure_lines(p.log)
+        out(f"\n✗ {p.key} failed (log: {p.log}):\n" + ("\n".join(reasons) if reasons else _tail(p.log)))
     charts_dir = _redraw_charts(env, out)
-    _print_summary(root, keys, out)
+    _print_summary(root, [(p.key, _partition_folder(root, run_id, p.key, resume, config.agent_id))
+                          for p in running], out)
     out(f"\nresults: {root / 'runs'}")
     out(f"reference files: {config.resolve(config.evaluation.output_dir)}")
     if charts_dir:
@@ -165,13 +182,37 @@ def _redraw_charts(env: dict[str, str], out) -> Path | None:
     return Path(lines[-1].split(" ", 1)[1]) if lines else None
 
 
-def _print_summary(root: Path, keys: list[str], out) -> None:
-    from bat_pipeline.resources.warehouse import Warehouse
+FAILURE_MARK = "FAILED: "
+"""Starts the lines a partition process prints for what failed (a step, a gate)."""
+
+
+def _failure_lines(log: Path) -> list[str]:
+    """What the partition process said failed, one line each (without the mark)."""
+    if not log.exists():
+        return []
+    lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    return [f"  {line[len(FAILURE_MARK):]}" for line in lines if line.startswith(FAILURE_MARK)]
+
+
+def _print_summary(root: Path, partitions: list[tuple[str, Path | None]], out) -> None:
+    """The table of *this* run: each partition's metrics as its run wrote them (a resumed
+    partition: the run it resumed), never another run's."""
+    from bat_pipeline.resources.warehouse import Warehouse, WarehouseBusyError
 
     path = root / "warehouse.duckdb"
     if not path.exists():
         return
-    rows = [r for r in Warehouse(path).latest() if r.get("model_key") in keys]
+    rows = []
+    try:
+        warehouse = Warehouse(path, max_wait_s=5)
+        for key, folder in partitions:
+            if folder is None or not (folder / "partition.json").exists():
+                continue
+            run_id = load_ref(folder).run_id
+            rows.extend(r for r in warehouse.model_summary(run_id) if r["model_key"] == key)
+    except WarehouseBusyError as exc:
+        out(f"\nthe summary table cannot be shown: {exc}")
+        return
     if not rows:
         return
     out("\nmodel                          pass   pass@k  pass^k  p50 ms  p95 ms   tokens  judge")
@@ -202,6 +243,16 @@ def _instance():
         return dg.DagsterInstance.get()
 
 
+def _user_message(error) -> str:
+    """What went wrong in the user's terms: the exception raised in the step (not Dagster's
+    wrapper around it), without its class's module path."""
+    while error.cause is not None and error.cls_name == "DagsterExecutionStepExecutionError":
+        error = error.cause
+    message = error.message.strip()
+    head, sep, rest = message.partition(f"{error.cls_name}: ")
+    return rest if sep and " " not in head else message
+
+
 def _run_partition(key: str, run_id: str, resume: bool) -> int:
     """In the partition's own process: one Dagster run of the `evaluate` job."""
     from bat_pipeline.assets.common import RESUME_TAG, RUN_ID_TAG
@@ -215,12 +266,15 @@ def _run_partition(key: str, run_id: str, resume: bool) -> int:
                                     raise_on_error=False)
     for event in result.all_events:
         if event.is_step_failure:
-            print(f"step {event.step_key} failed: {event.step_failure_data.error.message.strip()}")
+            lines = _user_message(event.step_failure_data.error).splitlines() or [""]
+            print(f"{FAILURE_MARK}step {event.step_key} failed: {lines[0]}")
+            for line in lines[1:]:
+                print(f"{FAILURE_MARK}    {line}")
         if event.event_type_value == "ASSET_CHECK_EVALUATION":
             data = event.event_specific_data  # an AssetCheckEvaluation
             if not data.passed:
                 message = data.metadata.get("message")
-                print(f"gate {data.check_name} failed: {getattr(message, 'value', message) or ''}")
+                print(f"{FAILURE_MARK}gate {data.check_name} failed: {getattr(message, 'value', message) or ''}")
     return 0 if result.success else 1
 
 
@@ -228,11 +282,12 @@ def _run_charts() -> int:
     from bat_pipeline.automation import CHARTS_JOB
     from bat_pipeline.definitions import agent_dir_from_env, build_definitions
 
-    defs = build_definitions(agent_dir_from_env(), default_root())
+    agent_dir = agent_dir_from_env()
+    defs = build_definitions(agent_dir, default_root())
     result = defs.resolve_job_def(CHARTS_JOB).execute_in_process(instance=_instance(),
                                                                  raise_on_error=False)
     if result.success:
-        print(f"CHARTS {default_root() / 'charts'}")
+        print(f"CHARTS {default_root() / 'charts' / load_eval_config(agent_dir).agent_id}")
     return 0 if result.success else 1
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import tempfile
 from datetime import datetime, timezone
@@ -29,14 +28,11 @@ from typing import Any, Iterable
 from pydantic import BaseModel
 
 from bat_pipeline.engine.contracts import Episode
+from bat_pipeline.engine.contracts.config import safe_key
+from bat_pipeline.engine.errors import InputError
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
-
-
-def safe_name(text: str) -> str:
-    """A file name from any text: characters outside [A-Za-z0-9_.-] become `_`; never `.`/`..`."""
-    name = _UNSAFE.sub("_", text)
-    return name if name.strip(".") else name.replace(".", "_")
+safe_name = safe_key
+"""A file name from any text: characters outside [A-Za-z0-9_.-] become `_`; never `.`/`..`."""
 
 
 def episode_file_name(task_id: str, attempt_index: int) -> str:
@@ -52,6 +48,29 @@ def new_run_id(now: datetime | None = None) -> str:
     """A sortable id for one evaluation run: UTC time to the second."""
     now = now or datetime.now(timezone.utc)
     return now.strftime("%Y%m%dT%H%M%SZ")
+
+
+MIN_FREE_BYTES = 50 * 1024 * 1024
+"""Below this much free space a run is refused before it starts: episodes, spans and the
+warehouse of even a small run take megabytes, and a write failing mid-run costs a retry."""
+
+
+def check_writable(folder: Path, what: str) -> None:
+    """Refuse (InputError, one line) a folder results cannot be written to: not creatable,
+    read-only, or on a file system with less than MIN_FREE_BYTES free. Leaves the folder
+    (created if needed) and nothing else."""
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".write-check-")
+        os.close(fd)
+        os.unlink(probe)
+        free = shutil.disk_usage(folder).free
+    except OSError as exc:
+        raise InputError(str(folder), f"cannot write the {what} here: {exc.strerror or exc}") from None
+    if free < MIN_FREE_BYTES:
+        raise InputError(str(folder), f"cannot write the {what} here: only {free // (1024 * 1024)} MB free "
+                         f"on this file system (at least {MIN_FREE_BYTES // (1024 * 1024)} MB needed)")
 
 
 def write_text_atomic(path: Path, text: str) -> None:
@@ -155,14 +174,26 @@ def load_ref(directory: Path) -> PartitionRef:
     return PartitionRef.model_validate(read_json(Path(directory) / "partition.json"))
 
 
-def latest_run_dir(root: Path, model_key: str) -> Path | None:
-    """The newest run folder holding this model, or None."""
+def latest_run_dir(root: Path, model_key: str, agent_id: str | None = None) -> Path | None:
+    """The newest run folder holding this model (of this agent, when given), or None.
+
+    A partition recorded before agents had an identity belongs to its agent folder's name."""
     runs = Path(root) / "runs"
     if not runs.is_dir():
         return None
-    candidates = sorted((p for p in runs.iterdir() if (p / safe_name(model_key) / "partition.json").exists()),
-                        key=lambda p: p.name)
-    return candidates[-1] / safe_name(model_key) if candidates else None
+    for run in sorted((p for p in runs.iterdir() if p.is_dir()), key=lambda p: p.name, reverse=True):
+        folder = run / safe_name(model_key)
+        if not (folder / "partition.json").exists():
+            continue
+        if agent_id is None:
+            return folder
+        try:
+            ref = load_ref(folder)
+        except (OSError, ValueError):
+            continue
+        if (ref.agent_id or safe_name(Path(ref.agent_dir).name)) == agent_id:
+            return folder
+    return None
 
 
 def publish_reference(ref: PartitionRef, episodes: Iterable[Episode], *, files: dict[str, Any] | None = None,

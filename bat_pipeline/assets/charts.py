@@ -16,25 +16,31 @@ def _embedded(path) -> dg.MetadataValue:
     return dg.MetadataValue.md(f"![{path.stem}](data:image/png;base64,{data})")
 
 
-@dg.asset(
-    group_name=GROUP, deps=["eval_metrics"],
-    description="Pass rate, time, tokens, judge scores, per task, trend across runs, pass@k — "
-                "PNG files, shown here as metadata.",
-)
-def eval_charts(context: dg.AssetExecutionContext, evaluation: EvaluationResource,
-                warehouse: WarehouseResource) -> None:
-    from bat_pipeline.engine.charts import render_all  # matplotlib: loaded only to draw
+def build(prefix: str) -> dg.AssetsDefinition:
+    """The `eval_charts` asset of one agent (asset keys carry the agent id as a prefix)."""
 
-    data = warehouse.warehouse(on_wait=context.log.warning).chart_data()
-    out_dir = evaluation.root / "charts"
-    written = render_all(data, out_dir)
-    config = evaluation.config()
-    reference_charts = config.resolve(config.evaluation.output_dir) / "charts"
-    reference_charts.mkdir(parents=True, exist_ok=True)
-    for path in written.values():
-        shutil.copyfile(path, reference_charts / path.name)
-    context.add_output_metadata({
-        "charts_dir": dg.MetadataValue.path(str(out_dir)),
-        "models": len(data.models),
-        **{f"chart_{name}": _embedded(path) for name, path in written.items()},
-    })
+    @dg.asset(
+        key_prefix=prefix, group_name=GROUP, deps=["eval_metrics"],
+        description="Pass rate, time, tokens, judge scores, per task, trend across runs, pass@k — "
+                    "PNG files, shown here as metadata. Only this agent's runs.",
+    )
+    def eval_charts(context: dg.AssetExecutionContext, evaluation: EvaluationResource,
+                    warehouse: WarehouseResource) -> None:
+        from bat_pipeline.engine.charts import render_all  # matplotlib: loaded only to draw
+
+        config = evaluation.config()
+        data = warehouse.warehouse(on_wait=context.log.warning).chart_data(agent_id=config.agent_id)
+        out_dir = evaluation.root / "charts" / config.agent_id
+        written = render_all(data, out_dir)
+        reference_charts = config.resolve(config.evaluation.output_dir) / "charts"
+        reference_charts.mkdir(parents=True, exist_ok=True)
+        for path in written.values():
+            shutil.copyfile(path, reference_charts / path.name)
+        context.add_output_metadata({
+            "agent": config.agent_id,
+            "charts_dir": dg.MetadataValue.path(str(out_dir)),
+            "models": len(data.models),
+            **{f"chart_{name}": _embedded(path) for name, path in written.items()},
+        })
+
+    return eval_charts

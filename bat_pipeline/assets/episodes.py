@@ -11,7 +11,9 @@ from bat_pipeline.engine.contracts import Episode, EvalConfig, Task
 from bat_pipeline.resources.a2a_conversations import Attempt, run_attempts
 from bat_pipeline.resources.agent_process import AgentLauncher, AgentStartError
 from bat_pipeline.resources.evaluation import EvaluationResource
+from bat_pipeline.engine.errors import InputError
 from bat_pipeline.storage import (
+    check_writable,
     PartitionRef,
     latest_run_dir,
     load_episodes,
@@ -37,7 +39,7 @@ def _fresh_ref(context, config: EvalConfig, evaluation: EvaluationResource, mode
     if directory.exists():
         shutil.rmtree(directory)
     return PartitionRef(
-        run_id=run_id, run_name=config.evaluation.run_name, model_key=model_key,
+        run_id=run_id, run_name=config.evaluation.run_name, agent_id=config.agent_id, model_key=model_key,
         model_name=model.name, k=config.evaluation.k, agent_dir=config.agent_dir, dir=directory,
         output_dir=reference_dir(config.resolve(config.evaluation.output_dir), run_id,
                                  config.evaluation.run_name, model.name),
@@ -45,7 +47,7 @@ def _fresh_ref(context, config: EvalConfig, evaluation: EvaluationResource, mode
 
 
 def _resumed_ref(context, evaluation: EvaluationResource, model_key: str) -> PartitionRef | None:
-    directory = latest_run_dir(evaluation.root, model_key)
+    directory = latest_run_dir(evaluation.root, model_key, evaluation.config().agent_id)
     if directory is None:
         return None
     ref = load_ref(directory)
@@ -58,9 +60,9 @@ def plan_attempts(tasks: list[Task], k: int, kept: list[Episode]) -> list[Attemp
     return [Attempt(t, i) for t in tasks for i in range(k) if (t.id, i) not in done]
 
 
-def build(partitions: dg.PartitionsDefinition) -> dg.AssetsDefinition:
+def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefinition:
     @dg.asset(
-        group_name=GROUP, partitions_def=partitions,
+        key_prefix=prefix, group_name=GROUP, partitions_def=partitions,
         description="Conversations with the agent over A2A (SPEC §4): k attempts per task, "
                     "the agent started for this model only. Each episode is stored as it ends.",
     )
@@ -68,6 +70,11 @@ def build(partitions: dg.PartitionsDefinition) -> dg.AssetsDefinition:
                        evaluation: EvaluationResource, task_specs: list[Task]) -> PartitionRef:
         eval_config = evaluation.config()
         model_key = context.partition_key
+        try:  # a full disk or a read-only folder is found before the agent starts
+            check_writable(evaluation.root, "pipeline's results (BAT_PIPELINE_HOME)")
+            check_writable(eval_config.resolve(eval_config.evaluation.output_dir), "output files")
+        except InputError as exc:
+            raise dg.Failure(description=str(exc)) from None
         model = eval_config.model(model_key)
         ref = _resumed_ref(context, evaluation, model_key) if wants_resume(context, config.resume) else None
         kept: list[Episode] = []

@@ -117,11 +117,11 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def build(partitions: dg.PartitionsDefinition) -> dg.AssetsDefinition:
+def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefinition:
     """The `judge_scores` asset over `judge_partition`."""
 
     @dg.asset(
-        group_name=GROUP, partitions_def=partitions,
+        key_prefix=prefix, group_name=GROUP, partitions_def=partitions,
         description="LLM judge scores per rubric (SPEC §7), added to the stored episodes and the "
                     "reference files. Answers are cached by content: re-judging unchanged episodes "
                     "asks nothing. Off unless evaluation.qualitative is true.",

@@ -8,7 +8,7 @@ import dagster as dg
 
 from bat_pipeline.assets.common import GROUP, counts
 from bat_pipeline.engine.contracts import EvalConfig, Task
-from bat_pipeline.engine.gates import evaluate_gates
+from bat_pipeline.engine.gates import evaluate_gates, nothing_ran
 from bat_pipeline.engine.metrics import build_metrics, build_summary
 from bat_pipeline.resources.warehouse import WarehouseResource
 from bat_pipeline.storage import PartitionRef, load_episodes, publish_reference, write_json
@@ -25,7 +25,7 @@ def gate_specs(config: EvalConfig, partitions: dg.PartitionsDefinition | None = 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dg.PreviewWarning)
         return [
-            dg.AssetCheckSpec(name=name, asset="eval_metrics", blocking=True, partitions_def=partitions,
+            dg.AssetCheckSpec(name=name, asset=dg.AssetKey([config.agent_id, "eval_metrics"]), blocking=True, partitions_def=partitions,
                               description=f"evaluation.gate.{name} = {getattr(gate, name)}")
             for name in GATES if getattr(gate, name) is not None
         ]
@@ -33,7 +33,7 @@ def gate_specs(config: EvalConfig, partitions: dg.PartitionsDefinition | None = 
 
 def build(partitions: dg.PartitionsDefinition, config: EvalConfig) -> dg.AssetsDefinition:
     @dg.asset(
-        group_name=GROUP, partitions_def=partitions, check_specs=gate_specs(config, partitions),
+        key_prefix=config.agent_id, group_name=GROUP, partitions_def=partitions, check_specs=gate_specs(config, partitions),
         description="Per-model metrics (pass rate, pass@k, pass^k, latency percentiles, tokens, "
                     "judge means) written to metrics.json, summary.json and the DuckDB warehouse.",
     )
@@ -65,9 +65,14 @@ def build(partitions: dg.PartitionsDefinition, config: EvalConfig) -> dg.AssetsD
         })
 
         gate = context.assets_def.check_specs  # only the gates that are set
+        nothing = nothing_ran(episodes, ref.model_name)
+        if nothing:
+            # Written and loaded above, so the episodes stay inspectable; the partition fails.
+            context.log.error(nothing)
+            raise dg.Failure(description=nothing)
         if not list(gate):
             return
-        previous = store.previous_metrics(ref.model_key, ref.run_id)
+        previous = store.previous_metrics(ref.model_key, ref.run_id, agent_id=ref.agent_id or None)
         results = evaluate_gates(
             config.evaluation.gate, model_key=ref.model_key, pass_rate=figures.pass_rate if episodes else None,
             error_episodes=figures.error_episodes,

@@ -11,9 +11,9 @@ from bat_pipeline.resources.evaluation import EvaluationResource
 from bat_pipeline.storage import PartitionRef, load_episodes, write_episodes, write_json
 
 
-def build(partitions: dg.PartitionsDefinition) -> dg.AssetsDefinition:
+def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefinition:
     @dg.asset(
-        group_name=GROUP, partitions_def=partitions,
+        key_prefix=prefix, group_name=GROUP, partitions_def=partitions,
         description="Trajectories from the agent's span files and `extra_spans` (SPEC §5), "
                     "all files read once.",
     )

@@ -8,9 +8,9 @@ from bat_pipeline.engine.verdicts import decide, error_verdict
 from bat_pipeline.storage import PartitionRef, load_episodes, publish_reference, write_episodes, write_json
 
 
-def build(partitions: dg.PartitionsDefinition) -> dg.AssetsDefinition:
+def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefinition:
     @dg.asset(
-        group_name=GROUP, partitions_def=partitions,
+        key_prefix=prefix, group_name=GROUP, partitions_def=partitions,
         description="One check per expectation; the episode passes when every check does. "
                     "Also writes the reference's episode files, before any judging.",
     )

@@ -3,9 +3,14 @@ against `GateSettings`. Pure; a gate that is not set produces no result."""
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
+
 from pydantic import BaseModel
 
 from bat_pipeline.engine.contracts.config import GateSettings
+from bat_pipeline.engine.contracts.episode import Episode
+from bat_pipeline.engine.metrics import is_error_episode
 
 _EPSILON = 1e-9
 """Pass rates are ratios of small integers: compare with a tolerance so that
@@ -82,3 +87,17 @@ def _figures(value: float, limit: float) -> tuple[str, str]:
         if shown != bound or abs(value - limit) <= _EPSILON:
             break
     return shown, bound
+
+
+def nothing_ran(episodes: Sequence[Episode], model_name: str) -> str | None:
+    """Why a model's run measured nothing, when every one of its episodes errored (the
+    attempt raised, or the agent ended in status error: no key, no network, the agent
+    crashed); None when at least one episode ran. The most frequent reason is quoted."""
+    if not episodes or not all(is_error_episode(e) for e in episodes):
+        return None
+    reasons = Counter(
+        e.eval_error or f"the agent ended in status error: {(e.final_output or '(no output)')[:300]}"
+        for e in episodes)
+    reason, count = reasons.most_common(1)[0]
+    more = f" ({count} of {len(episodes)}; other reasons in the episode files)" if len(reasons) > 1 else ""
+    return f"every episode of {model_name} errored ({len(episodes)}), so nothing was measured: {reason}{more}"

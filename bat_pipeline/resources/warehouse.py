@@ -35,6 +35,7 @@ import duckdb
 from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
+from bat_pipeline.engine.contracts.config import safe_key
 from bat_pipeline.engine.contracts.episode import SCORE_FIELDS, Episode
 from bat_pipeline.engine.contracts.metrics import MetricsFile
 from bat_pipeline.engine.contracts.tasks import Task
@@ -57,7 +58,7 @@ _JUDGE_COLUMNS = tuple(SCORE_FIELDS.values())
 
 TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     "runs": (
-        ("run_id", "VARCHAR"), ("model_key", "VARCHAR"), ("model_name", "VARCHAR"),
+        ("run_id", "VARCHAR"), ("model_key", "VARCHAR"), ("agent_id", "VARCHAR"), ("model_name", "VARCHAR"),
         ("run_name", "VARCHAR"), ("agent_dir", "VARCHAR"), ("started_at", "VARCHAR"),
         ("finished_at", "VARCHAR"), ("k", "INTEGER"), ("dagster_run_id", "VARCHAR"),
         ("written_at", "VARCHAR"),
@@ -112,13 +113,13 @@ TABLES: dict[str, tuple[tuple[str, str], ...]] = {
 
 _VIEWS = {
     "latest_model_metrics": """
-        SELECT m.run_id, m.model_key, r.model_name, r.run_name, r.started_at, r.finished_at,
+        SELECT r.agent_id, m.run_id, m.model_key, r.model_name, r.run_name, r.started_at, r.finished_at,
                r.k, m.* EXCLUDE (run_id, model_key)
         FROM model_metrics m JOIN runs r USING (run_id, model_key)
-        QUALIFY row_number() OVER (PARTITION BY m.model_key ORDER BY m.run_id DESC) = 1
-        ORDER BY m.model_key""",
+        QUALIFY row_number() OVER (PARTITION BY r.agent_id, m.model_key ORDER BY m.run_id DESC) = 1
+        ORDER BY r.agent_id, m.model_key""",
     "model_trend": """
-        SELECT m.model_key, r.model_name, m.run_id, r.run_name, r.started_at,
+        SELECT r.agent_id, m.model_key, r.model_name, m.run_id, r.run_name, r.started_at,
                row_number() OVER w AS run_index,
                m.pass_rate,
                lag(m.pass_rate) OVER w AS previous_pass_rate,
@@ -126,10 +127,14 @@ _VIEWS = {
                m.pass_at_k, m.pass_hat_k, m.error_episodes, m.episodes, m.avg_wall_ms,
                m.p95_ms, m.total_tokens_total, m.task_completion_quality
         FROM model_metrics m JOIN runs r USING (run_id, model_key)
-        WINDOW w AS (PARTITION BY m.model_key ORDER BY m.run_id)
-        ORDER BY m.model_key, m.run_id""",
+        WINDOW w AS (PARTITION BY r.agent_id, m.model_key ORDER BY m.run_id)
+        ORDER BY r.agent_id, m.model_key, m.run_id""",
 }
-"""View → its query; views read only model_metrics and runs."""
+"""View → its query; views read only model_metrics and runs. Each agent (runs.agent_id)
+has its own latest run and trend per model: agents sharing a storage root never mix."""
+
+SCHEMA_VERSION = 2
+"""1: the first release (no version table); 2: runs.agent_id."""
 
 
 class WarehouseBusyError(RuntimeError):
@@ -161,6 +166,8 @@ class Warehouse:
         self.max_wait_s = max_wait_s
         self.on_wait = on_wait
         self.connection_config = dict(connection_config or {})
+        self._current = False
+        """True once this object has seen the file at SCHEMA_VERSION."""
 
     @property
     def lock_path(self) -> Path:
@@ -176,12 +183,15 @@ class Warehouse:
         """
         if read_only and not self.path.exists():
             raise FileNotFoundError(f"no warehouse at {self.path} yet: nothing was written to it")
+        if read_only and not self._current:
+            self._bring_up_to_date()
         patience = _Patience(self.max_wait_s, self._waiting)
         with self._file_lock(exclusive=not read_only, patience=patience):
             conn = self._open(read_only, patience)
             try:
                 if not read_only:
                     _ensure_schema(conn)
+                    self._current = True
                 yield conn
             finally:
                 conn.close()
@@ -218,29 +228,37 @@ class Warehouse:
     def model_summary(self, run_id: str) -> list[dict[str, Any]]:
         """model_metrics of one run, with model and run names, one row per model."""
         return self.query(
-            "SELECT m.run_id, m.model_key, r.model_name, r.run_name, r.k, m.* EXCLUDE (run_id, model_key) "
+            "SELECT m.run_id, m.model_key, r.agent_id, r.model_name, r.run_name, r.k, "
+            "m.* EXCLUDE (run_id, model_key) "
             "FROM model_metrics m JOIN runs r USING (run_id, model_key) "
             "WHERE m.run_id = ? ORDER BY m.model_key", [run_id])
 
-    def latest(self) -> list[dict[str, Any]]:
-        """The `latest_model_metrics` view: each model's newest run."""
-        return self.query("SELECT * FROM latest_model_metrics ORDER BY model_key")
+    def latest(self, agent_id: str | None = None) -> list[dict[str, Any]]:
+        """The `latest_model_metrics` view: each model's newest run (of one agent, or of
+        every agent when `agent_id` is None)."""
+        return self.query("SELECT * FROM latest_model_metrics WHERE (? IS NULL OR agent_id = ?) "
+                          "ORDER BY agent_id, model_key", [agent_id, agent_id])
 
-    def trend(self, model_key: str | None = None, last_n: int = 10) -> list[dict[str, Any]]:
+    def trend(self, model_key: str | None = None, last_n: int = 10,
+              agent_id: str | None = None) -> list[dict[str, Any]]:
         """The `model_trend` view over each model's last `last_n` runs (all models when
-        `model_key` is None), ordered by model then run."""
+        `model_key` is None; all agents when `agent_id` is None), ordered by agent, model,
+        then run."""
         return self.query(
-            "SELECT * FROM model_trend WHERE (? IS NULL OR model_key = ?) "
-            "QUALIFY row_number() OVER (PARTITION BY model_key ORDER BY run_id DESC) <= ? "
-            "ORDER BY model_key, run_id", [model_key, model_key, last_n])
+            "SELECT * FROM model_trend WHERE (? IS NULL OR model_key = ?) AND (? IS NULL OR agent_id = ?) "
+            "QUALIFY row_number() OVER (PARTITION BY agent_id, model_key ORDER BY run_id DESC) <= ? "
+            "ORDER BY agent_id, model_key, run_id", [model_key, model_key, agent_id, agent_id, last_n])
 
-    def previous_metrics(self, model_key: str, before_run_id: str) -> dict[str, Any] | None:
-        """The model's metrics in its newest run before `before_run_id`; None if none."""
+    def previous_metrics(self, model_key: str, before_run_id: str,
+                         agent_id: str | None = None) -> dict[str, Any] | None:
+        """The model's metrics in its newest run before `before_run_id` (of that agent,
+        when given); None if none."""
         rows = self.query(
-            "SELECT m.run_id, m.model_key, r.model_name, r.run_name, m.* EXCLUDE (run_id, model_key) "
+            "SELECT m.run_id, m.model_key, r.agent_id, r.model_name, r.run_name, m.* EXCLUDE (run_id, model_key) "
             "FROM model_metrics m JOIN runs r USING (run_id, model_key) "
-            "WHERE m.model_key = ? AND m.run_id < ? ORDER BY m.run_id DESC LIMIT 1",
-            [model_key, before_run_id])
+            "WHERE m.model_key = ? AND m.run_id < ? AND (? IS NULL OR r.agent_id = ?) "
+            "ORDER BY m.run_id DESC LIMIT 1",
+            [model_key, before_run_id, agent_id, agent_id])
         return rows[0] if rows else None
 
     def history_runs(self) -> list[dict[str, Any]]:
@@ -249,16 +267,22 @@ class Warehouse:
             "SELECT r.*, m.pass_rate, m.episodes FROM runs r "
             "LEFT JOIN model_metrics m USING (run_id, model_key) ORDER BY r.run_id, r.model_key")
 
-    def chart_data(self, run_id: str | None = None, last_n: int = 10) -> ChartData:
+    def chart_data(self, run_id: str | None = None, last_n: int = 10,
+                   agent_id: str | None = None) -> ChartData:
         """What `charts.render_all` draws: the models, episodes and tasks of one run (of each
-        model's latest run when `run_id` is None) and the trend over the last runs."""
+        model's latest run when `run_id` is None) and the trend over the last runs; only
+        that agent's runs when `agent_id` is given."""
         from bat_pipeline.engine.charts import ChartData  # matplotlib only when charts are drawn
 
         if not self.path.exists():
             return ChartData()
+        agent = [agent_id, agent_id]
         if run_id is None:
-            scope, params = "JOIN latest_model_metrics l USING (run_id, model_key)", []
-            models_sql = "SELECT * FROM latest_model_metrics ORDER BY model_key"
+            scope = ("JOIN (SELECT run_id, model_key FROM latest_model_metrics WHERE (? IS NULL OR agent_id = ?)) l "
+                     "USING (run_id, model_key)")
+            params: list[Any] = agent
+            models_sql = ("SELECT * FROM latest_model_metrics WHERE (? IS NULL OR agent_id = ?) "
+                          "ORDER BY model_key")
         else:
             scope, params = "WHERE x.run_id = ?", [run_id]
             models_sql = ("SELECT m.run_id, m.model_key, r.model_name, m.* EXCLUDE (run_id, model_key) "
@@ -274,9 +298,25 @@ class Warehouse:
                                    "x.pass_hat_k FROM task_metrics x " + scope
                                    + " ORDER BY x.model_key, x.task_id", params),
                 trend=_fetch(conn, "SELECT model_key, run_id, run_index, pass_rate FROM model_trend "
-                                   "QUALIFY row_number() OVER (PARTITION BY model_key ORDER BY run_id DESC) <= ? "
-                                   "ORDER BY model_key, run_id", [last_n]),
+                                   "WHERE (? IS NULL OR agent_id = ?) "
+                                   "QUALIFY row_number() OVER (PARTITION BY agent_id, model_key ORDER BY run_id DESC) <= ? "
+                                   "ORDER BY model_key, run_id", [*agent, last_n]),
             )
+
+    def _bring_up_to_date(self) -> None:
+        """Readers query the current schema: a file of an older release is migrated first
+        (briefly opened for writing); a file already current is only read."""
+        patience = _Patience(self.max_wait_s, self._waiting)
+        with self._file_lock(exclusive=False, patience=patience):
+            conn = self._open(True, patience)
+            try:
+                current = _schema_version(conn) == SCHEMA_VERSION
+            finally:
+                conn.close()
+        if not current:
+            with self.connect():
+                pass
+        self._current = True
 
     def _waiting(self, message: str) -> None:
         log.info(message)
@@ -377,7 +417,7 @@ def partition_rows(ref: PartitionRef, episodes: Sequence[Episode], tasks: Sequen
     key = {"run_id": ref.run_id, "model_key": ref.model_key}
     rows: dict[str, list[dict[str, Any]]] = {table: [] for table in TABLES}
     rows["runs"].append({
-        **key, "model_name": ref.model_name, "run_name": ref.run_name,
+        **key, "agent_id": ref.agent_id or safe_key(Path(ref.agent_dir).name), "model_name": ref.model_name, "run_name": ref.run_name,
         "agent_dir": str(ref.agent_dir), "started_at": ref.started_at or None,
         "finished_at": ref.finished_at or None, "k": ref.k, "dagster_run_id": ref.dagster_run_id,
         "written_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -453,12 +493,50 @@ def _model_metrics_row(key: dict[str, str], metrics: MetricsFile) -> dict[str, A
     }
 
 
+def _schema_version(conn: duckdb.DuckDBPyConnection) -> int:
+    """The schema of the file: SCHEMA_VERSION for an empty one, 1 for the first release's."""
+    tables = {row[0] for row in conn.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
+    if "schema_version" in tables:
+        return conn.execute("SELECT max(version) FROM schema_version").fetchone()[0] or 1
+    return 1 if "runs" in tables else SCHEMA_VERSION
+
+
 def _ensure_schema(conn: duckdb.DuckDBPyConnection) -> None:
+    """Create what is missing, migrating a warehouse of an older schema in place first."""
+    version = _schema_version(conn)
+    if version > SCHEMA_VERSION:
+        raise RuntimeError(f"the warehouse has schema version {version}, newer than this bat_pipeline "
+                           f"knows ({SCHEMA_VERSION}): upgrade bat_pipeline to write to it")
+    if version < SCHEMA_VERSION:
+        _migrate(conn, version)
     for table, columns in TABLES.items():
         body = ", ".join(f"{name} {kind}" for name, kind in columns)
         conn.execute(f"CREATE TABLE IF NOT EXISTS {table} ({body})")
+    conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER)")
+    if conn.execute("SELECT count(*) FROM schema_version").fetchone()[0] == 0:
+        conn.execute("INSERT INTO schema_version VALUES (?)", [SCHEMA_VERSION])
     for view, sql in _VIEWS.items():
         conn.execute(f"CREATE OR REPLACE VIEW {view} AS {sql}")
+
+
+def _migrate(conn: duckdb.DuckDBPyConnection, version: int) -> None:
+    """Bring a warehouse of schema `version` to SCHEMA_VERSION, in one transaction."""
+    conn.execute("BEGIN TRANSACTION")
+    try:
+        if version < 2:
+            # Runs written before agents had an identity belong to their agent folder's name.
+            conn.execute("ALTER TABLE runs ADD COLUMN agent_id VARCHAR")
+            conn.execute("UPDATE runs SET agent_id = regexp_replace("
+                         "regexp_extract(rtrim(agent_dir, '/'), '[^/]*$'), '[^A-Za-z0-9_.-]', '_', 'g')")
+        conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER)")
+        conn.execute("DELETE FROM schema_version")
+        conn.execute("INSERT INTO schema_version VALUES (?)", [SCHEMA_VERSION])
+        conn.execute("COMMIT")
+    except BaseException:
+        with suppress(duckdb.Error):
+            conn.execute("ROLLBACK")
+        raise
 
 
 def _insert(conn: duckdb.DuckDBPyConnection, table: str, rows: Sequence[Mapping[str, Any]]) -> None:

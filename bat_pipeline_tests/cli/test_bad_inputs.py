@@ -197,3 +197,36 @@ def test_console_script_exits_2_without_traceback(earlier_run, tmp_path):
         _assert_refused(done.returncode, done.stderr, agent / EVAL, CASES["unknown_provider"][2])
         assert done.stdout == "" or "Traceback" not in done.stdout
     assert tree_hashes(root) == before
+
+
+@pytest.mark.parametrize("where", ["home", "output"])
+def test_results_that_cannot_be_written_are_refused_before_the_agent_starts(where, earlier_run, tmp_path, capsys,
+                                                                            monkeypatch):
+    template, root = earlier_run
+    agent = _fresh(template, tmp_path)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder\n")
+    if where == "home":
+        monkeypatch.setenv("BAT_PIPELINE_HOME", str(blocker / "home"))
+    else:
+        monkeypatch.setenv("BAT_PIPELINE_HOME", str(root))
+        eval_file = agent / EVAL
+        eval_file.write_text(eval_file.read_text().replace("output_dir: eval/output", f"output_dir: {blocker}/out"))
+    monkeypatch.setenv("BAT_DEMO_LLM_URL", "http://127.0.0.1:9")
+    code, err = _run_cli(["run", str(agent)], capsys)
+    assert code == 2 and "Traceback" not in err, err
+    assert err.count("\n") == 1 and str(blocker) in err and "cannot write the" in err, err
+    assert list(tmp_path.rglob("agent.log")) == []
+
+
+def test_too_little_free_space_is_refused(tmp_path, monkeypatch):
+    from collections import namedtuple
+
+    from bat_pipeline.engine.errors import InputError
+    from bat_pipeline.storage import check_writable
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10 << 30, (10 << 30) - (3 << 20), 3 << 20))
+    with pytest.raises(InputError) as caught:
+        check_writable(tmp_path / "results", "results")
+    assert "only 3 MB free" in str(caught.value) and str(tmp_path / "results") in str(caught.value)

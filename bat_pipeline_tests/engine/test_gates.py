@@ -63,3 +63,25 @@ def test_all_gates_in_settings_order():
                              model_key="m", pass_rate=0.5, error_episodes=0, previous_pass_rate=0.5)
     assert [r.name for r in results] == ["min_pass_rate", "max_error_episodes", "max_regression"]
     assert all(r.passed for r in results)
+
+
+def _episode(task: str, *, eval_error: str | None = None, status: str = "error", output: str = ""):
+    from bat_pipeline.engine.contracts import Episode
+
+    aux = {"attempt_index": 0, **({"eval_error": eval_error} if eval_error else {})}
+    return Episode(model_name="openai:m", task_id=task, final_status=status, final_output=output, aux=aux)
+
+
+def test_nothing_ran_when_every_episode_errored():
+    from bat_pipeline.engine.gates import nothing_ran
+
+    episodes = [_episode("a", eval_error="ConnectError: connection refused"),
+                _episode("b", eval_error="ConnectError: connection refused"),
+                _episode("c", output="model call failed: 401 invalid api key")]
+    message = nothing_ran(episodes, "openai:m")
+    assert message.startswith("every episode of openai:m errored (3), so nothing was measured: ")
+    assert "ConnectError: connection refused (2 of 3" in message
+    only_status = nothing_ran([_episode("c", output="model call failed: 401")], "openai:m")
+    assert only_status.endswith("the agent ended in status error: model call failed: 401")
+    assert nothing_ran(episodes + [_episode("d", status="completed")], "openai:m") is None
+    assert nothing_ran([], "openai:m") is None

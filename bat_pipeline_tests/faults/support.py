@@ -155,8 +155,11 @@ def evaluate(agent_dir: Path, root: Path, instance, partition: str, *, assets: l
 
     from bat_pipeline.definitions import build_definitions
 
+    from bat_pipeline.engine.loading import load_eval_config
+
     job = build_definitions(agent_dir, root).resolve_job_def("evaluate")
-    selection = [dg.AssetKey(a) for a in assets] if assets else None
+    prefix = load_eval_config(agent_dir).agent_id
+    selection = [dg.AssetKey([prefix, a]) for a in assets] if assets else None
     return job.execute_in_process(partition_key=partition, instance=instance, raise_on_error=False,
                                   asset_selection=selection, tags=tags, run_config=run_config)
 

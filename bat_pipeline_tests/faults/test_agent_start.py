@@ -34,7 +34,7 @@ def agent(scripted, tmp_path_factory):
 def _step_seconds(instance, run_id: str, step: str) -> float:
     """From the step's start to its failure, as recorded in the run's event log."""
     times = {e.dagster_event.event_type_value: e.timestamp for e in instance.all_logs(run_id)
-             if e.dagster_event is not None and e.dagster_event.step_key == step}
+             if e.dagster_event is not None and (e.dagster_event.step_key or "").endswith(f"__{step}")}
     return times["STEP_FAILURE"] - times["STEP_START"]
 
 

@@ -209,7 +209,7 @@ def test_corrupt_span_lines_are_skipped_by_the_trajectory_stage(case, good_run):
     before = user_file_hashes(case.agent)
     result = evaluate(case.agent, case.root, case.instance, GOOD, assets=["span_trajectories", "episode_verdicts"])
     assert result.success, failure_messages(result)
-    meta = result.asset_materializations_for_node("span_trajectories")[0].metadata
+    meta = result.asset_materializations_for_node("agent__span_trajectories")[0].metadata
     assert meta["trajectories_found"].value == EPISODES
     assert meta["skipped_lines"].value, "the corrupt lines were not reported"
     episodes = episodes_in(case.run_dir(GOOD))

@@ -27,7 +27,8 @@ JOB = "evaluate_multiprocess"
 def evaluate_multiprocess() -> dg.JobDefinition:
     """The `evaluate` job's assets on the multiprocess executor; rebuilt in each step process."""
     defs = build_definitions(agent_dir_from_env(), default_root())
-    job = dg.define_asset_job(JOB, selection=dg.AssetSelection.all() - dg.AssetSelection.assets("eval_charts"),
+    job = dg.define_asset_job(JOB, selection=dg.AssetSelection.all()
+                              - dg.AssetSelection.assets(dg.AssetKey(["weather_agent", "eval_charts"])),
                               executor_def=dg.multiprocess_executor.configured({
                                   # Steps fork from a server that has imported Dagster and the
                                   # pipeline once, instead of each starting a cold interpreter.

@@ -10,6 +10,8 @@ import pytest
 
 from bat_pipeline_tests.pipeline.support import MODEL_KEYS
 
+AGENT = "weather_agent"
+"""The agent id of the example's copies (their folder's name): every asset key's prefix."""
 CHAIN = ("agent_episodes", "span_trajectories", "episode_verdicts", "judge_scores", "eval_metrics")
 DEPS = {
     "task_specs": set(),
@@ -39,33 +41,43 @@ def test_graph_of_an_agent_with_a_gate(definitions):
 
     defs = definitions("graph_gate", evaluation={"gate": {"min_pass_rate": 0.9, "max_error_episodes": 0}})
     graph = defs.resolve_asset_graph()
-    assert {key.to_user_string() for key in graph.get_all_asset_keys()} == set(DEPS)
+    assert {tuple(key.path) for key in graph.get_all_asset_keys()} == {(AGENT, name) for name in DEPS}
     for name, parents in DEPS.items():
-        node = graph.get(dg.AssetKey(name))
-        assert {p.to_user_string() for p in node.parent_keys} == parents, name
+        node = graph.get(dg.AssetKey([AGENT, name]))
+        assert {p.path[-1] for p in node.parent_keys} == parents, name
+        assert {p.path[0] for p in node.parent_keys} <= {AGENT}, name
         if name in CHAIN:
             assert node.partitions_def.get_partition_keys() == list(MODEL_KEYS), name
         else:
             assert node.partitions_def is None, name
 
-    checks = {spec.name: spec for spec in defs.resolve_assets_def("eval_metrics").check_specs}
+    checks = {spec.name: spec for spec in defs.resolve_assets_def(dg.AssetKey([AGENT, "eval_metrics"])).check_specs}
     assert set(checks) == {"min_pass_rate", "max_error_episodes"}
     assert all(spec.blocking for spec in checks.values())
 
     evaluate = defs.resolve_job_def("evaluate")
     assert evaluate.partitions_def.get_partition_keys() == list(MODEL_KEYS)
-    assert {k.to_user_string() for k in evaluate.asset_layer.selected_asset_keys} == {"task_specs", *CHAIN}
+    assert {k.path[-1] for k in evaluate.asset_layer.selected_asset_keys} == {"task_specs", *CHAIN}
     charts = defs.resolve_job_def("refresh_charts")
-    assert {k.to_user_string() for k in charts.asset_layer.selected_asset_keys} == {"eval_charts"}
+    assert {k.to_user_string() for k in charts.asset_layer.selected_asset_keys} == {f"{AGENT}/eval_charts"}
     assert defs.resolve_schedule_def("sweep_schedule").job_name == "evaluate"
     assert defs.resolve_sensor_def("dataset_changed") is not None
     assert defs.resolve_sensor_def("charts_after_evaluation") is not None
 
 
 def test_no_gate_no_checks(definitions):
+    import dagster as dg
+
     defs = definitions("graph_no_gate", models=("openai-sloppy",), evaluation={"gate": {}})
-    assert list(defs.resolve_assets_def("eval_metrics").check_specs) == []
-    assert defs.resolve_assets_def("agent_episodes").partitions_def.get_partition_keys() == ["openai-sloppy"]
+    assert list(defs.resolve_assets_def(dg.AssetKey([AGENT, "eval_metrics"])).check_specs) == []
+    episodes = defs.resolve_assets_def(dg.AssetKey([AGENT, "agent_episodes"]))
+    assert episodes.partitions_def.get_partition_keys() == ["openai-sloppy"]
+
+
+def test_the_agent_id_prefixes_every_asset_key(definitions):
+    defs = definitions("graph_agent_id", evaluation={"agent_id": "weather-v2"})
+    keys = {tuple(key.path) for key in defs.resolve_asset_graph().get_all_asset_keys()}
+    assert keys == {("weather-v2", name) for name in DEPS}
 
 
 def test_engine_imports_no_dagster():

@@ -65,7 +65,7 @@ def test_documented_command_materialises_a_partition(runs):
     for name in ("summary.json", "metrics.json", "agent.jsonl", "agent.log"):
         assert (reference / name).is_file(), name
     # eval_charts was selected too: charts from the warehouse, and their reference copies.
-    assert (ws.root / "charts" / "pass_rate.png").is_file()
+    assert (ws.root / "charts" / "weather_agent" / "pass_rate.png").is_file()
     assert (ws.agent / "eval" / "output" / "charts" / "pass_rate.png").is_file()
 
     rows = ws.warehouse.query("SELECT task_id, passed FROM episodes WHERE model_key = ?", [GOOD])
@@ -88,7 +88,7 @@ def test_failing_gate_fails_the_command_and_is_recorded(runs):
         == len(FEW_TASKS)
 
     with dg.DagsterInstance.from_config(str(ws.dagster_home)) as instance:
-        key = dg.AssetCheckKey(dg.AssetKey("eval_metrics"), "min_pass_rate")
+        key = dg.AssetCheckKey(dg.AssetKey(["weather_agent", "eval_metrics"]), "min_pass_rate")
         records = instance.event_log_storage.get_asset_check_execution_history(key, limit=10)
         by_partition = {}
         for record in records:

@@ -109,7 +109,7 @@ def test_multiprocess_backfill_writes_every_row(backfilled):
             # The multiprocess executor ran each step in its own process.
             workers = {r.step_key for r in records if r.dagster_event
                        and r.dagster_event.event_type_value == "STEP_WORKER_STARTED"}
-            assert {"agent_episodes", "eval_metrics"} <= workers, key
+            assert {"weather_agent__agent_episodes", "weather_agent__eval_metrics"} <= workers, key
             assert instance.get_run_by_id(dagster_run_id).tags["dagster/partition"] == key
             for r in records:
                 text = r.message or ""
@@ -129,7 +129,7 @@ def test_two_runs_make_a_history_and_a_trend(evaluated, backfilled):
     chart_trend = ws.warehouse.chart_data().trend
     assert {(r["model_key"], r["run_id"]) for r in chart_trend} == \
         {(r["model_key"], r["run_id"]) for r in trend}
-    charts = {p.name for p in (ws.root / "charts").glob("*.png")}
+    charts = {p.name for p in (ws.root / "charts" / "weather_agent").glob("*.png")}
     assert {"pass_rate.png", "pass_rate_trend.png", "task_pass_rate.png"} <= charts, charts
 
 
@@ -150,3 +150,36 @@ def test_a_model_whose_agent_cannot_start_fails_alone(workspace_factory):
     assert (ws.agent / "config.yaml").read_bytes() == config_before
     assert (ws.agent / "eval" / "eval.yaml").read_bytes() == eval_before
     assert leftover_agents(ws.agent, ws.llm_url) == []
+
+
+def test_a_model_whose_every_episode_errored_fails_and_says_why(workspace_factory):
+    # The agent starts, but its model is unreachable: every conversation ends in error.
+    ws = workspace_factory("run_all_errored", models=("openai-competent",))
+    eval_file = ws.agent / "eval" / "eval.yaml"
+    eval_file.write_text(eval_file.read_text().replace("${BAT_DEMO_LLM_URL}/v1", "http://127.0.0.1:9/v1"))
+    result = bat_pipeline_run(ws)
+    assert result.returncode == 1, result.stdout[-4000:]
+    assert "✗ openai-competent failed" in result.stdout
+    assert "every episode of openai:competent errored (3), so nothing was measured" in result.stdout
+    run_id = run_dir(ws.root).name
+    # Everything is kept: the episodes, and their rows for inspection.
+    assert len(list((ws.root / "runs" / run_id / "openai-competent" / "episodes").glob("*.json"))) == 3
+    assert leftover_agents(ws.agent, ws.llm_url) == []
+
+
+def test_a_locked_warehouse_is_reported_on_the_terminal(workspace_factory):
+    import duckdb
+
+    ws = workspace_factory("run_locked", models=("openai-competent",))
+    ws.root.mkdir(parents=True, exist_ok=True)
+    holder = duckdb.connect(str(ws.root / "warehouse.duckdb"))  # read-write: DuckDB locks the file
+    try:
+        result = run([str(VENV_BIN / "bat-pipeline"), "run", str(ws.agent)],
+                     {**ws.env, "BAT_PIPELINE_WAREHOUSE_WAIT_S": "1"})
+    finally:
+        holder.close()
+    assert result.returncode == 1, result.stdout[-4000:]
+    failure = result.stdout.split("✗ openai-competent failed", 1)[1]
+    assert "step weather_agent__eval_metrics failed: could not open the warehouse" in failure
+    assert "another process holds it" in failure
+    assert len(list(ws.root.glob("runs/*/openai-competent/episodes/*.json"))) == 3

@@ -290,3 +290,52 @@ def test_dagster_resource_uses_the_same_locking(tmp_path):
     with resource.get_connection() as conn:
         conn.execute("CREATE TABLE notes (text VARCHAR)")
     assert (tmp_path / "w.duckdb.lock").exists()
+
+
+def agent_ref(root: Path, run_id: str, model_key: str, agent_id: str) -> PartitionRef:
+    return ref(root, run_id, model_key).model_copy(update={"agent_id": agent_id})
+
+
+def test_agents_sharing_a_warehouse_never_mix(tmp_path):
+    wh = Warehouse(tmp_path / "w.duckdb")
+    # Same model key in both agents; the other agent's run is the newer one.
+    wh.write_partition(agent_ref(tmp_path, "r1", "m", "weather"), episodes_passing(4), TASKS)
+    wh.write_partition(agent_ref(tmp_path, "r2", "m", "planner"), episodes_passing(1), TASKS)
+    wh.write_partition(agent_ref(tmp_path, "r3", "m", "weather"), episodes_passing(2), TASKS)
+
+    assert [(r["agent_id"], r["run_id"]) for r in wh.latest()] == [("planner", "r2"), ("weather", "r3")]
+    assert [r["run_id"] for r in wh.latest("weather")] == ["r3"]
+    weather = wh.trend(agent_id="weather")
+    assert [(r["run_id"], r["run_index"], r["previous_pass_rate"]) for r in weather] == [
+        ("r1", 1, None), ("r3", 2, 1.0)]
+    assert wh.previous_metrics("m", "r3", agent_id="weather")["run_id"] == "r1"
+    assert wh.previous_metrics("m", "r3", agent_id="planner")["run_id"] == "r2"
+    assert wh.previous_metrics("m", "r2", agent_id="planner") is None
+    charts = wh.chart_data(agent_id="planner")
+    assert [m["run_id"] for m in charts.models] == ["r2"]
+    assert [r["run_id"] for r in charts.trend] == ["r2"]
+    assert {e["attempt"] for e in charts.episodes} == {0, 1} and len(charts.episodes) == 4
+
+
+def test_a_warehouse_of_the_previous_release_is_migrated_in_place(tmp_path):
+    import gzip
+    import shutil
+
+    from bat_pipeline_tests.reference import FIXTURES
+
+    path = tmp_path / "warehouse.duckdb"
+    with gzip.open(FIXTURES / "warehouse-v1" / "warehouse.duckdb.gz") as packed, open(path, "wb") as out:
+        shutil.copyfileobj(packed, out)
+    # A reader first: it sees the migrated schema (old runs belong to their folder's name).
+    latest = Warehouse(path).latest("weather_agent")
+    assert [(r["model_key"], r["run_id"], r["pass_rate"]) for r in latest] == [
+        ("openai-competent", "20261102T100000Z-aaaa0002", 1.0), ("openai-sloppy", "20261102T100000Z-aaaa0002", 0.0)]
+    wh = Warehouse(path)
+    assert wh.query("SELECT version FROM schema_version") == [{"version": 2}]
+    assert len(wh.trend(agent_id="weather_agent")) == 4
+    # New runs are written beside the old ones, and the regression gate sees the old run.
+    wh.write_partition(agent_ref(tmp_path, "20261103T100000Z-bbbb0003", "openai-competent", "weather_agent"),
+                       episodes_passing(2), TASKS)
+    previous = wh.previous_metrics("openai-competent", "20261103T100000Z-bbbb0003", agent_id="weather_agent")
+    assert previous["run_id"] == "20261102T100000Z-aaaa0002" and previous["pass_rate"] == 1.0
+    assert wh.query("SELECT count(*) AS n FROM episodes")[0]["n"] == 8 + 4
