@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bat_pipeline.engine.contracts import EvalConfig
+from bat_pipeline.engine.environment import require_judge_key
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.loading import load_eval_config, load_tasks
 from bat_pipeline.storage import default_root, latest_run_dir, new_run_id, partition_dir, safe_name
@@ -93,7 +94,8 @@ def _tail(path: Path, lines: int = 15) -> str:
 def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: bool = False,
                    out=print) -> int:
     """Run the chain for the chosen models in parallel; 0 when every model ran and passed its
-    gates, 1 otherwise. InputError (exit 2) before anything starts on bad configuration."""
+    gates, 1 otherwise. InputError (exit 2) before anything starts on bad configuration,
+    including a judge that is on and has no API key."""
     from bat_pipeline.example.demo_llm import ensure_demo_llm, is_example
     from bat_pipeline.resources.agent_process import AgentLauncher
 
@@ -106,6 +108,7 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
     root = default_root()
     for key in keys:
         AgentLauncher(config, config.model(key), root).preflight()
+    require_judge_key(config)
 
     # Two evaluations of one agent can start within the same second; the suffix keeps their
     # reference folders (<output_dir>/<run id>/...) apart. Ids still sort by start time.
