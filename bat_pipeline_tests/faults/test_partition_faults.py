@@ -344,6 +344,7 @@ def test_agent_killed_mid_run_keeps_earlier_episodes_and_spares_other_partitions
     for episode in errors.values():
         assert episode["final_status"] == "error" and episode["verdict"]["passed"] is False
         assert episode["verdict"]["reason"]
+        assert episode["aux"]["error"] == episode["aux"]["eval_error"]  # bat-cli's key
     metrics = json.loads((case.run_dir(CRASHY) / "metrics.json").read_text())
     assert metrics["summary"]["episodes"] == EPISODES
     assert tree_hashes(case.run_dir(GOOD)) == other
