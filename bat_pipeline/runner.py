@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bat_pipeline.engine.contracts import EvalConfig
+from bat_pipeline.engine.environment import require_judge_key
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.loading import load_eval_config, load_tasks
 from bat_pipeline.storage import (
@@ -106,7 +107,8 @@ def _tail(path: Path, lines: int = 15) -> str:
 def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: bool = False,
                    out=print) -> int:
     """Run the chain for the chosen models in parallel; 0 when every model ran and passed its
-    gates, 1 otherwise. InputError (exit 2) before anything starts on bad configuration."""
+    gates, 1 otherwise. InputError (exit 2) before anything starts on bad configuration,
+    including a judge that is on and has no API key."""
     from bat_pipeline.example.demo_llm import ensure_demo_llm, is_example
     from bat_pipeline.resources.agent_process import AgentLauncher
 
@@ -125,6 +127,7 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
             if warning not in warnings:
                 warnings.append(warning)
                 print(f"warning: {warning}", file=sys.stderr)
+    require_judge_key(config)
     check_writable(root, "pipeline's results (BAT_PIPELINE_HOME)")
     check_writable(config.resolve(config.evaluation.output_dir), "output files (evaluation.output_dir)")
 

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from bat_pipeline import storage
 from bat_pipeline.assets.common import GROUP
 from bat_pipeline.engine.contracts import EvalConfig, Task
+from bat_pipeline.engine.environment import judge_key_sources, project_environ
 from bat_pipeline.resources.evaluation import EvaluationResource
 from bat_pipeline.resources.judge import (
     JudgeClient,
@@ -62,8 +63,9 @@ def judge_partition(ref: PartitionRef, config: EvalConfig, tasks: list[Task],
     Loads the episodes of `ref.episodes_dir`; when `config.evaluation.qualitative` is on,
     judges them, writes each episode's `qualitative_scores` back into its file, and writes
     `ref.file("judge.json")` (judge, stats, means, scores per episode). When it is off,
-    episodes are left untouched and judge.json records that the judge is off. A missing
-    judge key raises JudgeConfigError before anything is asked; a failing judge never
+    episodes are left untouched and judge.json records that the judge is off. A
+    JudgeResource reads the key from the agent project's `.env` overlaid by the shell; a
+    missing key raises JudgeConfigError before anything is asked; a failing judge never
     raises (its scores stay null with the reason).
 
     As an asset (`judge_scores`, partitioned by model, upstream `episode_verdicts`): return
@@ -80,7 +82,12 @@ def judge_partition(ref: PartitionRef, config: EvalConfig, tasks: list[Task],
                                                     "judged_at": _now()})
         return outcome
 
-    client = judge.client(settings) if isinstance(judge, JudgeResource) else judge
+    if isinstance(judge, JudgeResource):
+        # The key comes from the project's .env overlaid by the shell, as under `bat eval`.
+        client = judge.client(settings, environ=project_environ(config.agent_dir),
+                              looked_in=judge_key_sources(config.agent_dir))
+    else:
+        client = judge
     result: JudgeRunResult = _run(client.judge_episodes(episodes, tasks))
     for episode, scores in zip(episodes, result.scores):
         episode.qualitative_scores = scores

@@ -9,7 +9,7 @@ import dagster as dg
 from bat_pipeline.assets.common import GROUP, counts
 from bat_pipeline.engine.contracts import EvalConfig, Task
 from bat_pipeline.engine.gates import evaluate_gates, nothing_ran
-from bat_pipeline.engine.metrics import build_metrics, build_summary
+from bat_pipeline.engine.metrics import build_metrics, build_summary, in_dataset_order, summary_timestamp
 from bat_pipeline.resources.warehouse import WarehouseResource
 from bat_pipeline.storage import PartitionRef, load_episodes, publish_reference, write_json
 
@@ -40,10 +40,12 @@ def build(partitions: dg.PartitionsDefinition, config: EvalConfig) -> dg.AssetsD
     def eval_metrics(context: dg.AssetExecutionContext, judge_scores: PartitionRef,
                      task_specs: list[Task], warehouse: WarehouseResource):
         ref = judge_scores
-        episodes = load_episodes(ref.episodes_dir)
+        episodes = in_dataset_order(load_episodes(ref.episodes_dir), [t.id for t in task_specs])
         metrics = build_metrics(episodes, k=ref.k)
+        # bat-cli stamps the start of the model's evaluation.
+        started = datetime.fromisoformat(ref.started_at) if ref.started_at else datetime.now(timezone.utc)
         summary = build_summary(episodes, run_name=ref.run_name, k=ref.k, model_name=ref.model_name,
-                                timestamp_utc=datetime.now(timezone.utc).isoformat())
+                                timestamp_utc=summary_timestamp(started))
         write_json(ref.file("metrics.json"), metrics)
         write_json(ref.file("summary.json"), summary)
         # The episodes were published by the verdicts (and judge) steps and are unchanged here.

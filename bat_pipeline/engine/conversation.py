@@ -87,7 +87,8 @@ class ConversationRecorder:
         self._pending_user = None
 
     def finish(self, eval_error: str | None = None, **aux) -> Episode:
-        """The episode so far. With `eval_error` (the attempt raised) it is an error episode."""
+        """The episode so far. With `eval_error` (the attempt raised) it is an error episode,
+        the message in aux as `eval_error` and, as bat-cli writes it, `error`."""
         if self._pending_user is not None and len(self._events) < MAX_EVENTS:
             # The user spoke but nothing came back: keep the input visible in the events.
             self._events.append(A2AEvent(t_ms=(self._clock() - self._start) * 1000.0,
@@ -100,7 +101,7 @@ class ConversationRecorder:
             final_status="error" if eval_error else self.final_status,
             final_output=self._turn_text,
             aux={"attempt_index": self.attempt_index, **aux,
-                 **({"eval_error": eval_error} if eval_error else {})},
+                 **({"eval_error": eval_error, "error": eval_error} if eval_error else {})},
             trace=EpisodeTrace(events=self._events, wall_ms=(self._clock() - self._start) * 1000.0,
                                trajectory=Trajectory()),
         )

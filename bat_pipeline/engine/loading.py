@@ -1,5 +1,4 @@
-"""Reading the evaluation's inputs: `eval/eval.yaml` (SPEC §2), `tasks.json` (SPEC §3),
-and the environment an agent process gets for one model.
+"""Reading the evaluation's inputs: `eval/eval.yaml` (SPEC §2) and `tasks.json` (SPEC §3).
 
 Every refusal is an InputError naming the file, the entry (`models[2]`, `judge`,
 `tasks[3] (id 'x')`) and the field; no pydantic ValidationError, YAML or JSON exception
@@ -10,7 +9,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 import re
 import shlex
 import types
@@ -19,38 +17,17 @@ from pathlib import Path
 from typing import Any, Union, get_args, get_origin
 
 import yaml
-from dotenv import dotenv_values
 from pydantic import BaseModel, ValidationError
 
-from bat_pipeline.engine.agent_folder import EVAL_FILE, is_blueprint_root
-from bat_pipeline.engine.contracts.config import PROVIDERS, RUBRICS, EvalConfig, ModelSpec
+from bat_pipeline.engine.agent_folder import EVAL_FILE
+from bat_pipeline.engine.contracts.config import PROVIDERS, RUBRICS, EvalConfig
 from bat_pipeline.engine.contracts.tasks import Task
+from bat_pipeline.engine.environment import map_judge_key, project_environ
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.unknown_keys import pop_unknown_keys
 
 MAX_PROMPT_CHARS = 1000
 TOP_LEVEL = "top level"
-
-# The variable the judge reads its key from when `judge.api_key_env` is unset (as
-# resources.judge does; a local ollama needs none).
-DEFAULT_JUDGE_KEY_ENV = {
-    "anthropic": "ANTHROPIC_API_KEY",
-    "deepseek": "DEEPSEEK_API_KEY",
-    "nvidia": "NVIDIA_API_KEY",
-    "ollama": None,
-    "openai": "OPENAI_API_KEY",
-}
-# The variable an agent reads its model's key from, per MODEL_PROVIDER.
-MODEL_KEY_ENV = {**DEFAULT_JUDGE_KEY_ENV, "ollama": "OLLAMA_API_KEY"}
-
-# What a minimal agent environment takes from the shell (see agent_environment).
-MINIMAL_SHELL_NAMES = frozenset({
-    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TZ", "TMPDIR", "TEMP", "TMP",
-    "VIRTUAL_ENV", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
-    "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
-    "SYSTEMROOT",
-})
-MINIMAL_SHELL_PREFIXES = ("LC_", "UV_", "PYTHON", "SSL_CERT_")
 
 _VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*)|(\$)|(\{[^}]*\}?))")
 
@@ -296,9 +273,10 @@ def _normalize_models(models: Any, file: str) -> Any:
     return normalized
 
 
-def _default_environ(agent_dir: Path) -> dict[str, str]:
-    environ = dict(_read_dotenv(find_dotenv(agent_dir)))
-    environ.update(os.environ)
+def _judge_scope(judge: dict, environ: Mapping[str, str]) -> Mapping[str, str]:
+    provider, api_key_env = judge.get("provider"), judge.get("api_key_env")
+    if isinstance(provider, str) and isinstance(api_key_env, str):
+        return map_judge_key(environ, provider, api_key_env)
     return environ
 
 
@@ -402,7 +380,9 @@ def load_eval_config(
     `eval_file`, when relative, is taken from the current folder if it exists there, else
     from the agent folder. `environ` feeds `$VAR`/`${VAR}` in `base_url` and `env` values
     of models, judge and agent (`$$` is a literal `$`); by default it is the agent's
-    `.env` overlaid by `os.environ`. Models may be written `"provider:model"` (split at
+    `.env` overlaid by `os.environ` (engine.environment.project_environ). The judge's
+    values see `judge.api_key_env` copied onto its provider's variable, as its environment
+    will. Models may be written `"provider:model"` (split at
     the first colon, so `ollama:llama3:8b` works); numbers in `env` become text.
     `agent_dir` is made absolute; dataset and other paths stay as written (see
     `EvalConfig.resolve`). Refuses with InputError naming file, entry and field.
@@ -423,7 +403,7 @@ def load_eval_config(
     data["models"] = _normalize_models(data.get("models"), file)
     warnings = _drop_unknown_keys(data, EvalConfig, file, _config_location)
     if environ is None:
-        environ = _default_environ(agent_dir)
+        environ = project_environ(agent_dir)
 
     if isinstance(data["models"], list):
         for index, model in enumerate(data["models"]):
@@ -435,7 +415,10 @@ def load_eval_config(
             data[section] = dict(data[section])
             if isinstance(data[section].get("env"), dict):
                 data[section]["env"] = dict(data[section]["env"])
-            _env_values(data[section], environ, file, section)
+            # judge.env sees the judge's own environment: api_key_env already copied onto
+            # the provider's variable (engine.environment.judge_environment).
+            scope = _judge_scope(data[section], environ) if section == "judge" else environ
+            _env_values(data[section], scope, file, section)
     agent = data.get("agent")
     if isinstance(agent, dict) and isinstance(agent.get("command"), str):
         try:
@@ -558,98 +541,3 @@ def load_tasks(path: str | Path, warnings: list[str] | None = None) -> list[Task
         first_index[task.id] = index
         tasks.append(task)
     return tasks
-
-
-# ---------------------------------------------------------------------------------------
-# The agent's environment
-
-
-def find_dotenv(agent_dir: Path) -> Path | None:
-    """The project's `.env`: in the agent folder, else at the blueprint root above it."""
-    agent_dir = Path(agent_dir)
-    own = agent_dir / ".env"
-    if own.is_file():
-        return own
-    root = agent_dir.parent / ".env"
-    if is_blueprint_root(agent_dir.parent) and root.is_file():
-        return root
-    return None
-
-
-def _read_dotenv(path: Path | None) -> dict[str, str]:
-    if path is None:
-        return {}
-    # interpolate=False: python-dotenv would fill `${VAR}` from os.environ, not from the
-    # environment the caller passes in; values are taken as written.
-    values = dotenv_values(path, interpolate=False)
-    return {name: value for name, value in values.items() if value is not None}
-
-
-def _judge_key_names(config: EvalConfig) -> set[str]:
-    judge = config.judge
-    if judge is None:
-        return set()
-    names = set(judge.env)
-    key = judge.api_key_env or DEFAULT_JUDGE_KEY_ENV.get(judge.provider)
-    if key:
-        names.add(key)
-    return names
-
-
-def _minimal_shell(base_env: Mapping[str, str], model: ModelSpec) -> dict[str, str]:
-    model_key = MODEL_KEY_ENV.get(model.provider)
-    return {
-        name: value for name, value in base_env.items()
-        if name in MINIMAL_SHELL_NAMES or name.startswith(MINIMAL_SHELL_PREFIXES) or name == model_key
-    }
-
-
-def agent_environment(
-    config: EvalConfig,
-    model: ModelSpec,
-    *,
-    base_env: Mapping[str, str] | None = None,
-    dotenv: Path | Mapping[str, str] | None = None,
-    minimal: bool = False,
-) -> dict[str, str]:
-    """The environment of the agent process for one model, later layers winning:
-
-    1. the project's `.env` (`dotenv`: a path or the values; default: `find_dotenv`);
-    2. the shell (`base_env`, default `os.environ`);
-    3. MODEL_PROVIDER, MODEL, and BASE_URL when the model sets one (otherwise a BASE_URL
-       from the layers above is left as it is);
-    4. `agent.env` of eval.yaml;
-    5. the model's `env`.
-
-    `minimal=True` isolates the agent (`agent.inherit_env: false`, the default). From
-    the shell it takes only PATH, HOME, USER, LOGNAME, SHELL, LANG, LC_*, TZ,
-    TMPDIR/TEMP/TMP, VIRTUAL_ENV, UV_*, PYTHON*, SSL_CERT_*, REQUESTS_CA_BUNDLE,
-    CURL_CA_BUNDLE, the HTTP(S)/NO proxy variables and SYSTEMROOT (what `uv run` and an
-    HTTP client need) and the key variable of the model's provider (MODEL_KEY_ENV, e.g.
-    ANTHROPIC_API_KEY for an anthropic model); layers 1 and 3-5 come in full. Then the
-    judge's key variable (`judge.api_key_env`, else the judge provider's usual one such as
-    OPENAI_API_KEY) and the names in `judge.env` are removed, wherever they came from,
-    unless `agent.env` or the model's `env` sets them, or the variable is the model
-    provider's own key (an openai judge and an openai model sharing OPENAI_API_KEY: the
-    agent needs it for its model; give the judge its own `api_key_env` to keep them apart).
-    """
-    shell = os.environ if base_env is None else base_env
-    if dotenv is None:
-        dotenv_vars = _read_dotenv(find_dotenv(config.agent_dir))
-    elif isinstance(dotenv, Mapping):
-        dotenv_vars = {name: str(value) for name, value in dotenv.items() if value is not None}
-    else:
-        dotenv_vars = _read_dotenv(Path(dotenv))
-    env: dict[str, str] = dict(dotenv_vars)
-    env.update(_minimal_shell(shell, model) if minimal else shell)
-    env["MODEL_PROVIDER"] = model.provider
-    env["MODEL"] = model.model
-    if model.base_url:
-        env["BASE_URL"] = model.base_url
-    env.update(config.agent.env)
-    env.update(model.env)
-    if minimal:
-        explicit = set(config.agent.env) | set(model.env) | {MODEL_KEY_ENV.get(model.provider)}
-        for name in _judge_key_names(config) - explicit:
-            env.pop(name, None)
-    return env

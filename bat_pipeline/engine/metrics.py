@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timezone
 
 from bat_pipeline.engine.contracts.episode import SCORE_FIELDS, Episode
 from bat_pipeline.engine.contracts.metrics import (
     EpisodeMetrics,
+    EpisodeQualitative,
     EpisodeTime,
     EpisodeTokens,
     EpisodeVerdict,
@@ -62,10 +64,25 @@ def is_error_episode(episode: Episode) -> bool:
     return bool(episode.eval_error) or episode.final_status == "error"
 
 
+def summary_timestamp(when: datetime) -> str:
+    """`timestamp_utc` of summary.json: `YYYYMMDD_HHMMSS` in UTC (a naive time is taken as UTC)."""
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return when.astimezone(timezone.utc).strftime("%Y%m%d_%H%M%S")
+
+
+def in_dataset_order(episodes: Iterable[Episode], task_ids: Sequence[str]) -> list[Episode]:
+    """The episodes by task in dataset order, then by attempt (the order bat-cli runs and
+    writes them); episodes of a task not in `task_ids` come last, by task id."""
+    position = {task_id: index for index, task_id in enumerate(task_ids)}
+    return sorted(episodes, key=lambda e: (position.get(e.task_id, len(position)), e.task_id, e.attempt_index))
+
+
 def build_summary(episodes: Sequence[Episode], *, run_name: str, k: int, model_name: str,
                   timestamp_utc: str) -> SummaryFile:
-    """summary.json of one run and model. An episode without a verdict counts as failed;
-    `passed` needs at least one episode, all passed."""
+    """summary.json of one run and model. `model_name` may be `provider:model`: the file
+    names the model alone (split at the first colon, as bat-cli does). An episode without
+    a verdict counts as failed; `passed` counts the passed episodes."""
     attempts = []
     for task_id, group in _by_task(episodes).items():
         passed = sum(1 for e in group if _passed(e))
@@ -73,21 +90,21 @@ def build_summary(episodes: Sequence[Episode], *, run_name: str, k: int, model_n
             task_id=task_id, attempts=len(group), passed=passed, failed=len(group) - passed,
             success_percentage=100.0 * passed / len(group),
         ))
-    scores = _scores(episodes)
     return SummaryFile(
         run_name=run_name,
         timestamp_utc=timestamp_utc,
         k=k,
-        model_name=model_name,
+        model_name=model_name.split(":", 1)[-1],
         attempts=attempts,
-        qualitative_scores={f: (sum(v) / len(v) if v else None) for f, v in scores.items()},
-        passed=bool(episodes) and all(_passed(e) for e in episodes),
+        qualitative_scores={f: sum(v) / len(v) for f, v in _scores(episodes).items() if v},
+        passed=sum(1 for e in episodes if _passed(e)),
     )
 
 
 def build_metrics(episodes: Sequence[Episode], *, k: int) -> MetricsFile:
     """metrics.json of one run and model; `k` is the configured attempts per task,
-    used for pass@k and pass^k (clamped per task to the attempts it has)."""
+    used for pass@k and pass^k (clamped per task to the attempts it has). Rows follow
+    the order of `episodes` (see in_dataset_order)."""
     per_episode = [_episode_metrics(e) for e in episodes]
     per_task = []
     for task_id, group in _by_task(episodes).items():
@@ -103,7 +120,7 @@ def build_metrics(episodes: Sequence[Episode], *, k: int) -> MetricsFile:
     runs = len(per_episode)
 
     summary = MetricsSummary(
-        episodes=len(per_task),
+        episodes=runs,
         k_attempts=k,
         total_runs=runs,
         passed=passed,
@@ -125,9 +142,8 @@ def build_metrics(episodes: Sequence[Episode], *, k: int) -> MetricsFile:
             max_total_tokens=max(totals, default=None),
         ),
         qualitative={
-            field: ScoreStats(avg=_mean(values), min=min(values, default=None),
-                              max=max(values, default=None), count=len(values))
-            for field, values in _scores(episodes).items()
+            field: ScoreStats(avg=sum(values) / len(values), min=min(values), max=max(values), count=len(values))
+            for field, values in _scores(episodes).items() if values
         },
         pass_at_k=_mean([t.pass_at_k for t in per_task]),
         pass_hat_k=_mean([t.pass_hat_k for t in per_task]),
@@ -154,7 +170,10 @@ def _episode_metrics(episode: Episode) -> EpisodeMetrics:
             cached_prompt_pct=_pct(totals.tokens_cached, totals.tokens_in),
         ),
         verdict=EpisodeVerdict(passed=verdict.passed, reason=verdict.reason) if verdict else None,
-        qualitative={f: (getattr(scores, f) if scores else None) for f in QUALITATIVE_FIELDS},
+        qualitative=EpisodeQualitative(
+            **{f: getattr(scores, f) for f in QUALITATIVE_FIELDS},
+            judge_reasoning=dict(scores.judge_reasoning),
+        ) if scores else EpisodeQualitative(),
     )
 
 
@@ -187,7 +206,7 @@ def _mean(values: Sequence[float]) -> float | None:
 
 
 def _pct(part: int, whole: int) -> float:
-    return 100.0 * part / whole if whole else 0.0
+    return round(100.0 * part / whole, 1) if whole else 0.0
 
 
 def _checked(n: int, c: int, k: int) -> tuple[int, int, int]:

@@ -32,8 +32,8 @@ from bat_pipeline.engine.agent_folder import (
 )
 from bat_pipeline.engine.contracts import EvalConfig, ModelSpec
 from bat_pipeline.engine.errors import InputError
+from bat_pipeline.engine.environment import agent_environment
 from bat_pipeline.engine.privacy_floor import check_privacy_floors
-from bat_pipeline.engine.loading import agent_environment
 
 LOG_TAIL_LINES = 30
 _PR_SET_PDEATHSIG = 1
@@ -189,8 +189,7 @@ class AgentLauncher:
         command, cwd, config_file = build_command(self.config)
         spans_file = spans_dir / self.spans_name
         log_file = self.workdir / "agent.log"
-        env = agent_environment(self.config, self.model, base_env=self.environ,
-                                minimal=not self.config.agent.inherit_env)
+        env = agent_environment(self.config, self.model, base_env=self.environ)
         env.setdefault("PYTHONUNBUFFERED", "1")
         # In the partition's folder, not /tmp: a killed pipeline leaves it where the next
         # run of the partition clears it. It holds ${VAR} references, never their values.

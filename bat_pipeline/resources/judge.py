@@ -43,6 +43,7 @@ from pydantic import BaseModel, Field
 
 from bat_pipeline.engine.contracts import Episode, JudgeScores, JudgeSettings, RUBRICS, Task
 from bat_pipeline.engine.contracts.episode import SCORE_FIELDS
+from bat_pipeline.engine.environment import JUDGE_KEY_ENV, MissingJudgeKey, judge_key, judge_key_variable
 from bat_pipeline.engine.rubrics import (
     JSON_SCHEMA,
     SCHEMA_NAME,
@@ -64,13 +65,7 @@ DEFAULT_BASE_URLS = {
     "ollama": "http://localhost:11434/v1",
     "anthropic": "https://api.anthropic.com",
 }
-DEFAULT_KEY_ENV: dict[str, str | None] = {
-    "openai": "OPENAI_API_KEY",
-    "deepseek": "DEEPSEEK_API_KEY",
-    "nvidia": "NVIDIA_API_KEY",
-    "anthropic": "ANTHROPIC_API_KEY",
-    "ollama": None,
-}
+DEFAULT_KEY_ENV = JUDGE_KEY_ENV
 """The variable holding each provider's key when `judge.api_key_env` is not set; a local
 ollama needs none."""
 
@@ -156,23 +151,21 @@ def endpoint_url(provider: str, base_url: str | None) -> str:
 
 def key_variable(settings: JudgeSettings) -> str | None:
     """The variable the key is read from: `api_key_env`, else the provider's usual one."""
-    return settings.api_key_env or DEFAULT_KEY_ENV.get(settings.provider)
+    return judge_key_variable(settings)
 
 
-def resolve_api_key(settings: JudgeSettings, environ: Mapping[str, str] | None = None) -> str | None:
-    """The judge's API key from `settings.env`, then the environment; None when the provider
-    needs none. Raises JudgeConfigError naming the variable (never a value) when missing."""
-    name = key_variable(settings)
-    if name is None:
-        return None
-    environ = os.environ if environ is None else environ
-    value = settings.env.get(name) or environ.get(name)
-    if not value:
-        raise JudgeConfigError(
-            f"the judge ({settings.provider}:{settings.model}) needs an API key: set the environment "
-            f"variable {name}, or name another variable in judge.api_key_env of eval.yaml"
-        )
-    return value
+def resolve_api_key(settings: JudgeSettings, environ: Mapping[str, str] | None = None,
+                    looked_in: str | None = None) -> str | None:
+    """The judge's API key from its environment (engine.environment.judge_key): `environ`
+    (default `os.environ`; the asset passes the project's `.env` overlaid by the shell)
+    with `api_key_env` copied onto the provider's variable and `judge.env` on top. None
+    when the provider needs none. Raises JudgeConfigError naming the variable and
+    `looked_in` (never a value) when it is missing."""
+    try:
+        return judge_key(settings, os.environ if environ is None else environ,
+                         looked_in=looked_in or "the environment and judge.env")
+    except MissingJudgeKey as exc:
+        raise JudgeConfigError(str(exc)) from None
 
 
 class _Failure(Exception):
@@ -212,15 +205,17 @@ class JudgeClient:
         *,
         cache: JudgeCache | None = None,
         environ: Mapping[str, str] | None = None,
+        looked_in: str | None = None,
         backoff_base_s: float = 0.5,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        """Raises JudgeConfigError when the API key is missing."""
+        """`environ`: where the key is read (see resolve_api_key), `looked_in` says it in
+        words for the error. Raises JudgeConfigError when the API key is missing."""
         self.settings = settings
         self.cache = cache
         self.url = endpoint_url(settings.provider, settings.base_url)
         self.backoff_base_s = backoff_base_s
-        self._key = resolve_api_key(settings, environ)
+        self._key = resolve_api_key(settings, environ, looked_in)
         self._transport = transport
         self._anthropic = settings.provider == "anthropic"
         self._text_rubrics: set[str] = set()
@@ -509,9 +504,11 @@ class JudgeResource(ConfigurableResource):
             return None
         return JudgeCache(Path(self.storage_root) if self.storage_root else default_root())
 
-    def client(self, settings: JudgeSettings) -> JudgeClient:
-        """A client for `settings`; raises JudgeConfigError when the key is missing."""
-        return JudgeClient(settings, cache=self.cache())
+    def client(self, settings: JudgeSettings, environ: Mapping[str, str] | None = None,
+               looked_in: str | None = None) -> JudgeClient:
+        """A client for `settings` reading its key from `environ` (default `os.environ`);
+        raises JudgeConfigError when the key is missing."""
+        return JudgeClient(settings, cache=self.cache(), environ=environ, looked_in=looked_in)
 
 
 def _retry_after(value: str | None) -> float | None:

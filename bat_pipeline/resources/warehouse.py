@@ -478,7 +478,7 @@ def _model_metrics_row(key: dict[str, str], metrics: MetricsFile) -> dict[str, A
     judge = {field: (summary.qualitative[field].avg if field in summary.qualitative else None)
              for field in _JUDGE_COLUMNS}
     return {
-        **key, "tasks": summary.episodes, "episodes": summary.total_runs,
+        **key, "tasks": len(metrics.per_task), "episodes": summary.total_runs,
         "passed": summary.passed, "failed": summary.failed, "pass_rate": summary.pass_rate,
         "pass_at_k": summary.pass_at_k, "pass_hat_k": summary.pass_hat_k,
         "error_episodes": summary.error_episodes, "p50_ms": latency.p50, "p90_ms": latency.p90,

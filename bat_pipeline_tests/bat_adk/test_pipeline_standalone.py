@@ -118,7 +118,7 @@ def test_episodes_and_reference_files_land_in_the_agents_eval_output(evaluations
         ]
         assert sorted(episodes(run, model)) == sorted(f"{t}__try0.json" for t in TASKS)
         summary = read_json(reference / "summary.json")
-        assert (summary["run_name"], summary["model_name"], summary["k"]) == (RUN_NAME, model, 1)
+        assert (summary["run_name"], summary["model_name"], summary["k"]) == (RUN_NAME, model.split(":", 1)[1], 1)
         metrics = read_json(reference / "metrics.json")
         assert metrics["summary"]["episodes"] == len(TASKS)
         own = run.partition_dir(key)

@@ -13,13 +13,21 @@ import pytest
 
 from bat_pipeline.engine.contracts import Episode, JudgeScores, Task, Totals, Trajectory, Verdict
 from bat_pipeline.engine.contracts.episode import EpisodeTrace
-from bat_pipeline.engine.metrics import build_metrics, build_summary, pass_at_k, pass_hat_k, percentile
+from bat_pipeline.engine.metrics import (
+    build_metrics,
+    build_summary,
+    in_dataset_order,
+    pass_at_k,
+    pass_hat_k,
+    percentile,
+    summary_timestamp,
+)
 from bat_pipeline.engine.verdicts import decide
 
 GOLDEN = Path(__file__).parent / "golden"
 from bat_pipeline_tests.reference import REFERENCE
 
-TIMESTAMP = "2026-01-02T03:04:05Z"
+TIMESTAMP = "20260102_030405"
 K = {"good": 1, "bad": 2}
 """Attempts per task of each reference run (bad ran capital_flaky twice)."""
 
@@ -37,8 +45,8 @@ def episode(task_id="t", passed=True, wall_ms=100.0, tokens=(10, 5, 0), scores=N
 
 
 def reference_episodes(run: str) -> list[Episode]:
-    """The reference run's episodes, with verdicts re-decided by engine.verdicts so the
-    golden files hold what bat_pipeline writes."""
+    """The reference run's episodes in dataset order, with verdicts re-decided by
+    engine.verdicts so the golden files hold what bat_pipeline writes."""
     tasks = {t["id"]: Task.model_validate(t) for t in json.loads((REFERENCE / "tasks.json").read_text())}
     episodes = []
     for path in sorted((REFERENCE / run / "episodes").glob("*.json")):
@@ -46,7 +54,7 @@ def reference_episodes(run: str) -> list[Episode]:
         verdict = decide(tasks[ep.task_id], ep.final_status, ep.final_output, ep.trace.trajectory)
         assert verdict.passed == ep.verdict.passed
         episodes.append(ep.model_copy(update={"verdict": verdict}))
-    return episodes
+    return in_dataset_order(episodes, list(tasks))
 
 
 def assert_golden(name: str, data: dict) -> None:
@@ -123,19 +131,40 @@ def test_summary_counts_attempts_per_task_and_means_scores():
         {"task_id": "a", "attempts": 2, "passed": 1, "failed": 1, "success_percentage": 50.0},
         {"task_id": "b", "attempts": 1, "passed": 1, "failed": 0, "success_percentage": 100.0},
     ]
-    assert data["qualitative_scores"] == {
-        "response_relevance": 0.75, "task_completion_quality": None,
-        "hallucination_score": 0.2, "tool_call_appropriateness": None}
-    assert data["passed"] is False
+    # As bat-cli: a judge field no episode has is left out, not null.
+    assert data["qualitative_scores"] == {"response_relevance": 0.75, "hallucination_score": 0.2}
 
 
-def test_summary_passed_needs_every_episode_and_at_least_one():
-    ok = build_summary([episode(), episode()], run_name="r", k=2, model_name="m", timestamp_utc=TIMESTAMP)
-    assert ok.passed
-    assert not build_summary([], run_name="r", k=1, model_name="m", timestamp_utc=TIMESTAMP).passed
+def test_summary_passed_is_the_count_of_passed_episodes():
     no_verdict = episode().model_copy(update={"verdict": None})
-    assert not build_summary([no_verdict], run_name="r", k=1, model_name="m",
-                             timestamp_utc=TIMESTAMP).passed
+    summary = build_summary([episode(), episode(passed=False), episode(), no_verdict], run_name="r", k=2,
+                            model_name="m", timestamp_utc=TIMESTAMP)
+    assert summary.passed == 2 and type(summary.model_dump()["passed"]) is int
+    assert build_summary([], run_name="r", k=1, model_name="m", timestamp_utc=TIMESTAMP).passed == 0
+
+
+def test_summary_names_the_model_without_its_provider():
+    def name(model: str) -> str:
+        return build_summary([], run_name="r", k=1, model_name=model, timestamp_utc=TIMESTAMP).model_name
+    assert name("openai:gpt-4o-mini") == "gpt-4o-mini"
+    assert name("ollama:llama3:8b") == "llama3:8b"
+    assert name("plain") == "plain"
+
+
+def test_summary_timestamp_is_bat_clis_utc_stamp():
+    from datetime import datetime, timedelta, timezone
+
+    assert summary_timestamp(datetime(2026, 1, 2, 3, 4, 5, 999, tzinfo=timezone.utc)) == "20260102_030405"
+    paris = timezone(timedelta(hours=1))
+    assert summary_timestamp(datetime(2026, 1, 2, 4, 4, 5, tzinfo=paris)) == "20260102_030405"
+    assert summary_timestamp(datetime(2026, 1, 2, 3, 4, 5)) == "20260102_030405"
+
+
+def test_dataset_order_then_attempt():
+    episodes = [episode("a", aux={"attempt_index": 1}), episode("z", aux={"attempt_index": 0}),
+                episode("a", aux={"attempt_index": 0}), episode("gone", aux={"attempt_index": 0})]
+    ordered = in_dataset_order(episodes, ["z", "a"])
+    assert [(e.task_id, e.attempt_index) for e in ordered] == [("z", 0), ("a", 0), ("a", 1), ("gone", 0)]
 
 
 def test_metrics_keys_and_values():
@@ -151,12 +180,16 @@ def test_metrics_keys_and_values():
                          "verdict", "qualitative"]
     assert row["tokens"] == {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110,
                              "cached_prompt_pct": 50.0}
+    assert row["qualitative"] == {"response_relevance": None, "task_completion_quality": None,
+                                  "hallucination_score": None, "tool_call_appropriateness": None,
+                                  "judge_reasoning": None}
     assert data["per_episode"][2]["tokens"]["cached_prompt_pct"] == 0.0
     s = data["summary"]
     assert list(s) == ["episodes", "k_attempts", "total_runs", "passed", "failed", "pass_rate",
                        "time", "tokens", "qualitative", "pass_at_k", "pass_hat_k",
                        "error_episodes", "latency_ms"]
-    assert (s["episodes"], s["k_attempts"], s["total_runs"], s["passed"], s["failed"]) == (2, 2, 3, 2, 1)
+    # bat-cli's `episodes` counts episodes (attempts), not tasks.
+    assert (s["episodes"], s["k_attempts"], s["total_runs"], s["passed"], s["failed"]) == (3, 2, 3, 2, 1)
     assert s["pass_rate"] == pytest.approx(2 / 3)
     assert s["time"] == {"total_wall_ms": 600, "avg_wall_ms": 200, "min_wall_ms": 100, "max_wall_ms": 300}
     assert s["tokens"] == {"prompt_tokens_total": 400, "completion_tokens_total": 40,
@@ -171,7 +204,7 @@ def test_metrics_keys_and_values():
         {"task_id": "b", "attempts": 1, "passed": 1, "pass_at_k": 1.0, "pass_hat_k": 1.0},
     ]
     assert s["pass_at_k"] == 1.0 and s["pass_hat_k"] == 0.5
-    assert s["qualitative"]["response_relevance"] == {"avg": None, "min": None, "max": None, "count": 0}
+    assert s["qualitative"] == {}
 
 
 def test_metrics_of_nothing():
@@ -185,8 +218,27 @@ def test_metrics_of_nothing():
 
 def test_qualitative_stats_over_non_null_scores():
     episodes = [episode(scores=JudgeScores(task_completion_quality=v)) for v in (0.2, None, 1.0)]
-    stats = build_metrics(episodes, k=1).summary.qualitative["task_completion_quality"]
+    qualitative = build_metrics(episodes, k=1).summary.qualitative
+    stats = qualitative["task_completion_quality"]
     assert (stats.avg, stats.min, stats.max, stats.count) == (pytest.approx(0.6), 0.2, 1.0, 2)
+    assert list(qualitative) == ["task_completion_quality"]
+
+
+def test_cached_prompt_share_is_rounded_to_one_decimal_as_bat_cli():
+    data = build_metrics([episode(tokens=(3, 1, 1)), episode(tokens=(6, 1, 1))], k=1)
+    assert data.per_episode[0].tokens.cached_prompt_pct == 33.3
+    assert data.per_episode[1].tokens.cached_prompt_pct == 16.7
+    assert data.summary.tokens.cached_prompt_pct == 22.2
+
+
+def test_episode_judge_reasoning_per_rubric():
+    scores = JudgeScores(response_relevance=0.9, judge_reasoning={"relevance": "on topic",
+                                                                 "tool_call": "skipped: no tool calls expected"})
+    judged, unjudged = build_metrics([episode(scores=scores), episode()], k=1).per_episode
+    assert judged.qualitative.response_relevance == 0.9
+    assert judged.qualitative.judge_reasoning == {"relevance": "on topic",
+                                                  "tool_call": "skipped: no tool calls expected"}
+    assert unjudged.qualitative.judge_reasoning is None
 
 
 def test_functions_are_pure():
@@ -204,7 +256,6 @@ def test_reference_files_match_golden(run):
     summary = build_summary(episodes, run_name="benchmark", k=K[run], model_name=model,
                             timestamp_utc=TIMESTAMP)
     metrics = build_metrics(episodes, k=K[run])
-    assert summary.passed is (run == "good")
-    assert metrics.summary.passed == sum(e.verdict.passed for e in episodes)
+    assert summary.passed == metrics.summary.passed == sum(e.verdict.passed for e in episodes)
     assert_golden(f"summary_{run}.json", summary.model_dump(mode="json"))
     assert_golden(f"metrics_{run}.json", metrics.model_dump(mode="json"))

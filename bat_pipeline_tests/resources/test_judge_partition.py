@@ -83,6 +83,23 @@ def test_resource_uses_the_cache_and_checks_the_key(tmp_path, monkeypatch):
     assert all(KEY not in p.read_text() for p in (tmp_path / "judge_cache").rglob("*.json"))
 
 
+def test_resource_reads_the_key_from_the_agents_dotenv(tmp_path, monkeypatch):
+    """As `bat eval`: the judge's key may live only in the agent project's .env."""
+    ref = make_ref(tmp_path)
+    resource = JudgeResource(storage_root=str(tmp_path), use_cache=False)
+    monkeypatch.delenv("PARTITION_JUDGE_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "the-shells-other-key")
+    with serve_judge() as server:
+        config = make_config(tmp_path, server.base_url, api_key_env="PARTITION_JUDGE_KEY")
+        with pytest.raises(JudgeConfigError) as missing:
+            judge_partition(ref, config, [weather_task()], resource)
+        assert f"{tmp_path / '.env'} (no such file), the shell" in str(missing.value)
+        (tmp_path / ".env").write_text(f"PARTITION_JUDGE_KEY={KEY}\n")
+        outcome = judge_partition(ref, config, [weather_task()], resource)
+    assert outcome.stats.failures == 0 and len(server.requests) == 8
+    assert {r["headers"]["authorization"] for r in server.requests} == {f"Bearer {KEY}"}
+
+
 def test_a_broken_judge_loses_no_episode(tmp_path):
     ref = make_ref(tmp_path)
     with serve_judge() as server:

@@ -101,7 +101,9 @@ def test_two_runs_two_models_make_a_trend(tmp_path):
 
     assert wh.previous_metrics("a", "r2")["pass_rate"] == 1.0
     assert wh.previous_metrics("a", "r1") is None
-    assert [(r["run_id"], r["model_key"]) for r in wh.model_summary("r1")] == [("r1", "a"), ("r1", "b")]
+    summary = wh.model_summary("r1")
+    assert [(r["run_id"], r["model_key"]) for r in summary] == [("r1", "a"), ("r1", "b")]
+    assert (summary[0]["tasks"], summary[0]["episodes"]) == (2, 4)
     assert len(wh.history_runs()) == 4
 
 

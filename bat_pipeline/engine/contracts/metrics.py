@@ -1,9 +1,12 @@
 """`summary.json` and `metrics.json` of one run and model (SPEC §8).
 
-Field names are the reference evaluator's; `per_task`, `pass_at_k`, `pass_hat_k`,
-`error_episodes` and `latency_ms` are bat_pipeline's additions. Values are not rounded:
-presentation (CLI, charts) rounds. Aggregates over nothing (no episodes, no scores) are
-null rather than a made-up 0.
+Keys, value types and meanings are those bat-cli 2026.10 writes (a script reading its
+files reads ours); `per_task`, `pass_at_k`, `pass_hat_k`, `error_episodes`,
+`latency_ms` and the per-episode `qualitative` of an episode the judge did not see are
+bat_pipeline's additions. As in bat-cli, cached-prompt percentages are rounded to one
+decimal and nothing else is rounded; judge fields without a single score are left out
+of the averages. Where bat-cli writes 0 for an aggregate over no episodes at all (a run
+that recorded nothing), this writes null: there is no pass rate or time to report.
 """
 
 from __future__ import annotations
@@ -27,16 +30,18 @@ class SummaryFile(BaseModel):
 
     run_name: str
     timestamp_utc: str
-    """ISO 8601, given by the caller so the file is reproducible."""
+    """When the run's metrics were written, UTC, as `YYYYMMDD_HHMMSS`."""
     k: int
     """Attempts per task the run was configured with."""
     model_name: str
+    """The model alone, without its provider (`gpt-4o-mini`, `llama3:8b`)."""
     attempts: list[TaskAttempts] = Field(default_factory=list)
     """One entry per task, in the order tasks first appear among the episodes."""
-    qualitative_scores: dict[str, float | None] = Field(default_factory=dict)
-    """Judge score field → mean over the episodes that have it; null when none has."""
-    passed: bool
-    """True when there is at least one episode and every episode's verdict passed."""
+    qualitative_scores: dict[str, float] = Field(default_factory=dict)
+    """Judge score field → mean over the episodes that have it; a field no episode has
+    is left out."""
+    passed: int
+    """Episodes whose verdict passed."""
 
 
 class EpisodeTime(BaseModel):
@@ -49,12 +54,25 @@ class EpisodeTokens(BaseModel):
     completion_tokens: int
     total_tokens: int
     cached_prompt_pct: float
-    """Share of prompt tokens read from the provider's cache, 0–100; 0 with no prompt."""
+    """Share of prompt tokens read from the provider's cache, 0–100 to one decimal; 0 with
+    no prompt."""
 
 
 class EpisodeVerdict(BaseModel):
     passed: bool
     reason: str
+
+
+class EpisodeQualitative(BaseModel):
+    """The judge's scores of one episode, as in its episode file."""
+
+    response_relevance: float | None = None
+    task_completion_quality: float | None = None
+    hallucination_score: float | None = None
+    tool_call_appropriateness: float | None = None
+    judge_reasoning: dict[str, str] | None = None
+    """Rubric → the judge's reasons (or why the rubric was skipped or failed); null only
+    when the judge did not run on this episode."""
 
 
 class EpisodeMetrics(BaseModel):
@@ -69,8 +87,8 @@ class EpisodeMetrics(BaseModel):
     time: EpisodeTime
     tokens: EpisodeTokens
     verdict: EpisodeVerdict | None
-    qualitative: dict[str, float | None]
-    """Judge score field → score, null when not judged."""
+    qualitative: EpisodeQualitative
+    """The judge's scores and reasons; every score null when it did not run."""
 
 
 class TimeSummary(BaseModel):
@@ -85,18 +103,18 @@ class TokenSummary(BaseModel):
     completion_tokens_total: int
     total_tokens_total: int
     cached_prompt_pct: float
-    """Cached share of all prompt tokens of the run, 0–100."""
+    """Cached share of all prompt tokens of the run, 0–100 to one decimal."""
     avg_total_tokens: float | None
     min_total_tokens: int | None
     max_total_tokens: int | None
 
 
 class ScoreStats(BaseModel):
-    avg: float | None
-    min: float | None
-    max: float | None
+    avg: float
+    min: float
+    max: float
     count: int
-    """Episodes with a score for this field."""
+    """Episodes with a score for this field (at least 1)."""
 
 
 class LatencyPercentiles(BaseModel):
@@ -111,7 +129,7 @@ class LatencyPercentiles(BaseModel):
 
 class MetricsSummary(BaseModel):
     episodes: int
-    """Distinct tasks."""
+    """Episodes (attempts) counted, as bat-cli counts them; the same as total_runs."""
     k_attempts: int
     total_runs: int
     """Episodes (attempts) counted."""
@@ -122,6 +140,8 @@ class MetricsSummary(BaseModel):
     time: TimeSummary
     tokens: TokenSummary
     qualitative: dict[str, ScoreStats]
+    """Judge score field → its statistics over the episodes that have a score; a field
+    without any score is left out."""
     pass_at_k: float | None
     """Mean over tasks of the unbiased pass@k; null with no tasks."""
     pass_hat_k: float | None
