@@ -112,21 +112,38 @@ def test_refused_structured_output_switches_that_rubric_to_text(server):
     assert result.stats.text_fallbacks == ["relevance"] and result.stats.calls == 8
 
 
-@pytest.mark.parametrize("reply, reason", [
+UNREADABLE = [
     (Reply(content="I would rather not say."), "unusable answer: no JSON object"),
     (Reply(content='{"reasoning": "scale of ten", "score": 7}'), "outside 0..1"),
     (Reply(raw=b'{"choices": ['), "response is not JSON"),
     (Reply(content=""), "answer is empty"),
-    (error(400, "model does not exist"), "HTTP 400: model does not exist"),
+]
+
+
+@pytest.mark.parametrize("reply, reason, asked", [
+    *((reply, reason, 3) for reply, reason in UNREADABLE),
+    (error(400, "model does not exist"), "HTTP 400: model does not exist", 1),
 ])
-def test_unusable_answers_leave_null_with_the_reason(server, reply, reason):
+def test_unusable_answers_leave_null_with_the_reason(server, reply, reason, asked):
     server.script(default=reply)
     result = run(server, mode="outcome")
     scores = result.scores[0]
     assert scores.task_completion_quality is None
     assert reason in scores.judge_errors["task_completion"]
     assert scores.judge_reasoning["task_completion"].startswith("judge failed: ")
-    assert result.stats.failures == 1 and len(server.requests) == 1
+    assert result.stats.failures == 1 and len(server.requests) == asked
+    if asked > 1:
+        assert f"(gave up after {asked} attempts)" in scores.judge_errors["task_completion"]
+
+
+@pytest.mark.parametrize("reply, reason", UNREADABLE)
+def test_an_unreadable_answer_is_asked_again(server, reply, reason):
+    server.script(reply, reply, answer(0.3, reasoning="third time"))
+    result = run(server, mode="outcome", max_retries=2)
+    scores = result.scores[0]
+    assert scores.task_completion_quality == 0.3 and scores.judge_reasoning["task_completion"] == "third time"
+    assert scores.judge_errors == {} and len(server.requests) == 3
+    assert result.stats.retries == 2 and result.stats.failures == 0
 
 
 def test_one_bad_rubric_keeps_the_others(server):
