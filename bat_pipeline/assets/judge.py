@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from bat_pipeline import storage
 from bat_pipeline.assets.common import GROUP
 from bat_pipeline.engine.contracts import EvalConfig, Task
+from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.resources.evaluation import EvaluationResource
 from bat_pipeline.resources.judge import (
     JudgeClient,
@@ -56,7 +57,7 @@ class JudgeOutcome(BaseModel):
 
 
 def judge_partition(ref: PartitionRef, config: EvalConfig, tasks: list[Task],
-                    judge: JudgeClient | JudgeResource) -> JudgeOutcome:
+                    judge: JudgeClient | JudgeResource, redactor: Redactor | None = None) -> JudgeOutcome:
     """Judge the stored episodes of one partition and record the scores.
 
     Loads the episodes of `ref.episodes_dir`; when `config.evaluation.qualitative` is on,
@@ -64,7 +65,8 @@ def judge_partition(ref: PartitionRef, config: EvalConfig, tasks: list[Task],
     `ref.file("judge.json")` (judge, stats, means, scores per episode). When it is off,
     episodes are left untouched and judge.json records that the judge is off. A missing
     judge key raises JudgeConfigError before anything is asked; a failing judge never
-    raises (its scores stay null with the reason).
+    raises (its scores stay null with the reason). `redactor` (for a JudgeResource): the
+    evaluation's secrets, kept out of reasoning and errors besides the judge's own key.
 
     As an asset (`judge_scores`, partitioned by model, upstream `episode_verdicts`): return
     `ref` and attach `outcome.metadata()`: the mean per rubric (`mean_<score field>`), calls
@@ -80,7 +82,7 @@ def judge_partition(ref: PartitionRef, config: EvalConfig, tasks: list[Task],
                                                     "judged_at": _now()})
         return outcome
 
-    client = judge.client(settings) if isinstance(judge, JudgeResource) else judge
+    client = judge.client(settings, redactor) if isinstance(judge, JudgeResource) else judge
     result: JudgeRunResult = _run(client.judge_episodes(episodes, tasks))
     for episode, scores in zip(episodes, result.scores):
         episode.qualitative_scores = scores
@@ -131,7 +133,7 @@ def build(partitions: dg.PartitionsDefinition) -> dg.AssetsDefinition:
                      task_specs: list[Task]) -> PartitionRef:
         ref = episode_verdicts
         try:
-            outcome = judge_partition(ref, evaluation.config(), task_specs, judge)
+            outcome = judge_partition(ref, evaluation.config(), task_specs, judge, evaluation.redactor())
         except JudgeConfigError as exc:
             raise dg.Failure(description=f"the judge cannot run: {exc}") from None
         if outcome.enabled:

@@ -26,7 +26,8 @@ SlotPool (JudgeResource gives `<storage root>/judge_slots`), across every proces
 thread judging on the machine: the partitions of a run share the bound.
 
 The key is never logged, stored or put in a message: every text that leaves this module
-passes through `_redact`.
+(reasoning, errors, what the cache keeps) passes through `_redact`, which also removes
+the other secrets of the evaluation when a Redactor is given.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from pydantic import BaseModel, Field
 
 from bat_pipeline.engine.contracts import Episode, JudgeScores, JudgeSettings, RUBRICS, Task
 from bat_pipeline.engine.contracts.episode import SCORE_FIELDS
+from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.engine.rubrics import (
     JSON_SCHEMA,
     SCHEMA_NAME,
@@ -240,16 +242,19 @@ class JudgeClient:
         environ: Mapping[str, str] | None = None,
         backoff_base_s: float = 0.5,
         transport: httpx.AsyncBaseTransport | None = None,
+        redactor: Redactor | None = None,
         slots: SlotPool | None = None,
     ) -> None:
-        """Raises JudgeConfigError when the API key is missing. `slots`: a bound shared
-        with other processes, on top of `max_concurrency`."""
+        """Raises JudgeConfigError when the API key is missing. `redactor`: the other
+        secrets to keep out of reasoning and errors (the key itself always is); `slots`:
+        a bound shared with other processes, on top of `max_concurrency`."""
         self.settings = settings
         self.cache = cache
         self.url = endpoint_url(settings.provider, settings.base_url)
         self.backoff_base_s = backoff_base_s
         self.slots = slots
         self._key = resolve_api_key(settings, environ)
+        self._redactor = (redactor or Redactor()).plus(self._key)
         self._transport = transport
         self._anthropic = settings.provider == "anthropic"
         self._text_rubrics: set[str] = set()
@@ -295,7 +300,7 @@ class JudgeClient:
         answers = await asyncio.gather(*(self._answer(run, r, task, episode) for r in asks))
         for rubric, answer in zip(asks, answers):
             if isinstance(answer, str):
-                errors[rubric] = answer
+                errors[rubric] = self._redact(answer)
             else:
                 values[rubric], reasoning[rubric] = answer
         for rubric, why in errors.items():
@@ -320,13 +325,14 @@ class JudgeClient:
                                  self._cache_key(rubric, messages, not structured))
             if hit is not None:
                 run.stats.cache_hits += 1
-                return hit
+                return hit[0], self._redact(hit[1])
         if run.refused:
             run.stats.failures += 1
             return run.refused
         run.stats.calls += 1
         try:
             score, reasoning, structured = await self._ask(run, rubric, messages)
+            reasoning = self._redact(reasoning)
         except _Failure as exc:
             run.stats.failures += 1
             return str(exc)
@@ -508,7 +514,7 @@ class JudgeClient:
         return self._short(text)
 
     def _redact(self, text: str) -> str:
-        return text.replace(self._key, "[redacted]") if self._key else text
+        return self._redactor.text(text)
 
     def _short(self, text: str) -> str:
         """Redacted before shortened, so a cut can never leave part of the key."""
@@ -550,10 +556,10 @@ class JudgeResource(ConfigurableResource):
             return None
         return JudgeCache(Path(self.storage_root) if self.storage_root else default_root())
 
-    def client(self, settings: JudgeSettings) -> JudgeClient:
+    def client(self, settings: JudgeSettings, redactor: Redactor | None = None) -> JudgeClient:
         """A client for `settings`; raises JudgeConfigError when the key is missing."""
         root = Path(self.storage_root) if self.storage_root else default_root()
-        return JudgeClient(settings, cache=self.cache(),
+        return JudgeClient(settings, cache=self.cache(), redactor=redactor,
                            slots=SlotPool(root / JUDGE_SLOTS, settings.max_concurrency))
 
 

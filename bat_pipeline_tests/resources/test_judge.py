@@ -257,7 +257,10 @@ def test_key_from_judge_env_and_ollama_without_key(server):
 
 
 def test_the_key_never_leaks(server, tmp_path):
+    from bat_pipeline.engine.redaction import Redactor
     from bat_pipeline.resources.judge_cache import JudgeCache
+
+    other = "sk-agent-model-key-0e1f2a"  # another secret of the evaluation, quoted by the judge
 
     def echo_key(request):
         auth = request["headers"].get("authorization", "")
@@ -268,17 +271,19 @@ def test_the_key_never_leaks(server, tmp_path):
             return Reply(status=500, raw=f"upstream said: headers={request['headers']}".encode())
         if rubric == "tool_call":
             return Reply(content=f"your key is {auth} and no score")
-        return answer(0.5, reasoning="fine")
+        return answer(0.5, reasoning=f"fine, asked with {auth}, the agent used {other}")
 
     server.script(default=echo_key)
     cache = JudgeCache(tmp_path)
-    client = JudgeClient(settings(server, max_retries=0), environ=ENV, cache=cache)
+    client = JudgeClient(settings(server, max_retries=0), environ=ENV, cache=cache, redactor=Redactor([other]))
     result = asyncio.run(client.judge_episodes([weather_episode()], [weather_task()]))
     dumped = result.model_dump_json()
-    assert KEY not in dumped and "[redacted]" in dumped
+    assert KEY not in dumped and other not in dumped and "[redacted]" in dumped
+    assert result.scores[0].judge_reasoning["task_completion"] == \
+        "fine, asked with Bearer [redacted], the agent used [redacted]"
     assert len(result.scores[0].judge_errors) == 3
     files = list(tmp_path.rglob("*.json"))
-    assert files and all(KEY not in f.read_text() for f in files)
+    assert files and all(KEY not in f.read_text() and other not in f.read_text() for f in files)
     assert KEY not in repr(client)
 
 
