@@ -1,11 +1,13 @@
 """What the stage assets share: the evaluation run id, tags, and metadata helpers."""
 
+import logging
 from datetime import datetime, timezone
 from typing import Iterable, Sequence
 
 import dagster as dg
 
 from bat_pipeline.engine.contracts import Episode
+from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.storage import new_run_id
 
 RUN_ID_TAG = "bat_pipeline/run_id"
@@ -28,6 +30,26 @@ def evaluation_run_id(context: dg.AssetExecutionContext) -> str:
 
 def wants_resume(context: dg.AssetExecutionContext, configured: bool) -> bool:
     return configured or context.run.tags.get(RESUME_TAG, "").lower() in ("1", "true", "yes")
+
+
+class _RedactingFilter(logging.Filter):
+    def __init__(self, redactor: Redactor) -> None:
+        super().__init__()
+        self.redactor = redactor
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        redacted = self.redactor.text(message)
+        if redacted != message:
+            record.msg, record.args = redacted, ()
+        return True
+
+
+def redact_log(context: dg.AssetExecutionContext, redactor: Redactor) -> None:
+    """Make the step's log lines (`context.log`, what Dagster stores as the run's events)
+    pass through `redactor`; a logger filter runs before Dagster builds the event."""
+    if redactor and not any(isinstance(f, _RedactingFilter) for f in context.log.filters):
+        context.log.addFilter(_RedactingFilter(redactor))
 
 
 def episode_table(episodes: Sequence[Episode], limit: int = 20) -> dg.TableMetadataValue:

@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 import dagster as dg
 
-from bat_pipeline.assets.common import GROUP, episode_table, evaluation_run_id, wants_resume
+from bat_pipeline.assets.common import GROUP, episode_table, evaluation_run_id, redact_log, wants_resume
 from bat_pipeline.engine.contracts import Episode, EvalConfig, Task
 from bat_pipeline.resources.a2a_conversations import Attempt, run_attempts
 from bat_pipeline.resources.agent_process import AgentLauncher, AgentStartError
@@ -91,7 +91,11 @@ def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefiniti
         total = len(attempts)
         done = {"n": 0, "completed": 0, "errors": 0}
 
+        redactor = evaluation.redactor()
+        redact_log(context, redactor)
+
         def store(episode: Episode) -> None:
+            episode = redactor.record(episode)
             write_episode(ref.episodes_dir, episode)
             done["n"] += 1
             done["completed"] += episode.final_status == "completed"
@@ -100,7 +104,8 @@ def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefiniti
                              f"{done['errors']} eval errors) for {model.name}")
 
         spans_name = "agent.jsonl" if not kept else f"agent-resume-{context.run.run_id[:8]}.jsonl"
-        launcher = AgentLauncher(eval_config, model, ref.dir, log=context.log.info, spans_name=spans_name)
+        launcher = AgentLauncher(eval_config, model, ref.dir, log=context.log.info, spans_name=spans_name,
+                                 redactor=redactor)
         if attempts:
             try:
                 with launcher.running() as agent:
@@ -108,8 +113,9 @@ def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefiniti
                         agent.url, attempts, model.name,
                         concurrency=eval_config.evaluation.concurrency, on_episode=store))
             except AgentStartError as exc:
-                raise dg.Failure(description=f"{model.name}: {exc}",
-                                 metadata={"agent_log": dg.MetadataValue.path(str(ref.log_file))}) from exc
+                # Not chained: Dagster would store the cause's unredacted message too.
+                raise dg.Failure(description=redactor.text(f"{model.name}: {exc}"),
+                                 metadata={"agent_log": dg.MetadataValue.path(str(ref.log_file))}) from None
         episodes = load_episodes(ref.episodes_dir)
         ref.finished_at = datetime.now(timezone.utc).isoformat()
         save_ref(ref)

@@ -13,6 +13,7 @@ from bat_pipeline import storage
 from bat_pipeline.assets.common import GROUP
 from bat_pipeline.engine.contracts import EvalConfig, Task
 from bat_pipeline.engine.environment import judge_key_sources, project_environ
+from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.resources.evaluation import EvaluationResource
 from bat_pipeline.resources.judge import (
     JudgeClient,
@@ -57,7 +58,7 @@ class JudgeOutcome(BaseModel):
 
 
 def judge_partition(ref: PartitionRef, config: EvalConfig, tasks: list[Task],
-                    judge: JudgeClient | JudgeResource) -> JudgeOutcome:
+                    judge: JudgeClient | JudgeResource, redactor: Redactor | None = None) -> JudgeOutcome:
     """Judge the stored episodes of one partition and record the scores.
 
     Loads the episodes of `ref.episodes_dir`; when `config.evaluation.qualitative` is on,
@@ -66,7 +67,8 @@ def judge_partition(ref: PartitionRef, config: EvalConfig, tasks: list[Task],
     episodes are left untouched and judge.json records that the judge is off. A
     JudgeResource reads the key from the agent project's `.env` overlaid by the shell; a
     missing key raises JudgeConfigError before anything is asked; a failing judge never
-    raises (its scores stay null with the reason).
+    raises (its scores stay null with the reason). `redactor` (for a JudgeResource): the
+    evaluation's secrets, kept out of reasoning and errors besides the judge's own key.
 
     As an asset (`judge_scores`, partitioned by model, upstream `episode_verdicts`): return
     `ref` and attach `outcome.metadata()`: the mean per rubric (`mean_<score field>`), calls
@@ -84,7 +86,7 @@ def judge_partition(ref: PartitionRef, config: EvalConfig, tasks: list[Task],
 
     if isinstance(judge, JudgeResource):
         # The key comes from the project's .env overlaid by the shell, as under `bat eval`.
-        client = judge.client(settings, environ=project_environ(config.agent_dir),
+        client = judge.client(settings, redactor, environ=project_environ(config.agent_dir),
                               looked_in=judge_key_sources(config.agent_dir))
     else:
         client = judge
@@ -138,7 +140,7 @@ def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefiniti
                      task_specs: list[Task]) -> PartitionRef:
         ref = episode_verdicts
         try:
-            outcome = judge_partition(ref, evaluation.config(), task_specs, judge)
+            outcome = judge_partition(ref, evaluation.config(), task_specs, judge, evaluation.redactor())
         except JudgeConfigError as exc:
             raise dg.Failure(description=f"the judge cannot run: {exc}") from None
         if outcome.enabled:

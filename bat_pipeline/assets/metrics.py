@@ -10,6 +10,7 @@ from bat_pipeline.assets.common import GROUP, counts
 from bat_pipeline.engine.contracts import EvalConfig, Task
 from bat_pipeline.engine.gates import evaluate_gates, nothing_ran
 from bat_pipeline.engine.metrics import build_metrics, build_summary, in_dataset_order, summary_timestamp
+from bat_pipeline.resources.evaluation import EvaluationResource
 from bat_pipeline.resources.warehouse import WarehouseResource
 from bat_pipeline.storage import PartitionRef, load_episodes, publish_reference, write_json
 
@@ -38,7 +39,7 @@ def build(partitions: dg.PartitionsDefinition, config: EvalConfig) -> dg.AssetsD
                     "judge means) written to metrics.json, summary.json and the DuckDB warehouse.",
     )
     def eval_metrics(context: dg.AssetExecutionContext, judge_scores: PartitionRef,
-                     task_specs: list[Task], warehouse: WarehouseResource):
+                     task_specs: list[Task], warehouse: WarehouseResource, evaluation: EvaluationResource):
         ref = judge_scores
         episodes = in_dataset_order(load_episodes(ref.episodes_dir), [t.id for t in task_specs])
         metrics = build_metrics(episodes, k=ref.k)
@@ -51,7 +52,7 @@ def build(partitions: dg.PartitionsDefinition, config: EvalConfig) -> dg.AssetsD
         # The episodes were published by the verdicts (and judge) steps and are unchanged here.
         publish_reference(ref, (), files={"metrics.json": metrics, "summary.json": summary})
         store = warehouse.warehouse(on_wait=context.log.warning)
-        written = store.write_partition(ref, episodes, task_specs, metrics)
+        written = store.write_partition(ref, episodes, task_specs, metrics, redactor=evaluation.redactor())
         figures = metrics.summary
         # With gate checks the asset has several outputs: the metadata goes on the Output.
         yield dg.Output(ref, metadata={

@@ -34,8 +34,10 @@ def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefiniti
             episode.trace.trajectory = trajectory
             episode.trace.tool_calls = recorded_tool_calls(trajectory)
             trajectories[episode.conversation_id] = trajectory.model_dump(mode="json")
-        write_episodes(ref.episodes_dir, episodes)
-        write_json(ref.file("trajectories.json"), trajectories)
+        # Span files outside the partition folder (agent.spans, extra_spans) are not scrubbed.
+        redactor = evaluation.redactor()
+        write_episodes(ref.episodes_dir, [redactor.record(e) for e in episodes])
+        write_json(ref.file("trajectories.json"), redactor.data(trajectories))
         found = sum(1 for e in episodes if e.trace.trajectory.found)
         context.add_output_metadata({
             "spans_read": len(index),

@@ -34,6 +34,7 @@ from bat_pipeline.engine.contracts import EvalConfig, ModelSpec
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.environment import agent_environment
 from bat_pipeline.engine.privacy_floor import check_privacy_floors
+from bat_pipeline.engine.redaction import Redactor
 
 LOG_TAIL_LINES = 30
 _PR_SET_PDEATHSIG = 1
@@ -121,13 +122,17 @@ class AgentLauncher:
     """Starts one agent process for one model, and always stops its whole process group."""
 
     def __init__(self, config: EvalConfig, model: ModelSpec, workdir: Path, *,
-                 environ: dict[str, str] | None = None, log=None, spans_name: str = "agent.jsonl"):
+                 environ: dict[str, str] | None = None, log=None, spans_name: str = "agent.jsonl",
+                 redactor: Redactor | None = None):
+        """`redactor`: secrets removed from the span files and the log in `workdir` each
+        time an agent process has stopped (scrub_agent_files)."""
         self.config = config
         self.model = model
         self.workdir = Path(workdir)
         self.environ = dict(os.environ if environ is None else environ)
         self.log = log or (lambda msg: None)
         self.spans_name = spans_name
+        self.redactor = redactor
 
     def preflight(self) -> list[str]:
         """Refuse before anything starts: unreadable config, redacting privacy (in
@@ -262,8 +267,44 @@ class AgentLauncher:
             _kill_group(pgid, self.config.evaluation.agent_shutdown_timeout_s)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=5)
+            if self.redactor:
+                scrub_agent_files(self.workdir, self.redactor)
         if agent.tmpdir:
             shutil.rmtree(agent.tmpdir, ignore_errors=True)
+
+
+def scrub_agent_files(workdir: Path, redactor: Redactor) -> list[Path]:
+    """Rewrite the agent's files in a partition folder (everything under `spans/`, and
+    `agent.log`) with the secrets redacted; returns the files that changed. Each file is
+    replaced atomically, so a reader sees the old text or the new one. Bytes that are not
+    UTF-8 are kept as they are. Files elsewhere (`agent.spans`, `extra_spans`) belong to
+    the agent's folder and are not touched."""
+    workdir = Path(workdir)
+    spans = workdir / "spans"
+    files = sorted(p for p in spans.rglob("*") if p.is_file() and not p.name.startswith(".")) \
+        if spans.is_dir() else []
+    changed = []
+    for path in [*files, workdir / "agent.log"]:
+        if path.is_file() and _redact_file(path, redactor):
+            changed.append(path)
+    return changed
+
+
+def _redact_file(path: Path, redactor: Redactor) -> bool:
+    text = path.read_bytes().decode("utf-8", errors="surrogateescape")
+    redacted = redactor.text(text)
+    if redacted == text:
+        return False
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(redacted.encode("utf-8", errors="surrogateescape"))
+        os.chmod(tmp, path.stat().st_mode & 0o7777)  # mkstemp makes it 0600
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return True
 
 
 def group_members(pgid: int) -> list[int]:

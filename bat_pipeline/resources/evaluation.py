@@ -1,14 +1,19 @@
-"""The agent folder under evaluation: its validated eval.yaml, dataset and storage root."""
+"""The agent folder under evaluation: its validated eval.yaml, dataset, storage root, and
+the secrets to keep out of what is stored."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import dagster as dg
 from pydantic import PrivateAttr
 
 from bat_pipeline.engine.contracts import EvalConfig, Task
+from bat_pipeline.engine.environment import agent_environment, find_dotenv, project_environ, read_dotenv
 from bat_pipeline.engine.loading import load_eval_config, load_tasks
+from bat_pipeline.engine.redaction import Redactor, secret_values
+from bat_pipeline.resources.judge import JudgeConfigError, resolve_api_key
 
 
 class EvaluationResource(dg.ConfigurableResource):
@@ -20,6 +25,7 @@ class EvaluationResource(dg.ConfigurableResource):
     """Shared storage for partition files, the judge cache and the warehouse."""
 
     _config: EvalConfig | None = PrivateAttr(default=None)
+    _redactor: Redactor | None = PrivateAttr(default=None)
 
     def config(self) -> EvalConfig:
         if self._config is None:
@@ -34,3 +40,24 @@ class EvaluationResource(dg.ConfigurableResource):
     @property
     def root(self) -> Path:
         return Path(self.storage_root)
+
+    def redactor(self) -> Redactor:
+        """Redacts the evaluation's secrets (engine.redaction): the judge's key, each
+        model's provider key as its agent gets it, and secret-named values of `.env`,
+        `agent.env`, the models' `env` and `judge.env`, from the current environment."""
+        if self._redactor is None:
+            config = self.config()
+            dotenv = read_dotenv(find_dotenv(config.agent_dir))
+            shell = dict(os.environ)
+            agent_envs = {m.partition_key: agent_environment(config, m, base_env=shell, dotenv=dotenv,
+                                                             minimal=not config.agent.inherit_env)
+                          for m in config.models}
+            judge_key = None
+            if config.judge is not None:
+                try:
+                    judge_key = resolve_api_key(config.judge, project_environ(config.agent_dir, shell))
+                except JudgeConfigError:
+                    pass  # the judge step refuses on its own; nothing to redact
+            self._redactor = Redactor(secret_values(config, judge_key=judge_key, agent_envs=agent_envs,
+                                                    dotenv=dotenv))
+        return self._redactor

@@ -16,20 +16,30 @@ dropped, then `/v1/messages` is appended.
 
 Failures never stop the run: a rubric whose judge call fails keeps a null score, with the
 reason in `judge_errors` and `judge_reasoning` ("judge failed: …"). Only a missing API
-key raises, and it does so when the client is built, before any episode is judged. The
-key is never logged, stored or put in a message: every text that leaves this module
-passes through `_redact`.
+key raises, and it does so when the client is built, before any episode is judged.
+HTTP 429, 5xx, timeouts, connection errors and unreadable answers (no JSON with a score,
+a score out of range, an empty or non-JSON response) are asked again, up to
+`max_retries` times per question in all.
+
+Calls in flight are bounded by `max_concurrency` within the client, and, given a
+SlotPool (JudgeResource gives `<storage root>/judge_slots`), across every process and
+thread judging on the machine: the partitions of a run share the bound.
+
+The key is never logged, stored or put in a message: every text that leaves this module
+(reasoning, errors, what the cache keeps) passes through `_redact`, which also removes
+the other secrets of the evaluation when a Redactor is given.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
 import random
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
@@ -44,6 +54,7 @@ from pydantic import BaseModel, Field
 from bat_pipeline.engine.contracts import Episode, JudgeScores, JudgeSettings, RUBRICS, Task
 from bat_pipeline.engine.contracts.episode import SCORE_FIELDS
 from bat_pipeline.engine.environment import JUDGE_KEY_ENV, MissingJudgeKey, judge_key, judge_key_variable
+from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.engine.rubrics import (
     JSON_SCHEMA,
     SCHEMA_NAME,
@@ -54,6 +65,7 @@ from bat_pipeline.engine.rubrics import (
     skipped_rubrics,
 )
 from bat_pipeline.resources.judge_cache import JudgeCache, cache_key
+from bat_pipeline.resources.slots import SlotPool
 from bat_pipeline.storage import default_root
 
 log = logging.getLogger(__name__)
@@ -172,6 +184,10 @@ class _Failure(Exception):
     """A judge question that could not be answered; the message is already redacted."""
 
 
+class _Unreadable(_Failure):
+    """An answer without a usable score; asked again while retries are left."""
+
+
 class _Rejected(Exception):
     """The server refused structured output."""
 
@@ -183,12 +199,24 @@ class _Run:
     http: httpx.AsyncClient
     semaphore: asyncio.Semaphore
     stats: JudgeStats
+    slots: SlotPool | None = None
     probe_locks: dict[str, asyncio.Lock] = field(default_factory=dict)
     refused: str | None = None
     """Set when the server refused the credentials: every later question fails at once."""
 
     def probe_lock(self, rubric: str) -> asyncio.Lock:
         return self.probe_locks.setdefault(rubric, asyncio.Lock())
+
+    @contextlib.asynccontextmanager
+    async def in_flight(self) -> AsyncIterator[None]:
+        """One call's place: the client's own bound, then a slot shared across processes
+        (taken after the local one, so at most `max_concurrency` coroutines poll for it)."""
+        async with self.semaphore:
+            if self.slots is None:
+                yield
+                return
+            async with self.slots.slot():
+                yield
 
 
 class JudgeClient:
@@ -208,14 +236,20 @@ class JudgeClient:
         looked_in: str | None = None,
         backoff_base_s: float = 0.5,
         transport: httpx.AsyncBaseTransport | None = None,
+        redactor: Redactor | None = None,
+        slots: SlotPool | None = None,
     ) -> None:
         """`environ`: where the key is read (see resolve_api_key), `looked_in` says it in
-        words for the error. Raises JudgeConfigError when the API key is missing."""
+        words for the error. Raises JudgeConfigError when the API key is missing.
+        `redactor`: the other secrets to keep out of reasoning and errors (the key itself
+        always is); `slots`: a bound shared with other processes, on top of `max_concurrency`."""
         self.settings = settings
         self.cache = cache
         self.url = endpoint_url(settings.provider, settings.base_url)
         self.backoff_base_s = backoff_base_s
+        self.slots = slots
         self._key = resolve_api_key(settings, environ, looked_in)
+        self._redactor = (redactor or Redactor()).plus(self._key)
         self._transport = transport
         self._anthropic = settings.provider == "anthropic"
         self._text_rubrics: set[str] = set()
@@ -236,7 +270,8 @@ class JudgeClient:
         stats = JudgeStats(episodes=len(episodes))
         timeout = httpx.Timeout(self.settings.timeout_s)
         async with httpx.AsyncClient(timeout=timeout, headers=self._headers(), transport=self._transport) as http:
-            run = _Run(http=http, semaphore=asyncio.Semaphore(self.settings.max_concurrency), stats=stats)
+            run = _Run(http=http, semaphore=asyncio.Semaphore(self.settings.max_concurrency), stats=stats,
+                       slots=self.slots)
             scores = await asyncio.gather(*(self._judge_one(run, ep, task_by_id.get(ep.task_id)) for ep in episodes))
         return JudgeRunResult(scores=list(scores), stats=stats)
 
@@ -260,7 +295,7 @@ class JudgeClient:
         answers = await asyncio.gather(*(self._answer(run, r, task, episode) for r in asks))
         for rubric, answer in zip(asks, answers):
             if isinstance(answer, str):
-                errors[rubric] = answer
+                errors[rubric] = self._redact(answer)
             else:
                 values[rubric], reasoning[rubric] = answer
         for rubric, why in errors.items():
@@ -285,13 +320,14 @@ class JudgeClient:
                                  self._cache_key(rubric, messages, not structured))
             if hit is not None:
                 run.stats.cache_hits += 1
-                return hit
+                return hit[0], self._redact(hit[1])
         if run.refused:
             run.stats.failures += 1
             return run.refused
         run.stats.calls += 1
         try:
             score, reasoning, structured = await self._ask(run, rubric, messages)
+            reasoning = self._redact(reasoning)
         except _Failure as exc:
             run.stats.failures += 1
             return str(exc)
@@ -325,30 +361,31 @@ class JudgeClient:
     async def _ask_in_mode(self, run: _Run, rubric: str, messages: list[dict[str, str]]) -> tuple[float, str, bool]:
         if rubric not in self._text_rubrics:
             try:
-                return (*self._parse(await self._exchange(run, messages, structured=True)), True)
+                return (*await self._exchange(run, messages, structured=True), True)
             except _Rejected as exc:
                 if rubric not in self._text_rubrics:
                     self._text_rubrics.add(rubric)
                     run.stats.text_fallbacks.append(rubric)
                     log.warning("judge %s refused structured output for rubric %s (%s); asking in plain text "
                                 "from now on", self.name, rubric, exc)
-        return (*self._parse(await self._exchange(run, messages, structured=False)), False)
+        return (*await self._exchange(run, messages, structured=False), False)
 
     def _parse(self, text: str) -> tuple[float, str]:
         try:
             return parse_answer(text)
         except JudgeAnswerError as exc:
-            raise _Failure(self._redact(f"unusable answer: {exc}")) from None
+            raise _Unreadable(self._redact(f"unusable answer: {exc}")) from None
 
-    async def _exchange(self, run: _Run, messages: list[dict[str, str]], *, structured: bool) -> str:
-        """The answer text of one question, retrying 429, 5xx, timeouts and connection errors
-        up to `max_retries` times. Raises _Rejected (structured output refused) or _Failure."""
+    async def _exchange(self, run: _Run, messages: list[dict[str, str]], *, structured: bool) -> tuple[float, str]:
+        """`(score, reasoning)` of one question, asking again on 429, 5xx, timeouts,
+        connection errors and unreadable answers, up to `max_retries` times in all. Raises
+        _Rejected (structured output refused) or _Failure."""
         retries = self.settings.max_retries
         attempt = 0
         while True:
             delay: float | None = None
             try:
-                async with run.semaphore:
+                async with run.in_flight():
                     if run.refused:
                         raise _Failure(run.refused)
                     run.stats.requests += 1
@@ -361,23 +398,28 @@ class JudgeClient:
             else:
                 status = response.status_code
                 if status < 300:
-                    return self._answer_text(response)
-                detail = self._detail(response)
-                if status == 429 or status >= 500 or status == 408:
-                    problem = f"HTTP {status}: {detail}"
-                    delay = _retry_after(response.headers.get("retry-after"))
-                elif status in (400, 422) and self._temperature and "temperature" in detail.lower():
-                    # Some models (reasoning ones) accept only their default temperature.
-                    self._temperature = False
-                    continue
-                elif status in (401, 403):
-                    # A refused key fails every other question the same way: stop asking.
-                    run.refused = f"HTTP {status}: {detail} (the judge refused the credentials; no further calls)"
-                    raise _Failure(f"HTTP {status}: {detail}")
-                elif structured and status in (400, 404, 422) and _STRUCTURED_REJECTION.search(detail):
-                    raise _Rejected(f"HTTP {status}: {detail}")
+                    try:
+                        return self._parse(self._answer_text(response))
+                    except _Unreadable as exc:
+                        problem, delay = str(exc), 0.0  # asking again needs no wait
                 else:
-                    raise _Failure(f"HTTP {status}: {detail}")
+                    detail = self._detail(response)
+                    if status == 429 or status >= 500 or status == 408:
+                        problem = f"HTTP {status}: {detail}"
+                        delay = _retry_after(response.headers.get("retry-after"))
+                    elif status in (400, 422) and self._temperature and "temperature" in detail.lower():
+                        # Some models (reasoning ones) accept only their default temperature.
+                        self._temperature = False
+                        continue
+                    elif status in (401, 403):
+                        # A refused key fails every other question the same way: stop asking.
+                        run.refused = (f"HTTP {status}: {detail} (the judge refused the credentials; "
+                                       f"no further calls)")
+                        raise _Failure(f"HTTP {status}: {detail}")
+                    elif structured and status in (400, 404, 422) and _STRUCTURED_REJECTION.search(detail):
+                        raise _Rejected(f"HTTP {status}: {detail}")
+                    else:
+                        raise _Failure(f"HTTP {status}: {detail}")
             if attempt >= retries:
                 tries = "1 attempt" if attempt == 0 else f"{attempt + 1} attempts"
                 raise _Failure(f"{problem} (gave up after {tries})")
@@ -424,7 +466,7 @@ class JudgeClient:
         try:
             data = response.json()
         except ValueError:
-            raise _Failure(f"the judge's response is not JSON: {self._short(response.text)}") from None
+            raise _Unreadable(f"the judge's response is not JSON: {self._short(response.text)}") from None
         text = ""
         if self._anthropic:
             blocks = data.get("content") if isinstance(data, dict) else None
@@ -437,15 +479,15 @@ class JudgeClient:
             choices = data.get("choices") if isinstance(data, dict) else None
             message = (choices[0] or {}).get("message") if isinstance(choices, list) and choices else None
             if not isinstance(message, dict):
-                raise _Failure(f"the judge's response has no message: {self._short(response.text)}")
+                raise _Unreadable(f"the judge's response has no message: {self._short(response.text)}")
             content = message.get("content")
             if isinstance(content, list):
                 content = "".join(p.get("text") or "" for p in content if isinstance(p, dict))
             text = content if isinstance(content, str) else ""
             if not text.strip() and message.get("refusal"):
-                raise _Failure(f"the judge refused: {self._short(str(message['refusal']))}")
+                raise _Unreadable(f"the judge refused: {self._short(str(message['refusal']))}")
         if not text.strip():
-            raise _Failure("the judge's answer is empty")
+            raise _Unreadable("the judge's answer is empty")
         return text
 
     def _detail(self, response: httpx.Response) -> str:
@@ -467,7 +509,7 @@ class JudgeClient:
         return self._short(text)
 
     def _redact(self, text: str) -> str:
-        return text.replace(self._key, "[redacted]") if self._key else text
+        return self._redactor.text(text)
 
     def _short(self, text: str) -> str:
         """Redacted before shortened, so a cut can never leave part of the key."""
@@ -489,9 +531,14 @@ async def judge_episodes(
     return await client.judge_episodes(episodes, tasks)
 
 
+JUDGE_SLOTS = "judge_slots"
+"""Folder under the storage root holding the slots that bound judge calls machine-wide."""
+
+
 class JudgeResource(ConfigurableResource):
     """The judge for assets: builds a JudgeClient from the eval config's `judge:` block,
-    with the answer cache under the storage root."""
+    with the answer cache under the storage root and `judge.max_concurrency` calls in
+    flight at most across every partition judging from that root (`<root>/judge_slots`)."""
 
     storage_root: str | None = None
     """Root of the pipeline's storage; the cache is `<root>/judge_cache`. Default:
@@ -504,11 +551,14 @@ class JudgeResource(ConfigurableResource):
             return None
         return JudgeCache(Path(self.storage_root) if self.storage_root else default_root())
 
-    def client(self, settings: JudgeSettings, environ: Mapping[str, str] | None = None,
-               looked_in: str | None = None) -> JudgeClient:
-        """A client for `settings` reading its key from `environ` (default `os.environ`);
-        raises JudgeConfigError when the key is missing."""
-        return JudgeClient(settings, cache=self.cache(), environ=environ, looked_in=looked_in)
+    def client(self, settings: JudgeSettings, redactor: Redactor | None = None, *,
+               environ: Mapping[str, str] | None = None, looked_in: str | None = None) -> JudgeClient:
+        """A client for `settings` reading its key from `environ` (default `os.environ`;
+        `looked_in` names those places in the error); raises JudgeConfigError when the key
+        is missing. `redactor`: the evaluation's other secrets."""
+        root = Path(self.storage_root) if self.storage_root else default_root()
+        return JudgeClient(settings, cache=self.cache(), redactor=redactor, environ=environ, looked_in=looked_in,
+                           slots=SlotPool(root / JUDGE_SLOTS, settings.max_concurrency))
 
 
 def _retry_after(value: str | None) -> float | None:

@@ -15,7 +15,8 @@ error: the open is retried with backoff up to `max_wait_s`, then `WarehouseBusyE
 says which file and that another process holds it. The partition's files stay on disk,
 so a later run can load them again.
 
-Only the fields listed in `TABLES` are stored: no environment, keys or URLs.
+Only the fields listed in `TABLES` are stored: no environment, keys or URLs; given a
+Redactor, every text value is redacted (before any cut, so no part of a secret remains).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from bat_pipeline.engine.contracts.episode import SCORE_FIELDS, Episode
 from bat_pipeline.engine.contracts.metrics import MetricsFile
 from bat_pipeline.engine.contracts.tasks import Task
 from bat_pipeline.engine.metrics import build_metrics
+from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.storage import PartitionRef
 
 if TYPE_CHECKING:
@@ -198,11 +200,11 @@ class Warehouse:
 
     def write_partition(self, ref: PartitionRef, episodes: Sequence[Episode],
                         tasks: Sequence[Task] = (), metrics: MetricsFile | None = None,
-                        ) -> dict[str, int]:
+                        redactor: Redactor | None = None) -> dict[str, int]:
         """Replace the rows of (ref.run_id, ref.model_key) in every table, in one
         transaction; other runs and models are untouched. `metrics` defaults to
         `build_metrics(episodes, k=ref.k)`. Returns rows written per table."""
-        rows = partition_rows(ref, episodes, tasks, metrics)
+        rows = partition_rows(ref, episodes, tasks, metrics, redactor=redactor)
         with self.connect() as conn:
             conn.execute("BEGIN TRANSACTION")
             try:
@@ -410,10 +412,14 @@ class WarehouseResource(DuckDBResource):
 
 
 def partition_rows(ref: PartitionRef, episodes: Sequence[Episode], tasks: Sequence[Task] = (),
-                   metrics: MetricsFile | None = None) -> dict[str, list[dict[str, Any]]]:
-    """The rows one partition contributes to each table (pure; no file touched)."""
+                   metrics: MetricsFile | None = None, *,
+                   redactor: Redactor | None = None) -> dict[str, list[dict[str, Any]]]:
+    """The rows one partition contributes to each table (pure; no file touched), every
+    text redacted by `redactor` when one is given."""
     if metrics is None:
         metrics = build_metrics(episodes, k=ref.k)
+    if redactor:
+        episodes = [redactor.record(e) for e in episodes]
     key = {"run_id": ref.run_id, "model_key": ref.model_key}
     rows: dict[str, list[dict[str, Any]]] = {table: [] for table in TABLES}
     rows["runs"].append({
@@ -436,6 +442,8 @@ def partition_rows(ref: PartitionRef, episodes: Sequence[Episode], tasks: Sequen
             **key, "task_id": task.task_id, "attempts": task.attempts, "passed": task.passed,
             "pass_at_k": task.pass_at_k, "pass_hat_k": task.pass_hat_k,
         })
+    if redactor:
+        rows = {table: [redactor.data(row) for row in table_rows] for table, table_rows in rows.items()}
     return rows
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Iterator
@@ -177,6 +178,39 @@ def test_latency_and_hang(server: ScriptedLLM) -> None:
     server.set_knobs(reset=True, hang=True)
     with pytest.raises(httpx.ReadTimeout):
         httpx.post(server.base_url + "/v1/chat/completions", json=body, timeout=0.5)
+
+
+def test_echo_key_quotes_the_callers_key_in_answers_and_reasoning(server: ScriptedLLM) -> None:
+    key = "sk-echo-canary-77ab"
+    question = {"model": "competent", "messages": [{"role": "user", "content": "What is the capital of France?"}]}
+    judged = {"model": "judge", "messages": [{"role": "user", "content": JUDGE_PROMPT}], "response_format": SCHEMA}
+    openai_url, anthropic_url = server.base_url + "/v1/chat/completions", server.base_url + "/v1/messages"
+    bearer = {"Authorization": f"Bearer {key}"}
+    assert key not in httpx.post(openai_url, json=question, headers=bearer).text
+    server.set_knobs(echo_key=True)
+    answer = httpx.post(openai_url, json=question, headers=bearer).json()["choices"][0]["message"]["content"]
+    assert "Paris" in answer and answer.endswith(f"(answered for key {key})")
+    verdict = json.loads(httpx.post(openai_url, json=judged, headers=bearer).json()["choices"][0]["message"]["content"])
+    assert verdict["reasoning"].endswith(f"Judged for key {key}.") and verdict["score"] == 1.0
+    body = {**question, "max_tokens": 64}
+    text = httpx.post(anthropic_url, json=body, headers={"x-api-key": key}).json()["content"][0]["text"]
+    assert text.endswith(f"(answered for key {key})")
+
+
+def test_stats_count_the_requests_held_at_once(server: ScriptedLLM) -> None:
+    server.log.clear()
+    server.set_knobs(latency_ms=200)
+    body = {"model": "competent", "messages": [{"role": "user", "content": "hi"}]}
+
+    async def burst() -> None:
+        async with httpx.AsyncClient() as http:
+            await asyncio.gather(*(http.post(server.base_url + "/v1/chat/completions", json=body) for _ in range(4)))
+
+    asyncio.run(burst())
+    stats = httpx.get(server.base_url + "/_stats").json()
+    assert stats["max_in_flight"] == 4 and stats["in_flight"] == 0
+    server.log.clear()
+    assert httpx.get(server.base_url + "/_stats").json()["max_in_flight"] == 0
 
 
 def test_subprocess_server_is_driven_over_http(llm) -> None:  # noqa: ANN001 - conftest fixture

@@ -20,6 +20,7 @@ from bat_pipeline_tests.faults.support import (
 )
 
 PARTITION = "openai-competent"
+MODEL_KEY = "sk-canary-start-V3n8q"
 
 
 @pytest.fixture(scope="module")
@@ -28,6 +29,7 @@ def agent(scripted, tmp_path_factory):
                              agent_shutdown_timeout_s=2)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(LLM_URL_VAR, scripted.url)
+        mp.setenv("OPENAI_API_KEY", MODEL_KEY)
         yield folder
 
 
@@ -49,6 +51,9 @@ def _start_with(agent, tmp_path, command: list[str]):
     assert_no_process_left(agent)
     assert user_file_hashes(agent) == before
     log = only_run_dir(root, PARTITION) / "agent.log"
+    events = "\n".join(repr(entry) for entry in instance.all_logs(result.run_id))
+    assert "starting agent" in events and MODEL_KEY not in events
+    assert MODEL_KEY not in log.read_text()
     return " ".join(failure_messages(result)), log, elapsed
 
 
@@ -62,10 +67,13 @@ def test_agent_that_never_answers_fails_within_the_startup_timeout(agent, tmp_pa
 
 
 def test_agent_exiting_at_start_shows_its_last_log_lines(agent, tmp_path):
+    # The model key on the command line and in the log: redacted in both.
     message, log, _ = _start_with(
-        agent, tmp_path, ["{python}", "-c", "import sys; print('boom'); sys.exit(3)", str(agent)])
-    assert "exited with code 3" in message and "boom" in message and str(log) in message
-    assert "boom" in log.read_text()
+        agent, tmp_path, ["{python}", "-c", "import sys; print('boom', sys.argv[1]); sys.exit(3)", MODEL_KEY,
+                          str(agent)])
+    assert "exited with code 3" in message and "boom [redacted]" in message and str(log) in message
+    assert MODEL_KEY not in message
+    assert "boom [redacted]" in log.read_text()
 
 
 def test_agent_with_a_fixed_port_that_is_taken_fails_clearly(agent, tmp_path):

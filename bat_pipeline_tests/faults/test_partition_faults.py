@@ -1,6 +1,7 @@
 """Faults around one agent folder, with in-process Dagster runs of the `evaluate` job on a
 trimmed copy of the example agent: a good judged run (configured port taken, canary keys
-in the shell), then a broken judge, a locked warehouse, corrupt spans, an agent
+in the environment that the scripted model and judge echo back and the agent logs), then
+a broken judge, a locked warehouse, corrupt spans, an agent
 killed mid-run and a resume through the Dagster tag. Tests run in file order and share
 the copy, the storage root and the Dagster instance."""
 
@@ -48,11 +49,13 @@ TRAVERSAL = {"id": "../../x", "turns": ["What is the capital of France?"],
 EPISODES = 5
 LOOPBACK = "0100007F"
 
-# Starts the example agent after writing its environment to the file named in argv[1].
+# Starts the example agent after writing its environment to the file named in argv[1] and
+# logging its model key, as a careless agent might.
 ENV_DUMP = """\
 import json, os, sys
 with open(sys.argv[1], "w") as out:
     json.dump(dict(os.environ), out)
+print("starting with OPENAI_API_KEY=" + os.environ.get("OPENAI_API_KEY", ""), flush=True)
 os.execv(sys.executable, [sys.executable, "-m", "bat_pipeline.example.agent"])
 """
 
@@ -87,11 +90,13 @@ def case(scripted, tmp_path_factory):
         mp.setenv(JUDGE_KEY_VAR, JUDGE_KEY)
         mp.setenv("OPENAI_API_KEY", MODEL_KEY)
         mp.setenv(SHELL_SECRET, "not-for-the-agent")
+        scripted.set(echo_key=True)
         instance = dg.DagsterInstance.ephemeral()
         try:
             yield Case(agent, tmp / "home", env_dump, instance)
         finally:
             instance.dispose()
+            scripted.set(echo_key=False)
 
 
 class SocketWatch(threading.Thread):
@@ -213,6 +218,23 @@ def test_corrupt_span_lines_are_skipped_by_the_trajectory_stage(case, good_run):
     assert len(episodes) == EPISODES and all(e["trace"]["trajectory"]["found"] for e in episodes.values())
     assert user_file_hashes(case.agent) == before
     spans.write_text(good)
+
+
+def test_trajectories_redact_what_their_span_files_hold(case, good_run):
+    # Span files the pipeline does not scrub (agent.spans, extra_spans) may hold a key:
+    # here the partition's own file, as the agent would have left it.
+    spans = case.run_dir(GOOD) / "spans" / "agent.jsonl"
+    scrubbed = spans.read_text()
+    assert "[redacted]" in scrubbed and MODEL_KEY not in scrubbed
+    spans.write_text(scrubbed.replace("[redacted]", MODEL_KEY))
+    try:
+        result = evaluate(case.agent, case.root, case.instance, GOOD, assets=["span_trajectories"])
+    finally:
+        spans.write_text(scrubbed)
+    assert result.success, failure_messages(result)
+    stored = "".join(p.read_text() for p in [case.run_dir(GOOD) / "trajectories.json",
+                                              *(case.run_dir(GOOD) / "episodes").glob("*.json")])
+    assert MODEL_KEY not in stored and "answered for key [redacted]" in stored
 
 
 JUDGE_FAULTS = {  # name → (scripted server knobs, judge settings, what the reason says)
@@ -385,16 +407,29 @@ def _dump_tables(database: Path) -> str:
 def test_canary_keys_appear_nowhere(case, good_run):
     canaries = (MODEL_KEY.encode(), JUDGE_KEY.encode())
     scanned = 0
+    redacted: set[str] = set()
     for folder in (case.root, case.output_dir, case.instance.root_directory):
         for path in Path(folder).rglob("*"):
             if path.is_file():
                 data = path.read_bytes()
                 scanned += 1
                 assert not any(c in data for c in canaries), f"a key leaked into {path}"
+                if b"[redacted]" in data:
+                    redacted.add(path.name if path.suffix != ".json" or path.parent.name != "episodes"
+                                 else "episodes/")
     assert scanned > 20
     assert list(case.root.rglob("agent.log"))
+    # The servers did echo the keys: the echoes are there, redacted, in every kind of file.
+    assert {"agent.log", "agent.jsonl", "episodes/", "judge.json"} <= redacted, redacted
+    good = episodes_in(case.run_dir(GOOD))
+    assert all("answered for key [redacted]" in e["final_output"] for e in good.values()
+               if e["final_status"] == "completed")
+    assert all("Judged for key [redacted]" in e["qualitative_scores"]["judge_reasoning"]["task_completion"]
+               for e in episodes_in(case.run_dir(CRASHY)).values())
+    assert any("[redacted]" in p.read_text() for p in (case.root / "judge_cache").rglob("*.json"))
     tables = _dump_tables(case.root / "warehouse.duckdb")
     assert "weather_paris" in tables and MODEL_KEY not in tables and JUDGE_KEY not in tables
+    assert "answered for key [redacted]" in tables and "Judged for key [redacted]" in tables
     runs = case.instance.get_runs()
     assert len(runs) >= 10
     for run in runs:

@@ -112,21 +112,38 @@ def test_refused_structured_output_switches_that_rubric_to_text(server):
     assert result.stats.text_fallbacks == ["relevance"] and result.stats.calls == 8
 
 
-@pytest.mark.parametrize("reply, reason", [
+UNREADABLE = [
     (Reply(content="I would rather not say."), "unusable answer: no JSON object"),
     (Reply(content='{"reasoning": "scale of ten", "score": 7}'), "outside 0..1"),
     (Reply(raw=b'{"choices": ['), "response is not JSON"),
     (Reply(content=""), "answer is empty"),
-    (error(400, "model does not exist"), "HTTP 400: model does not exist"),
+]
+
+
+@pytest.mark.parametrize("reply, reason, asked", [
+    *((reply, reason, 3) for reply, reason in UNREADABLE),
+    (error(400, "model does not exist"), "HTTP 400: model does not exist", 1),
 ])
-def test_unusable_answers_leave_null_with_the_reason(server, reply, reason):
+def test_unusable_answers_leave_null_with_the_reason(server, reply, reason, asked):
     server.script(default=reply)
     result = run(server, mode="outcome")
     scores = result.scores[0]
     assert scores.task_completion_quality is None
     assert reason in scores.judge_errors["task_completion"]
     assert scores.judge_reasoning["task_completion"].startswith("judge failed: ")
-    assert result.stats.failures == 1 and len(server.requests) == 1
+    assert result.stats.failures == 1 and len(server.requests) == asked
+    if asked > 1:
+        assert f"(gave up after {asked} attempts)" in scores.judge_errors["task_completion"]
+
+
+@pytest.mark.parametrize("reply, reason", UNREADABLE)
+def test_an_unreadable_answer_is_asked_again(server, reply, reason):
+    server.script(reply, reply, answer(0.3, reasoning="third time"))
+    result = run(server, mode="outcome", max_retries=2)
+    scores = result.scores[0]
+    assert scores.task_completion_quality == 0.3 and scores.judge_reasoning["task_completion"] == "third time"
+    assert scores.judge_errors == {} and len(server.requests) == 3
+    assert result.stats.retries == 2 and result.stats.failures == 0
 
 
 def test_one_bad_rubric_keeps_the_others(server):
@@ -240,7 +257,10 @@ def test_key_from_judge_env_and_ollama_without_key(server):
 
 
 def test_the_key_never_leaks(server, tmp_path):
+    from bat_pipeline.engine.redaction import Redactor
     from bat_pipeline.resources.judge_cache import JudgeCache
+
+    other = "sk-agent-model-key-0e1f2a"  # another secret of the evaluation, quoted by the judge
 
     def echo_key(request):
         auth = request["headers"].get("authorization", "")
@@ -251,17 +271,19 @@ def test_the_key_never_leaks(server, tmp_path):
             return Reply(status=500, raw=f"upstream said: headers={request['headers']}".encode())
         if rubric == "tool_call":
             return Reply(content=f"your key is {auth} and no score")
-        return answer(0.5, reasoning="fine")
+        return answer(0.5, reasoning=f"fine, asked with {auth}, the agent used {other}")
 
     server.script(default=echo_key)
     cache = JudgeCache(tmp_path)
-    client = JudgeClient(settings(server, max_retries=0), environ=ENV, cache=cache)
+    client = JudgeClient(settings(server, max_retries=0), environ=ENV, cache=cache, redactor=Redactor([other]))
     result = asyncio.run(client.judge_episodes([weather_episode()], [weather_task()]))
     dumped = result.model_dump_json()
-    assert KEY not in dumped and "[redacted]" in dumped
+    assert KEY not in dumped and other not in dumped and "[redacted]" in dumped
+    assert result.scores[0].judge_reasoning["task_completion"] == \
+        "fine, asked with Bearer [redacted], the agent used [redacted]"
     assert len(result.scores[0].judge_errors) == 3
     files = list(tmp_path.rglob("*.json"))
-    assert files and all(KEY not in f.read_text() for f in files)
+    assert files and all(KEY not in f.read_text() and other not in f.read_text() for f in files)
     assert KEY not in repr(client)
 
 

@@ -24,6 +24,7 @@ from bat_pipeline.engine.contracts import (
     Verdict,
     VerdictCheck,
 )
+from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.resources.warehouse import (
     FINAL_OUTPUT_CHARS,
     TABLES,
@@ -155,6 +156,21 @@ def test_tables_hold_checks_scores_and_totals(tmp_path):
     assert metrics["task_completion_quality"] is None and metrics["p50_ms"] == 100.0
     stored = " ".join(str(v) for table in TABLES for row in wh.query(f"SELECT * FROM {table}") for v in row.values())
     assert "localhost:9900" not in stored  # aux fields other than eval_error are not kept
+
+
+def test_rows_are_redacted_before_they_are_cut(tmp_path):
+    secret = "sk-warehouse-canary-0d9f7c"
+    wh = Warehouse(tmp_path / "w.duckdb")
+    straddling = "x" * (FINAL_OUTPUT_CHARS - 10) + secret  # the cut falls inside the secret
+    eps = [episode("t0", 0, True, output=straddling, eval_error=f"agent said {secret}")]
+    eps[0].qualitative_scores.judge_reasoning["relevance"] = f"echo {secret}"
+    tasks = [Task(id="t0", turns=["a"], expected={"expected_outcome": f"mentions {secret}"})]
+    wh.write_partition(ref(tmp_path, "r1", "a", k=1), eps, tasks, redactor=Redactor([secret]))
+    stored = " ".join(str(v) for table in TABLES for row in wh.query(f"SELECT * FROM {table}") for v in row.values())
+    assert secret[:8] not in stored
+    assert "agent said [redacted]" in stored and "echo [redacted]" in stored and "mentions [redacted]" in stored
+    output = wh.query("SELECT final_output FROM episodes")[0]["final_output"]
+    assert output.endswith("x[redacted]")
 
 
 def test_reads_before_any_write_are_empty(tmp_path):

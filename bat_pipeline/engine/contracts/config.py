@@ -74,7 +74,8 @@ class JudgeSettings(_Strict):
     prompts: dict[str, str] = Field(default_factory=dict)
     """Operator context per rubric (keys in RUBRICS, at most 1000 characters each)."""
     max_concurrency: int = Field(default=16, ge=1)
-    """Judge calls in flight at most."""
+    """Judge calls in flight at most, across every partition judging from the same storage
+    root (processes and threads alike)."""
     timeout_s: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=4, ge=0)
 

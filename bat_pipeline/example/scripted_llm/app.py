@@ -35,13 +35,22 @@ def persona_of(model: str) -> str | None:
     return None
 
 
-def _answer(persona: str, conv: Conversation, knobs: Knobs) -> Reply:
+def _answer(persona: str, conv: Conversation, knobs: Knobs, key: str) -> Reply:
+    echo = key if knobs.echo_key and key else None
     if persona == "judge":
-        return judge.respond(conv, think=knobs.think)
+        return judge.respond(conv, think=knobs.think, echo=echo)
     reply = (competent if persona == "competent" else sloppy).respond(conv)
+    if echo and reply.text and not reply.tool_calls and not reply.error:
+        reply.text += f" (answered for key {echo})"
     if conv.wants_json and not reply.tool_calls and not reply.error:
         reply.text = json.dumps({"answer": reply.text})
     return reply
+
+
+def caller_key(request: Request) -> str:
+    """The key a request was sent with: `x-api-key`, else a bearer token; "" without one."""
+    bearer = request.headers.get("authorization", "")
+    return request.headers.get("x-api-key") or (bearer[7:].strip() if bearer.lower().startswith("bearer ") else "")
 
 
 def _should_fail(knobs: Knobs, nth: int) -> bool:
@@ -69,7 +78,8 @@ def create_app(board: KnobBoard, log: RequestLog, stopping: threading.Event) -> 
             return error(api, 400, "request body is not valid JSON")
         model = str(body.get("model", ""))
         rec, nth = log.record(request.url.path, model)
-        response = await _respond(request, api, parse, body, model, nth)
+        with log.held():
+            response = await _respond(request, api, parse, body, model, nth)
         rec["status"] = response.status_code
         return response
 
@@ -94,7 +104,7 @@ def create_app(board: KnobBoard, log: RequestLog, stopping: threading.Event) -> 
         if persona is None:
             return error(api, 404, f"model '{model}' not found; names must contain one of {', '.join(PERSONAS)}")
         conv = parse(body)
-        reply = _answer(persona, conv, knobs)
+        reply = _answer(persona, conv, knobs, caller_key(request))
         if reply.error:
             return error(api, *reply.error)
         if knobs.malformed and knobs.malformed != "content" and not body.get("stream"):

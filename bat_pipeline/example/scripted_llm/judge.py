@@ -99,9 +99,12 @@ def score(conv: Conversation) -> tuple[float, str]:
     return round(value, 2), "; ".join(notes) + "."
 
 
-def respond(conv: Conversation, think: bool = False) -> Reply:
-    """JSON content when the request asks for JSON, else prose ending with the JSON object."""
+def respond(conv: Conversation, think: bool = False, echo: str | None = None) -> Reply:
+    """JSON content when the request asks for JSON, else prose ending with the JSON object.
+    `echo`: a text the reasoning quotes (the caller's key, to test redaction)."""
     value, reasoning = score(conv)
+    if echo:
+        reasoning += f" Judged for key {echo}."
     verdict = json.dumps({"reasoning": reasoning, "score": value})
     if conv.wants_json:
         return Reply(text=verdict)

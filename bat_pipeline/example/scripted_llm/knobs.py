@@ -31,6 +31,9 @@ class Knobs(BaseModel):
     """Model names that always get a 400."""
     think: bool = False
     """Judge prose answers start with a `<think>...</think>` block."""
+    echo_key: bool = False
+    """Text answers and judge reasoning quote the key the request came with
+    (`Authorization: Bearer` or `x-api-key`), as a leaky server would."""
 
 
 class KnobBoard:
