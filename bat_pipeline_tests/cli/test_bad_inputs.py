@@ -213,6 +213,7 @@ def test_results_that_cannot_be_written_are_refused_before_the_agent_starts(wher
         eval_file = agent / EVAL
         eval_file.write_text(eval_file.read_text().replace("output_dir: eval/output", f"output_dir: {blocker}/out"))
     monkeypatch.setenv("BAT_DEMO_LLM_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("BAT_DEMO_JUDGE_KEY", "scripted-judge-takes-any-key")
     code, err = _run_cli(["run", str(agent)], capsys)
     assert code == 2 and "Traceback" not in err, err
     assert err.count("\n") == 1 and str(blocker) in err and "cannot write the" in err, err
