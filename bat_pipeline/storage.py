@@ -29,6 +29,7 @@ from typing import Any, Iterable
 from pydantic import BaseModel
 
 from bat_pipeline.engine.contracts import Episode
+from bat_pipeline.engine.contracts.tasks import task_file_stem
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
@@ -40,7 +41,9 @@ def safe_name(text: str) -> str:
 
 
 def episode_file_name(task_id: str, attempt_index: int) -> str:
-    return f"{safe_name(task_id)}__try{attempt_index}.json"
+    """`<task file stem>__try<n>.json` (see `task_file_stem`: long ids are shortened with a
+    hash, never cut into another task's name)."""
+    return f"{task_file_stem(task_id)}__try{attempt_index}.json"
 
 
 def default_root() -> Path:

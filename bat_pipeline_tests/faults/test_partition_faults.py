@@ -183,9 +183,9 @@ def test_task_ids_cannot_write_outside_the_output_folder(case, good_run):
     for folder in (case.run_dir(GOOD) / "episodes",
                    next(case.output_dir.glob(f"*/demo_openai-competent")) / "episodes"):
         inside = [p for p in folder.iterdir() if "x__try0" in p.name]
-        assert [p.name for p in inside] == [".._.._x__try0.json"]
-        assert json.loads(inside[0].read_text())["task_id"] == "../../x"
-        assert not (folder / ".." / ".." / "x__try0.json").resolve().exists()
+        assert [p.name for p in inside] == ["a_.._.._x__try0.json"]
+        assert json.loads(inside[0].read_text())["task_id"] == "a/../../x"
+        assert not (folder / "a" / ".." / ".." / "x__try0.json").resolve().exists()
     outside = [p for p in case.agent.parent.rglob("x__try0*")]
     assert outside == []
 
