@@ -101,7 +101,8 @@ class PartitionRef(BaseModel):
     span_files: list[str] = []
     """Every span file the trajectories step reads, set by the episodes step: the agent's
     own file(s) of each attempt of the run (a resumed run adds its own), `agent.spans`,
-    then the files and folders of `evaluation.extra_spans`."""
+    then the files and folders of `evaluation.extra_spans` (a folder is listed when read).
+    The partition's own files are relative to `dir`; the others absolute."""
 
     @property
     def episodes_dir(self) -> Path:
@@ -114,6 +115,23 @@ class PartitionRef(BaseModel):
     @property
     def log_file(self) -> Path:
         return self.dir / "agent.log"
+
+    def span_paths(self) -> list[Path]:
+        """`span_files` as paths, the partition's own resolved against `dir`."""
+        return [self.dir / p for p in self.span_files]
+
+    def own_span_files(self) -> list[Path]:
+        """The span files the agent wrote for this partition (inside `dir`)."""
+        return [self.dir / p for p in self.span_files if not Path(p).is_absolute()]
+
+    def add_span_files(self, paths: Iterable[Path | str]) -> None:
+        """Record span files (those inside `dir` relative to it), each once, in order."""
+        for path in paths:
+            path = Path(path)
+            if path.is_absolute() and path.is_relative_to(self.dir):
+                path = path.relative_to(self.dir)
+            if str(path) not in self.span_files:
+                self.span_files.append(str(path))
 
     def file(self, name: str) -> Path:
         return self.dir / name

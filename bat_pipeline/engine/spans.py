@@ -324,7 +324,7 @@ def parse_json_text(text: str) -> Any:
     return value
 
 
-def wait_until_quiet(paths: Iterable[str | Path], *, settle_s: float, wait_s: float,
+def wait_until_quiet(paths: Iterable[str | Path], *, settle_s: float, wait_s: float, since: float = 0.0,
                      clock: Callable[[], float] = time.time,
                      sleep: Callable[[float], None] = time.sleep) -> tuple[float, bool]:
     """Wait until no span file changed for `settle_s`, at most `wait_s`: (seconds waited,
@@ -332,9 +332,11 @@ def wait_until_quiet(paths: Iterable[str | Path], *, settle_s: float, wait_s: fl
 
     A writer may still be flushing (a called agent, an agent that keeps running at
     `agent.url`, an exporter that batches). Files (and the `*.jsonl` of folders) are
-    polled for size and modification time; files last modified more than `settle_s` ago
-    cost no wait at all. A missing file does not hold the wait: a called agent may never
-    write one."""
+    polled for size and modification time; the quiet time counts from their last change,
+    or from `since` (unix time the writer last had spans to write, e.g. the end of the
+    conversations) when that is later: an exporter may hold spans without touching the
+    file. Files last changed, and `since`, more than `settle_s` ago cost no wait at all.
+    A missing file does not hold the wait: a called agent may never write one."""
     paths = [Path(p) for p in paths]
     start = clock()
 
@@ -353,7 +355,7 @@ def wait_until_quiet(paths: Iterable[str | Path], *, settle_s: float, wait_s: fl
         return seen, newest
 
     state, newest = look()
-    quiet_since = newest
+    quiet_since = max(newest, since)
     while True:
         now = clock()
         if now - quiet_since >= settle_s:

@@ -24,6 +24,9 @@ from bat_pipeline.engine.conversation import ConversationRecorder
 class Attempt:
     task: Task
     attempt_index: int
+    conversation_id: str | None = None
+    """The A2A context id when it is not `<task id>__try<n>` (a resumed attempt, an agent
+    whose span files outlive the run); kept in the episode's `aux.conversation_id`."""
 
 
 def _text(parts) -> str:
@@ -68,7 +71,8 @@ async def open_client(http: httpx.AsyncClient, url: str):
 async def run_attempt(client, attempt: Attempt, model_name: str, *, turn_timeout_s: float,
                       aux: dict) -> Episode:
     """One conversation; an exception becomes an error episode, never propagates."""
-    recorder = ConversationRecorder(attempt.task, attempt.attempt_index, model_name)
+    recorder = ConversationRecorder(attempt.task, attempt.attempt_index, model_name,
+                                    context_id=attempt.conversation_id)
     aux = {**aux, "started_at": datetime.now(timezone.utc).isoformat()}
     try:
         for turn in attempt.task.turns:

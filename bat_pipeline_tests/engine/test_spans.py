@@ -257,3 +257,12 @@ def test_span_files_that_never_settle_are_waited_for_at_most_wait_s(tmp_path: Pa
     fake.actions = {0.1: grow}
     waited, quiet = wait_until_quiet([path], settle_s=0.5, wait_s=2, clock=fake.clock, sleep=fake.sleep)
     assert not quiet and 2 <= waited < 2.2
+
+
+def test_quiet_time_counts_from_when_the_writer_last_had_spans(tmp_path: Path):
+    path = recorded().write(tmp_path / "a.jsonl")
+    fake = FakeTime(time.time())
+    _age(path, 5, fake.now)
+    waited, quiet = wait_until_quiet([path], settle_s=1.5, wait_s=10, since=fake.now - 0.5,
+                                     clock=fake.clock, sleep=fake.sleep)
+    assert quiet and 1.0 <= waited < 1.1
