@@ -119,7 +119,8 @@ def build(partitions: dg.PartitionsDefinition) -> dg.AssetsDefinition:
                     save_ref(ref)
                     asyncio.run(run_attempts(
                         agent.url, attempts, model.name,
-                        concurrency=eval_config.evaluation.concurrency, on_episode=store))
+                        concurrency=eval_config.evaluation.concurrency, on_episode=store,
+                        turn_timeout_s=eval_config.evaluation.turn_timeout_s))
             except AgentStartError as exc:
                 raise dg.Failure(description=f"{model.name}: {exc}",
                                  metadata={"agent_log": dg.MetadataValue.path(str(ref.log_file))}) from exc
