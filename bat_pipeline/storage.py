@@ -30,13 +30,16 @@ from pydantic import BaseModel
 from bat_pipeline.engine.contracts import Episode
 from bat_pipeline.engine.contracts.config import safe_key
 from bat_pipeline.engine.errors import InputError
+from bat_pipeline.engine.contracts.tasks import task_file_stem
 
 safe_name = safe_key
 """A file name from any text: characters outside [A-Za-z0-9_.-] become `_`; never `.`/`..`."""
 
 
 def episode_file_name(task_id: str, attempt_index: int) -> str:
-    return f"{safe_name(task_id)}__try{attempt_index}.json"
+    """`<task file stem>__try<n>.json` (see `task_file_stem`: long ids are shortened with a
+    hash, never cut into another task's name)."""
+    return f"{task_file_stem(task_id)}__try{attempt_index}.json"
 
 
 def default_root() -> Path:
@@ -117,7 +120,8 @@ class PartitionRef(BaseModel):
     span_files: list[str] = []
     """Every span file the trajectories step reads, set by the episodes step: the agent's
     own file(s) of each attempt of the run (a resumed run adds its own), `agent.spans`,
-    then the files and folders of `evaluation.extra_spans`."""
+    then the files and folders of `evaluation.extra_spans` (a folder is listed when read).
+    The partition's own files are relative to `dir`; the others absolute."""
 
     @property
     def episodes_dir(self) -> Path:
@@ -130,6 +134,23 @@ class PartitionRef(BaseModel):
     @property
     def log_file(self) -> Path:
         return self.dir / "agent.log"
+
+    def span_paths(self) -> list[Path]:
+        """`span_files` as paths, the partition's own resolved against `dir`."""
+        return [self.dir / p for p in self.span_files]
+
+    def own_span_files(self) -> list[Path]:
+        """The span files the agent wrote for this partition (inside `dir`)."""
+        return [self.dir / p for p in self.span_files if not Path(p).is_absolute()]
+
+    def add_span_files(self, paths: Iterable[Path | str]) -> None:
+        """Record span files (those inside `dir` relative to it), each once, in order."""
+        for path in paths:
+            path = Path(path)
+            if path.is_absolute() and path.is_relative_to(self.dir):
+                path = path.relative_to(self.dir)
+            if str(path) not in self.span_files:
+                self.span_files.append(str(path))
 
     def file(self, name: str) -> Path:
         return self.dir / name

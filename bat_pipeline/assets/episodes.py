@@ -1,6 +1,7 @@
 """`agent_episodes`: k attempts of every task against the agent, one partition per model."""
 
 import asyncio
+import secrets
 import shutil
 from datetime import datetime, timezone
 
@@ -8,6 +9,7 @@ import dagster as dg
 
 from bat_pipeline.assets.common import GROUP, episode_table, evaluation_run_id, redact_log, wants_resume
 from bat_pipeline.engine.contracts import Episode, EvalConfig, Task
+from bat_pipeline.engine.contracts.episode import conversation_id
 from bat_pipeline.resources.a2a_conversations import Attempt, run_attempts
 from bat_pipeline.resources.agent_process import AgentLauncher, AgentStartError
 from bat_pipeline.resources.evaluation import EvaluationResource
@@ -54,10 +56,20 @@ def _resumed_ref(context, evaluation: EvaluationResource, model_key: str) -> Par
     return ref.model_copy(update={"dagster_run_id": context.run.run_id})
 
 
-def plan_attempts(tasks: list[Task], k: int, kept: list[Episode]) -> list[Attempt]:
-    """Every (task, attempt) not already stored without an eval error."""
+def plan_attempts(tasks: list[Task], k: int, kept: list[Episode], conversation_suffix: str = "") -> list[Attempt]:
+    """Every (task, attempt) not already stored without an eval error. With a suffix each
+    conversation id is `<task id>__try<n><suffix>`, else `<task id>__try<n>`."""
     done = {(e.task_id, e.attempt_index) for e in kept if not e.eval_error}
-    return [Attempt(t, i) for t in tasks for i in range(k) if (t.id, i) not in done]
+    return [Attempt(t, i, f"{conversation_id(t.id, i)}{conversation_suffix}" if conversation_suffix else None)
+            for t in tasks for i in range(k) if (t.id, i) not in done]
+
+
+def needs_fresh_conversation_ids(config: EvalConfig, resumed: bool) -> bool:
+    """Whether `<task id>__try<n>` could name conversations other than this run's in the
+    span files read: a resumed run (the killed run's half-done conversations), an agent
+    at `agent.url` or one writing to `agent.spans` (files kept across runs and shared by
+    the models' partitions)."""
+    return resumed or bool(config.agent.url) or bool(config.agent.spans)
 
 
 def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefinition:
@@ -77,6 +89,7 @@ def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefiniti
             raise dg.Failure(description=str(exc)) from None
         model = eval_config.model(model_key)
         ref = _resumed_ref(context, evaluation, model_key) if wants_resume(context, config.resume) else None
+        resumed = ref is not None
         kept: list[Episode] = []
         if ref is None:
             ref = _fresh_ref(context, eval_config, evaluation, model_key)
@@ -87,7 +100,9 @@ def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefiniti
         ref.dir.mkdir(parents=True, exist_ok=True)
         save_ref(ref)
 
-        attempts = plan_attempts(task_specs, eval_config.evaluation.k, kept)
+        launch = secrets.token_hex(4)
+        suffix = f"-r{launch}" if needs_fresh_conversation_ids(eval_config, resumed) else ""
+        attempts = plan_attempts(task_specs, eval_config.evaluation.k, kept, suffix)
         total = len(attempts)
         done = {"n": 0, "completed": 0, "errors": 0}
 
@@ -103,20 +118,27 @@ def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefiniti
             context.log.info(f"{done['n']}/{total} episodes done ({done['completed']} completed, "
                              f"{done['errors']} eval errors) for {model.name}")
 
-        spans_name = "agent.jsonl" if not kept else f"agent-resume-{context.run.run_id[:8]}.jsonl"
+        extra_spans = [eval_config.resolve(p) for p in eval_config.evaluation.extra_spans]
+        spans_name = f"agent-resume-{launch}.jsonl" if resumed else "agent.jsonl"
         launcher = AgentLauncher(eval_config, model, ref.dir, log=context.log.info, spans_name=spans_name,
                                  redactor=redactor)
         if attempts:
             try:
                 with launcher.running() as agent:
+                    # Recorded before the first conversation: a run killed from here on
+                    # leaves a record a resume reads the kept episodes' spans from.
+                    ref.add_span_files([*agent.spans_files, *extra_spans])
+                    save_ref(ref)
                     asyncio.run(run_attempts(
                         agent.url, attempts, model.name,
-                        concurrency=eval_config.evaluation.concurrency, on_episode=store))
+                        concurrency=eval_config.evaluation.concurrency, on_episode=store,
+                        turn_timeout_s=eval_config.evaluation.turn_timeout_s))
             except AgentStartError as exc:
                 # Not chained: Dagster would store the cause's unredacted message too.
                 raise dg.Failure(description=redactor.text(f"{model.name}: {exc}"),
                                  metadata={"agent_log": dg.MetadataValue.path(str(ref.log_file))}) from None
         episodes = load_episodes(ref.episodes_dir)
+        ref.add_span_files(extra_spans)
         ref.finished_at = datetime.now(timezone.utc).isoformat()
         save_ref(ref)
         errors = sum(1 for e in episodes if e.eval_error)

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from bat_pipeline import storage
 from bat_pipeline.assets.common import GROUP
-from bat_pipeline.engine.contracts import EvalConfig, Task
+from bat_pipeline.engine.contracts import RUBRICS, Episode, EvalConfig, JudgeScores, Task
 from bat_pipeline.engine.environment import judge_key_sources, project_environ
 from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.resources.evaluation import EvaluationResource
@@ -67,8 +67,10 @@ def judge_partition(ref: PartitionRef, config: EvalConfig, tasks: list[Task],
     episodes are left untouched and judge.json records that the judge is off. A
     JudgeResource reads the key from the agent project's `.env` overlaid by the shell; a
     missing key raises JudgeConfigError before anything is asked; a failing judge never
-    raises (its scores stay null with the reason). `redactor` (for a JudgeResource): the
-    evaluation's secrets, kept out of reasoning and errors besides the judge's own key.
+    raises (its scores stay null with the reason). An episode with an eval error (the
+    attempt failed, e.g. a turn timed out) is not sent: its scores are null and each
+    rubric's reasoning says why. `redactor` (for a JudgeResource): the evaluation's
+    secrets, kept out of reasoning and errors besides the judge's own key.
 
     As an asset (`judge_scores`, partitioned by model, upstream `episode_verdicts`): return
     `ref` and attach `outcome.metadata()`: the mean per rubric (`mean_<score field>`), calls
@@ -90,9 +92,13 @@ def judge_partition(ref: PartitionRef, config: EvalConfig, tasks: list[Task],
                               looked_in=judge_key_sources(config.agent_dir))
     else:
         client = judge
-    result: JudgeRunResult = _run(client.judge_episodes(episodes, tasks))
-    for episode, scores in zip(episodes, result.scores):
+    judged = [e for e in episodes if not e.eval_error]
+    result: JudgeRunResult = _run(client.judge_episodes(judged, tasks))
+    for episode, scores in zip(judged, result.scores):
         episode.qualitative_scores = scores
+    for episode in episodes:
+        if episode.eval_error:
+            episode.qualitative_scores = not_judged(episode, client.settings.mode)
         storage.write_episode(ref.episodes_dir, episode)
     outcome = JudgeOutcome(enabled=True, judge=client.name, mode=client.settings.mode,
                            episodes=len(episodes), stats=result.stats, mean_scores=result.mean_scores())
@@ -105,11 +111,18 @@ def judge_partition(ref: PartitionRef, config: EvalConfig, tasks: list[Task],
         "mean_scores": outcome.mean_scores,
         "episodes": [
             {"task_id": ep.task_id, "attempt_index": ep.attempt_index,
-             "qualitative_scores": scores.model_dump(mode="json")}
-            for ep, scores in zip(episodes, result.scores)
+             "qualitative_scores": ep.qualitative_scores.model_dump(mode="json")}
+            for ep in episodes
         ],
     })
     return outcome
+
+
+def not_judged(episode: Episode, mode: str) -> JudgeScores:
+    """Null scores for an episode whose attempt failed (eval error, turn timeout): its
+    conversation is incomplete, so the judge is not asked; each rubric says why."""
+    why = f"not judged: the attempt failed ({episode.eval_error})"
+    return JudgeScores(judge_reasoning={r: why for r in (("task_completion",) if mode == "outcome" else RUBRICS)})
 
 
 def _run(coro: Coroutine[Any, Any, T]) -> T:

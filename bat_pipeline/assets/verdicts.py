@@ -31,7 +31,7 @@ def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefiniti
         write_episodes(ref.episodes_dir, episodes)
         write_json(ref.file("verdicts.json"), {
             e.conversation_id: e.verdict.model_dump(mode="json") for e in episodes})
-        out = publish_reference(ref, episodes, copy=[*sorted(ref.spans_dir.glob("*.jsonl")), ref.log_file])
+        out = publish_reference(ref, episodes, copy=[*ref.own_span_files(), ref.log_file])
         summary = counts(episodes)
         for line in (f"{e.conversation_id}: {'PASS' if e.verdict.passed else 'FAIL'} - {e.verdict.reason}"
                      for e in episodes if not e.verdict.passed):

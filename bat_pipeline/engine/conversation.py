@@ -49,10 +49,11 @@ class ConversationRecorder:
     non-empty text of the last turn."""
 
     def __init__(self, task: Task, attempt_index: int, model_name: str,
-                 clock: Callable[[], float] = time.perf_counter):
+                 clock: Callable[[], float] = time.perf_counter, *, context_id: str | None = None):
         self.task = task
         self.attempt_index = attempt_index
         self.model_name = model_name
+        self._context_id = context_id
         self._clock = clock
         self._start = clock()
         self._events: list[A2AEvent] = []
@@ -62,7 +63,8 @@ class ConversationRecorder:
 
     @property
     def context_id(self) -> str:
-        return conversation_id(self.task.id, self.attempt_index)
+        """The A2A context id: the one given, else `<task id>__try<n>`."""
+        return self._context_id or conversation_id(self.task.id, self.attempt_index)
 
     def user_message(self, text: str) -> None:
         """A new turn starts: the next event carries this user input."""
@@ -88,7 +90,8 @@ class ConversationRecorder:
 
     def finish(self, eval_error: str | None = None, **aux) -> Episode:
         """The episode so far. With `eval_error` (the attempt raised) it is an error episode,
-        the message in aux as `eval_error` and, as bat-cli writes it, `error`."""
+        the message in aux as `eval_error` and, as bat-cli writes it, `error`. A context id
+        given at construction is kept as `aux.conversation_id`."""
         if self._pending_user is not None and len(self._events) < MAX_EVENTS:
             # The user spoke but nothing came back: keep the input visible in the events.
             self._events.append(A2AEvent(t_ms=(self._clock() - self._start) * 1000.0,
@@ -101,6 +104,7 @@ class ConversationRecorder:
             final_status="error" if eval_error else self.final_status,
             final_output=self._turn_text,
             aux={"attempt_index": self.attempt_index, **aux,
+                 **({"conversation_id": self._context_id} if self._context_id else {}),
                  **({"eval_error": eval_error, "error": eval_error} if eval_error else {})},
             trace=EpisodeTrace(events=self._events, wall_ms=(self._clock() - self._start) * 1000.0,
                                trajectory=Trajectory()),

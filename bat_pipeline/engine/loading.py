@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from bat_pipeline.engine.agent_folder import EVAL_FILE
 from bat_pipeline.engine.contracts.config import PROVIDERS, RUBRICS, EvalConfig
-from bat_pipeline.engine.contracts.tasks import Task
+from bat_pipeline.engine.contracts.tasks import Task, task_file_stem
 from bat_pipeline.engine.environment import map_judge_key, project_environ
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.unknown_keys import pop_unknown_keys
@@ -540,4 +540,25 @@ def load_tasks(path: str | Path, warnings: list[str] | None = None) -> list[Task
                              entry=entry, field="id")
         first_index[task.id] = index
         tasks.append(task)
+    check_task_file_names(tasks, file)
     return tasks
+
+
+def check_task_file_names(tasks: list[Task], file: str) -> None:
+    """Refuse ids whose episode files would clash: an id starting with `.` (a hidden or
+    relative name), and two ids that become the same file name once sanitised (`a/b`
+    and `a_b`); both ids are named. Long ids never clash (see `task_file_stem`)."""
+    owner: dict[str, tuple[int, str]] = {}
+    for index, task in enumerate(tasks):
+        entry = _task_entry(index, {"id": task.id})
+        if task.id.startswith("."):
+            raise InputError(file, f"id '{task.id}' starts with '.': episode files are named after "
+                             "the id, and such a name is hidden or points outside its folder",
+                             entry=entry, field="id")
+        stem = task_file_stem(task.id)
+        if stem in owner:
+            other_index, other = owner[stem]
+            raise InputError(file, f"ids '{other}' (tasks[{other_index}]) and '{task.id}' give the same "
+                             f"episode file name '{stem}__try<n>.json' (characters outside "
+                             "[A-Za-z0-9_.-] become '_'): rename one", entry=entry, field="id")
+        owner[stem] = (index, task.id)

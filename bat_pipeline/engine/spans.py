@@ -2,8 +2,9 @@
 
 One line per span: `name, kind, trace_id, span_id, parent_span_id, start_time, end_time,
 attributes, status, status_description, events`. Files are appended to by a live agent,
-so a line can be torn (the agent was killed mid-write), blank, or garbage; such lines are
-skipped and counted per file, never raised.
+so a line can be torn (the agent was killed mid-write), blank, garbage, or nested deeper
+than any span is (MAX_DEPTH); such lines are skipped and counted per file, never raised.
+`wait_until_quiet` waits for a live writer to finish before the files are read.
 
 The index keeps, for every span, its ids, name, kind, times and failure reason; the
 attributes only of spans that can become a step or a root (model, tool, agent calls,
@@ -15,18 +16,26 @@ from __future__ import annotations
 
 import gc
 import json
+import os
+import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Callable
 
 INVOKE_AGENT = "invoke_agent"
 _TRACEBACK = "Traceback (most recent call last)"
 # An all-zero parent id is OpenTelemetry's "invalid span id": no parent.
 _NO_PARENT = {"", "0000000000000000", "0x0000000000000000"}
 _NO_ATTRIBUTES: Mapping[str, Any] = MappingProxyType({})
+
+MAX_DEPTH = 64
+"""Deepest nesting of arrays and objects accepted in a span line or in JSON text inside an
+attribute. A span is about 4 levels deep; far deeper input would make the recursive code
+downstream (verdict matching, JSON and pydantic serialisers) raise RecursionError."""
+_DEEP_LINES_NAMED = 5
 
 
 MODEL, TOOL, AGENT_CALL, AGENT_ROOT = "model", "tool", "agent_call", "agent_root"
@@ -93,6 +102,8 @@ class FileStats:
     """A last line cut mid-write (0 or 1), skipped."""
     duplicates: int = 0
     """Spans skipped because a span with the same id was already read."""
+    too_deep: list[int] = field(default_factory=list)
+    """Line numbers (1-based) of lines skipped for nesting deeper than MAX_DEPTH."""
     missing: bool = False
     """The path did not exist."""
     unreadable: str | None = None
@@ -100,7 +111,7 @@ class FileStats:
 
     @property
     def skipped(self) -> int:
-        return self.malformed + self.torn + self.duplicates
+        return self.malformed + self.torn + self.duplicates + len(self.too_deep)
 
     def message(self) -> str | None:
         """One line for the log when something was skipped or the file was missing."""
@@ -117,7 +128,15 @@ class FileStats:
             parts.append(f"{self.torn} torn")
         if self.duplicates:
             parts.append(f"{self.duplicates} duplicate")
-        return f"{', '.join(parts)} lines skipped in {self.path}"
+        message = f"{', '.join(parts)} lines skipped in {self.path}" if parts else ""
+        if self.too_deep:
+            named = ", ".join(str(n) for n in self.too_deep[:_DEEP_LINES_NAMED])
+            more = len(self.too_deep) - _DEEP_LINES_NAMED
+            named += f" and {more} more" if more > 0 else ""
+            deep = (f"line{'s' if len(self.too_deep) > 1 else ''} {named} of {self.path} skipped: "
+                    f"nested deeper than {MAX_DEPTH} levels")
+            message = f"{message}; {deep}" if message else deep
+        return message
 
 
 class SpanIndex:
@@ -189,9 +208,12 @@ class SpanIndex:
         children = self.children
         decode = json.JSONDecoder().decode
         seq = self._seq
-        for line in f:
+        for number, line in enumerate(f, 1):
             try:
                 obj = decode(line)
+            except RecursionError:
+                stats.too_deep.append(number)
+                continue
             except ValueError:
                 if not line.strip():
                     stats.blank += 1
@@ -200,6 +222,10 @@ class SpanIndex:
                     stats.malformed += 1
                 else:
                     stats.torn += 1
+                continue
+            # Counting brackets is cheap and bounds the depth; only lines with many are walked.
+            if line.count("{") + line.count("[") > MAX_DEPTH and too_deep(obj):
+                stats.too_deep.append(number)
                 continue
             span = _to_span(obj, seq)
             if span is None:
@@ -267,6 +293,79 @@ def load_spans(paths: Iterable[str | Path]) -> SpanIndex:
     for p in paths:
         index.add_path(p)
     return index
+
+
+def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """True when arrays/objects nest deeper than `limit` (walked without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if type(item) is dict:
+            children = item.values()
+        elif type(item) is list:
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if type(child) in (dict, list))
+    return False
+
+
+def parse_json_text(text: str) -> Any:
+    """JSON text inside an attribute, decoded; ValueError when it is not JSON or nests
+    deeper than MAX_DEPTH (the caller keeps the text)."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise ValueError("JSON nested too deep") from None
+    if type(value) in (dict, list) and too_deep(value):
+        raise ValueError("JSON nested too deep")
+    return value
+
+
+def wait_until_quiet(paths: Iterable[str | Path], *, settle_s: float, wait_s: float, since: float = 0.0,
+                     clock: Callable[[], float] = time.time,
+                     sleep: Callable[[float], None] = time.sleep) -> tuple[float, bool]:
+    """Wait until no span file changed for `settle_s`, at most `wait_s`: (seconds waited,
+    whether the files were quiet).
+
+    A writer may still be flushing (a called agent, an agent that keeps running at
+    `agent.url`, an exporter that batches). Files (and the `*.jsonl` of folders) are
+    polled for size and modification time; the quiet time counts from their last change,
+    or from `since` (unix time the writer last had spans to write, e.g. the end of the
+    conversations) when that is later: an exporter may hold spans without touching the
+    file. Files last changed, and `since`, more than `settle_s` ago cost no wait at all.
+    A missing file does not hold the wait: a called agent may never write one."""
+    paths = [Path(p) for p in paths]
+    start = clock()
+
+    def look() -> tuple[dict[Path, tuple[int, int]], float]:
+        seen: dict[Path, tuple[int, int]] = {}
+        newest = 0.0
+        for path in paths:
+            files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
+            for file in files:
+                try:
+                    stat = os.stat(file)
+                except OSError:
+                    continue
+                seen[file] = (stat.st_size, stat.st_mtime_ns)
+                newest = max(newest, stat.st_mtime_ns / 1e9)
+        return seen, newest
+
+    state, newest = look()
+    quiet_since = max(newest, since)
+    while True:
+        now = clock()
+        if now - quiet_since >= settle_s:
+            return now - start, True
+        if now - start >= wait_s:
+            return now - start, False
+        sleep(min(settle_s / 4 or 0.05, 0.1, max(wait_s - (now - start), 0.0)))
+        current, newest = look()
+        if current != state:
+            state, quiet_since = current, max(clock(), newest)
 
 
 def start_order(span: Span) -> tuple[int, int]:

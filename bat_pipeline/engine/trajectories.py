@@ -23,7 +23,16 @@ from bat_pipeline.engine.contracts.trajectory import (
     Trajectory,
     Turn,
 )
-from bat_pipeline.engine.spans import AGENT_CALL, AGENT_ROOT, MODEL, TOOL, Span, SpanIndex, start_order
+from bat_pipeline.engine.spans import (
+    AGENT_CALL,
+    AGENT_ROOT,
+    MODEL,
+    TOOL,
+    Span,
+    SpanIndex,
+    parse_json_text,
+    start_order,
+)
 
 THINK_END = "</think>"
 _OUT = "llm.output_messages."
@@ -239,7 +248,7 @@ def _metadata_node(metadata: object) -> str | None:
     """LangGraph's node from the `metadata` attribute (JSON text)."""
     if isinstance(metadata, str):
         try:
-            metadata = json.loads(metadata)
+            metadata = parse_json_text(metadata)
         except ValueError:
             return None
     if not isinstance(metadata, dict):
@@ -419,7 +428,7 @@ def _tool_result(output: object) -> tuple[str | None, str | None]:
     if not stripped.startswith("{"):
         return output, None
     try:
-        value = json.loads(output)
+        value = parse_json_text(output)
     except ValueError:
         return output, None
     message = _tool_message(value)
@@ -478,12 +487,12 @@ def _content_text(content: object) -> str | None:
 
 
 def _json_or_text(value: object) -> Any:
-    """JSON text parsed, other text as is."""
+    """JSON text parsed (kept as text when nested deeper than spans.MAX_DEPTH), other text as is."""
     if isinstance(value, str):
         s = value.lstrip()
         if s[:1] in ("{", "[", '"') or s in ("true", "false", "null") or s[:1].isdigit():
             try:
-                return json.loads(value)
+                return parse_json_text(value)
             except ValueError:
                 return value
     return value

@@ -20,10 +20,16 @@ from bat_pipeline.engine.contracts import Episode, Task
 from bat_pipeline.engine.conversation import ConversationRecorder
 
 
+HTTP_TIMEOUT_MARGIN_S = 5.0
+
+
 @dataclass(frozen=True)
 class Attempt:
     task: Task
     attempt_index: int
+    conversation_id: str | None = None
+    """The A2A context id when it is not `<task id>__try<n>` (a resumed attempt, an agent
+    whose span files outlive the run); kept in the episode's `aux.conversation_id`."""
 
 
 def _text(parts) -> str:
@@ -67,11 +73,15 @@ async def open_client(http: httpx.AsyncClient, url: str):
 
 async def run_attempt(client, attempt: Attempt, model_name: str, *, turn_timeout_s: float,
                       aux: dict) -> Episode:
-    """One conversation; an exception becomes an error episode, never propagates."""
-    recorder = ConversationRecorder(attempt.task, attempt.attempt_index, model_name)
+    """One conversation; an exception becomes an error episode, never propagates. A turn
+    unanswered after `turn_timeout_s` ends it as an error episode naming the turn."""
+    recorder = ConversationRecorder(attempt.task, attempt.attempt_index, model_name,
+                                    context_id=attempt.conversation_id)
     aux = {**aux, "started_at": datetime.now(timezone.utc).isoformat()}
+    turns = len(attempt.task.turns)
+    number = 0
     try:
-        for turn in attempt.task.turns:
+        for number, turn in enumerate(attempt.task.turns, 1):
             recorder.user_message(turn)
             request = SendMessageRequest(message=Message(
                 message_id=uuid.uuid4().hex, context_id=recorder.context_id, role=Role.ROLE_USER,
@@ -84,23 +94,28 @@ async def run_attempt(client, attempt: Attempt, model_name: str, *, turn_timeout
     except BaseException as exc:  # noqa: BLE001 - every failure of one attempt is its episode
         reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         if isinstance(exc, TimeoutError):
-            reason = f"no answer within {turn_timeout_s:g}s for a turn"
+            reason = (f"turn {number} of {turns} timed out: no answer within {turn_timeout_s:g}s "
+                      "(evaluation.turn_timeout_s)")
         return recorder.finish(eval_error=reason, **aux)
     return recorder.finish(**aux)
 
 
 async def run_attempts(url: str, attempts: Iterable[Attempt], model_name: str, *,
                        concurrency: int, on_episode: Callable[[Episode], Awaitable[None] | None],
-                       turn_timeout_s: float = 300.0) -> list[Episode]:
+                       turn_timeout_s: float) -> list[Episode]:
     """All attempts against the agent at `url`, at most `concurrency` at once.
 
-    `on_episode` is called as each episode ends (to store it at once)."""
+    `on_episode` is called as each episode ends (to store it at once); `turn_timeout_s`
+    bounds each turn (`evaluation.turn_timeout_s`)."""
     # Longest conversations first (most turns), so the last slots are not held by a long
     # straggler while the others sit idle; asyncio.Semaphore wakes waiters in order.
     attempts = sorted(attempts, key=lambda a: -len(a.task.turns))
     episodes: list[Episode] = []
     limits = httpx.Limits(max_connections=max(concurrency * 2, 10))
-    async with httpx.AsyncClient(timeout=httpx.Timeout(turn_timeout_s, connect=10.0), limits=limits) as http:
+    # The turn's own deadline (asyncio.timeout) must fire first, so the episode says which
+    # turn ran out; httpx's read timeout only guards the agent card and a stalled socket.
+    timeout = httpx.Timeout(turn_timeout_s + HTTP_TIMEOUT_MARGIN_S, connect=10.0)
+    async with httpx.AsyncClient(timeout=timeout, limits=limits) as http:
         client = await open_client(http, url)
         gate = asyncio.Semaphore(concurrency)
         aux = {"agent_url": url}

@@ -49,7 +49,8 @@ class RunningAgent:
     url: str
     """Base URL the A2A client talks to."""
     spans_files: list[Path]
-    """Span files this agent writes (the partition's own file first)."""
+    """Span files this agent writes: the partition's own file first (none for an agent at
+    `agent.url`), then `agent.spans`, absolute."""
     log_file: Path | None
     process: subprocess.Popen | None = None
     port: int | None = None
@@ -223,7 +224,8 @@ class AgentLauncher:
             raise AgentStartError(f"cannot start the agent: {exc}") from exc
         finally:
             log_handle.close()
-        return RunningAgent(url=f"http://127.0.0.1:{port}", spans_files=[spans_file], log_file=log_file,
+        files = [spans_file, *(self.config.resolve(p) for p in self.config.agent.spans)]
+        return RunningAgent(url=f"http://127.0.0.1:{port}", spans_files=files, log_file=log_file,
                             process=process, port=port, command=command, log_offset=log_offset,
                             tmpdir=tmpdir)
 

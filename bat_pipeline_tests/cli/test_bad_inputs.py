@@ -95,6 +95,7 @@ CORPUS_PICKS = [
     "eval_unknown_prompt.yaml", "eval_prompt_too_long.yaml", "eval_unset_variable.yaml",
     "eval_duplicate_yaml_key.yaml", "eval_command_and_url.yaml", "eval_startup_timeout_zero.yaml",
     "tasks_bad_status.json", "tasks_unknown_tool_field.json", "tasks_id_number.json", "tasks_missing_id.json",
+    "tasks_ids_same_file_name.json",
 ]
 
 

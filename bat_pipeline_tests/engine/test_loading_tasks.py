@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
 
 from bat_pipeline.engine.errors import InputError
+from bat_pipeline.engine.contracts.tasks import MAX_FILE_STEM_BYTES, task_file_stem
 from bat_pipeline.engine.loading import load_tasks
 
 
@@ -86,3 +88,29 @@ def test_duplicate_ids_name_both(tmp_path):
 def test_task_not_an_object(tmp_path):
     error = refused(tmp_path, [["hi"]])
     assert error.entry == "tasks[0]" and "an array" in str(error)
+
+
+def test_ids_giving_the_same_file_name_are_refused_naming_both(tmp_path):
+    error = refused(tmp_path, [{"id": "a b", "turns": ["x"]}, {"id": "c", "turns": ["x"]},
+                               {"id": "a_b", "turns": ["y"]}])
+    assert error.entry == "tasks[2] (id 'a_b')" and error.field == "id"
+    assert "'a b' (tasks[0])" in str(error) and "a_b__try<n>.json" in str(error)
+
+
+@pytest.mark.parametrize("task_id", [".hidden", "..", "../x", "."])
+def test_ids_starting_with_a_dot_are_refused(tmp_path, task_id):
+    error = refused(tmp_path, [{"id": "ok", "turns": ["x"]}, {"id": task_id, "turns": ["x"]}])
+    assert error.entry == f"tasks[1] (id '{task_id}')" and error.field == "id"
+    assert "starts with '.'" in str(error)
+
+
+def test_long_ids_sharing_a_prefix_are_accepted_with_distinct_file_names(tmp_path):
+    first, second = "x" * 300 + "/one", "x" * 300 + "/two"
+    tasks = load_tasks(write(tmp_path, [{"id": first, "turns": ["x"]}, {"id": second, "turns": ["y"]}]))
+    assert [t.id for t in tasks] == [first, second]
+    stems = [task_file_stem(t.id) for t in tasks]
+    assert stems[0] != stems[1]
+    for stem, task_id in zip(stems, (first, second)):
+        assert len(stem.encode()) <= MAX_FILE_STEM_BYTES
+        assert stem == "x" * (MAX_FILE_STEM_BYTES - 9) + "-" + hashlib.sha256(task_id.encode()).hexdigest()[:8]
+    assert task_file_stem("a/b.c") == "a_b.c"

@@ -3,9 +3,22 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
+from typing import Callable
 
-from bat_pipeline.engine.spans import SpanIndex, failure_reason, load_spans
+import pytest
+
+from bat_pipeline.engine.spans import (
+    MAX_DEPTH,
+    SpanIndex,
+    failure_reason,
+    load_spans,
+    parse_json_text,
+    wait_until_quiet,
+)
+from bat_pipeline.engine.trajectories import build_trajectory
 from bat_pipeline_tests.engine.span_fixtures.builder import Agent, Clock, write_lines
 
 
@@ -151,3 +164,105 @@ def test_failure_reason_cuts_the_status_description_at_the_traceback():
     description = 'RuntimeError("boom")Traceback (most recent call last):\n  File "x.py"'
     assert failure_reason([], description) == 'RuntimeError("boom")'
     assert failure_reason(None, None) == "failed"
+
+
+def test_lines_nested_too_deep_are_skipped_naming_file_and_line(tmp_path: Path):
+    good = recorded().lines()
+    recursion = '{"name": "x", "attributes": {"a": ' + "[" * 200_000 + "]" * 200_000 + "}}"
+    deep_value = json.loads("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1))
+    just_deep = {**good[0], "span_id": "d1", "attributes": {"a": deep_value}}
+    path = tmp_path / "a.jsonl"
+    path.write_text(json.dumps(good[0]) + "\n" + recursion + "\n" + json.dumps(just_deep) + "\n"
+                    + "".join(json.dumps(x) + "\n" for x in good[1:]))
+    index = load_spans([path])
+    assert len(index) == 4 and index.files[0].too_deep == [2, 3]
+    assert index.messages() == [f"lines 2, 3 of {path} skipped: nested deeper than {MAX_DEPTH} levels"]
+
+
+def test_deep_json_text_inside_an_attribute_stays_text(tmp_path: Path):
+    agent = Agent()
+    deep_args = "[" * 100_000 + "]" * 100_000
+    with agent.root("c__try0"), agent.graph(), agent.tool("search", input_value=deep_args,
+                                                         output='{"type": "tool", "data": ' + "[" * 100_000):
+        pass
+    index = load_spans([agent.write(tmp_path / "a.jsonl")])
+    trajectory = build_trajectory(index, "c__try0", ["hi"])
+    (step,) = trajectory.turns[0].steps
+    assert step.name == "search" and isinstance(step.args, str) and step.args.startswith("[[[")
+    assert parse_json_text('{"a": [1]}') == {"a": [1]}
+    with pytest.raises(ValueError):
+        parse_json_text("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1))
+
+
+class FakeTime:
+    """A clock that advances only when slept, and runs an action at a given time."""
+
+    def __init__(self, start: float, actions: dict[float, Callable[[], None]] | None = None):
+        self.now = start
+        self.slept = 0.0
+        self.actions = dict(actions or {})
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+        self.slept += seconds
+        for at in sorted(t for t in self.actions if t <= self.slept):
+            self.actions.pop(at)()
+
+
+def _age(path: Path, seconds_ago: float, now: float) -> None:
+    os.utime(path, (now - seconds_ago, now - seconds_ago))
+
+
+def test_span_files_quiet_for_the_settle_time_cost_no_wait(tmp_path: Path):
+    path = recorded().write(tmp_path / "a.jsonl")
+    fake = FakeTime(time.time())
+    _age(path, 5, fake.now)
+    assert wait_until_quiet([path, tmp_path / "missing.jsonl"], settle_s=0.5, wait_s=10,
+                            clock=fake.clock, sleep=fake.sleep) == (0.0, True)
+    assert fake.slept == 0
+
+
+def test_span_files_are_read_once_no_longer_written_to(tmp_path: Path):
+    folder = tmp_path / "called"
+    path = recorded().write(tmp_path / "a.jsonl")
+    fake = FakeTime(time.time())
+    _age(path, 0.2, fake.now)
+
+    def append(target: Path, conversation: str) -> Callable[[], None]:
+        def write() -> None:
+            write_lines(target, recorded(conversation).lines(), append=True)
+            _age(target, 0, fake.now)
+        return write
+
+    # The file is appended to at 0.4 s, then a file appears in the folder at 0.8 s.
+    fake.actions = {0.4: append(path, "late__try0"), 0.8: append(folder / "b.jsonl", "called__try0")}
+    waited, quiet = wait_until_quiet([path, folder], settle_s=0.5, wait_s=10, clock=fake.clock, sleep=fake.sleep)
+    assert quiet and 1.3 <= waited < 1.5
+    assert {"late__try0", "called__try0"} <= set(load_spans([path, folder]).conversations())
+
+
+def test_span_files_that_never_settle_are_waited_for_at_most_wait_s(tmp_path: Path):
+    path = recorded().write(tmp_path / "a.jsonl")
+    fake = FakeTime(time.time())
+
+    def grow() -> None:
+        with open(path, "a") as f:
+            f.write("\n")
+        _age(path, 0, fake.now)
+        fake.actions[fake.slept + 0.1] = grow
+
+    fake.actions = {0.1: grow}
+    waited, quiet = wait_until_quiet([path], settle_s=0.5, wait_s=2, clock=fake.clock, sleep=fake.sleep)
+    assert not quiet and 2 <= waited < 2.2
+
+
+def test_quiet_time_counts_from_when_the_writer_last_had_spans(tmp_path: Path):
+    path = recorded().write(tmp_path / "a.jsonl")
+    fake = FakeTime(time.time())
+    _age(path, 5, fake.now)
+    waited, quiet = wait_until_quiet([path], settle_s=1.5, wait_s=10, since=fake.now - 0.5,
+                                     clock=fake.clock, sleep=fake.sleep)
+    assert quiet and 1.0 <= waited < 1.1

@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,7 +45,7 @@ MODEL_KEY = "sk-canary-model-Q7x2"
 JUDGE_KEY = "sk-canary-judge-Z4p9"
 SHELL_SECRET = "SHELL_ONLY_SECRET"
 GOOD, CRASHY = "openai-competent", "openai-sloppy"
-TRAVERSAL = {"id": "../../x", "turns": ["What is the capital of France?"],
+TRAVERSAL = {"id": "a/../../x", "turns": ["What is the capital of France?"],
              "expected": {"status": "completed", "output_must_contain": ["Paris"]}}
 EPISODES = 5
 LOOPBACK = "0100007F"
@@ -185,9 +186,9 @@ def test_task_ids_cannot_write_outside_the_output_folder(case, good_run):
     for folder in (case.run_dir(GOOD) / "episodes",
                    next(case.output_dir.glob(f"*/demo_openai-competent")) / "episodes"):
         inside = [p for p in folder.iterdir() if "x__try0" in p.name]
-        assert [p.name for p in inside] == [".._.._x__try0.json"]
-        assert json.loads(inside[0].read_text())["task_id"] == "../../x"
-        assert not (folder / ".." / ".." / "x__try0.json").resolve().exists()
+        assert [p.name for p in inside] == ["a_.._.._x__try0.json"]
+        assert json.loads(inside[0].read_text())["task_id"] == "a/../../x"
+        assert not (folder / "a" / ".." / ".." / "x__try0.json").resolve().exists()
     outside = [p for p in case.agent.parent.rglob("x__try0*")]
     assert outside == []
 
@@ -235,6 +236,57 @@ def test_trajectories_redact_what_their_span_files_hold(case, good_run):
     stored = "".join(p.read_text() for p in [case.run_dir(GOOD) / "trajectories.json",
                                               *(case.run_dir(GOOD) / "episodes").glob("*.json")])
     assert MODEL_KEY not in stored and "answered for key [redacted]" in stored
+
+
+class LateWriter(threading.Thread):
+    """Keeps a span file changing for `busy_s` (blank lines), then appends `lines` and stops:
+    a writer still flushing when the trajectories step starts."""
+
+    def __init__(self, path: Path, lines: list[str], busy_s: float):
+        super().__init__(daemon=True)
+        self.path, self.lines, self.busy_s = path, lines, busy_s
+
+    def run(self) -> None:
+        deadline = time.monotonic() + self.busy_s
+        while time.monotonic() < deadline:
+            with open(self.path, "a") as out:
+                out.write("\n")
+            time.sleep(0.1)
+        with open(self.path, "a") as out:
+            out.write("".join(line + "\n" for line in self.lines))
+
+
+def test_trajectories_read_only_the_recorded_span_files_once_they_are_quiet(case, good_run):
+    run_dir = case.run_dir(GOOD)
+    spans = run_dir / "spans" / "agent.jsonl"
+    good = spans.read_text()
+    trajectories = {k: e["trace"]["trajectory"] for k, e in episodes_in(run_dir).items()}
+    lines = [json.loads(line) for line in good.splitlines()]
+    late_traces = {s["trace_id"] for s in lines
+                   if (s.get("attributes") or {}).get("gen_ai.conversation.id") == "weather_paris__try0"}
+    assert late_traces
+    spans.write_text("".join(json.dumps(s) + "\n" for s in lines if s["trace_id"] not in late_traces))
+    # Beside the agent's file but never recorded by the episodes step: an earlier root of
+    # another conversation, which would become its first turn if the folder were globbed.
+    stray = run_dir / "spans" / "stray.jsonl"
+    stray.write_text(json.dumps({
+        "name": "stray", "kind": "SERVER", "trace_id": "f" * 32, "span_id": "f" * 16, "parent_span_id": None,
+        "start_time": 1, "end_time": 2, "status": "ERROR", "status_description": "not this run",
+        "attributes": {"gen_ai.operation.name": "invoke_agent", "gen_ai.conversation.id": "add_numbers__try0"},
+        "events": []}) + "\n")
+    writer = LateWriter(spans, [json.dumps(s) for s in lines if s["trace_id"] in late_traces], busy_s=2.0)
+    writer.start()
+    try:
+        result = evaluate(case.agent, case.root, case.instance, GOOD, assets=["span_trajectories"])
+    finally:
+        writer.join(10)
+        stray.unlink()
+    assert result.success, failure_messages(result)
+    meta = result.asset_materializations_for_node("agent__span_trajectories")[0].metadata
+    assert meta["trajectories_found"].value == EPISODES
+    assert str(stray) not in meta["span_files"].value
+    assert {k: e["trace"]["trajectory"] for k, e in episodes_in(run_dir).items()} == trajectories
+    spans.write_text(good)
 
 
 JUDGE_FAULTS = {  # name → (scripted server knobs, judge settings, what the reason says)
@@ -385,8 +437,10 @@ def test_resume_tag_reruns_only_the_eval_error_episodes(case, good_run):
     assert case.run_dir(CRASHY) == run_dir
     resumed = list((run_dir / "spans").glob("agent-resume-*.jsonl"))
     assert len(resumed) == 1
-    assert sorted(root_conversations(resumed[0])) == sorted(errors.values())
     episodes = episodes_in(run_dir)
+    fresh = sorted(episodes[name]["aux"]["conversation_id"] for name in errors)
+    assert sorted(root_conversations(resumed[0])) == fresh
+    assert sorted(c.rsplit("-r", 1)[0] for c in fresh) == sorted(errors.values())
     assert len(episodes) == EPISODES
     assert not any(e["aux"].get("eval_error") for e in episodes.values())
     assert all(e["verdict"] is not None for e in episodes.values())

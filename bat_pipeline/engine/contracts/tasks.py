@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 TaskStatus = Literal["working", "input-required", "completed", "error"]
+
+_UNSAFE_FILE_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
 
 
 class _Strict(BaseModel):
@@ -62,3 +66,22 @@ class Task(_Strict):
     expected: Expected = Field(default_factory=Expected)
     meta: dict[str, Any] = Field(default_factory=dict)
     """Free-form labels (category, ...) carried to metrics."""
+
+
+MAX_FILE_STEM_BYTES = 200
+"""Longest task id file stem; with `__try<n>.json` the name stays under the 255 bytes most
+file systems allow for one name."""
+
+
+def task_file_stem(task_id: str) -> str:
+    """The part of an episode's file name that names its task (SPEC §8): characters outside
+    `[A-Za-z0-9_.-]` become `_`; a stem longer than MAX_FILE_STEM_BYTES becomes its first
+    bytes, `-` and 8 hex digits of the sha256 of the whole id, so two long ids sharing a
+    prefix still get different files. The full id stays inside the episode."""
+    stem = _UNSAFE_FILE_CHARS.sub("_", task_id)
+    if not stem.strip("."):
+        stem = stem.replace(".", "_")
+    if len(stem) <= MAX_FILE_STEM_BYTES:
+        return stem
+    digest = hashlib.sha256(task_id.encode("utf-8")).hexdigest()[:8]
+    return f"{stem[:MAX_FILE_STEM_BYTES - 9]}-{digest}"

@@ -1,0 +1,38 @@
+"""bat_pipeline.storage: episode file names and the span files a partition hands on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bat_pipeline.engine.contracts import Episode
+from bat_pipeline.storage import PartitionRef, load_episodes, write_episode, write_episodes
+
+
+def test_long_task_ids_are_stored_under_distinct_short_names_with_the_full_id_inside(tmp_path: Path):
+    ids = ["é" * 300 + "/one", "é" * 300 + "/two", "short"]
+    episodes = [Episode(model_name="openai:m", task_id=task_id, aux={"attempt_index": 1}) for task_id in ids]
+    write_episodes(tmp_path, episodes[:2])
+    write_episode(tmp_path, episodes[2])
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert len(names) == 3 and all(len(n.encode()) < 255 for n in names)
+    assert "short__try1.json" in names
+    assert sorted(e.task_id for e in load_episodes(tmp_path)) == sorted(ids)
+
+
+def _ref(tmp_path: Path) -> PartitionRef:
+    return PartitionRef(run_id="r", run_name="n", model_key="m", model_name="openai:m", k=1,
+                        agent_dir=tmp_path / "agent", dir=tmp_path / "runs" / "r" / "m",
+                        output_dir=tmp_path / "out")
+
+
+def test_span_files_inside_the_partition_are_recorded_relative_to_it(tmp_path: Path):
+    ref = _ref(tmp_path)
+    own = ref.spans_dir / "agent.jsonl"
+    shared = tmp_path / "agent" / "spans" / "agent.jsonl"
+    ref.add_span_files([own, shared])
+    ref.add_span_files([own, ref.spans_dir / "agent-resume-1.jsonl"])
+    assert ref.span_files == ["spans/agent.jsonl", str(shared), "spans/agent-resume-1.jsonl"]
+    assert ref.span_paths() == [own, shared, ref.spans_dir / "agent-resume-1.jsonl"]
+    assert ref.own_span_files() == [own, ref.spans_dir / "agent-resume-1.jsonl"]
+    moved = PartitionRef.model_validate({**ref.model_dump(mode="json"), "dir": str(tmp_path / "elsewhere")})
+    assert moved.own_span_files()[0] == tmp_path / "elsewhere" / "spans" / "agent.jsonl"
