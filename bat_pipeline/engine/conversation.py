@@ -101,7 +101,9 @@ class ConversationRecorder:
             model_name=self.model_name,
             task_id=self.task.id,
             expected_outcome=self.task.expected.expected_outcome,
-            final_status="error" if eval_error else self.final_status,
+            # As bat eval records it: no terminal state seen (nothing came back, or only
+            # `working`) is an error, so the field always holds one of the four statuses.
+            final_status="error" if eval_error else (self.final_status or "error"),
             final_output=self._turn_text,
             aux={"attempt_index": self.attempt_index, **aux,
                  **({"conversation_id": self._context_id} if self._context_id else {}),

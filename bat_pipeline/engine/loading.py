@@ -443,8 +443,40 @@ def load_eval_config(
     return config
 
 
+_CRON_ALIASES = ("@hourly", "@daily", "@midnight", "@weekly", "@monthly", "@yearly", "@annually")
+_CRON_FIELDS = (("minute", 0, 59), ("hour", 0, 23), ("day of month", 1, 31), ("month", 1, 12),
+                ("day of week", 0, 7))
+_CRON_NAMES = re.compile(r"^(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|sun|mon|tue|wed|thu|fri|sat)$",
+                         re.IGNORECASE)
+
+
+def cron_problem(cron: str) -> str | None:
+    """Why a cron expression would not schedule (Dagster takes five fields, or an alias such
+    as @daily), or None when it reads as one."""
+    if cron.strip().lower() in _CRON_ALIASES:
+        return None
+    fields = cron.split()
+    if len(fields) != 5:
+        return f"'{cron}' has {len(fields)} fields; a cron needs 5 (minute hour day month weekday), e.g. '0 3 * * *'"
+    for text, (name, low, high) in zip(fields, _CRON_FIELDS):
+        for part in text.split(","):
+            span, _, step = part.partition("/")
+            if step and not step.isdigit():
+                return f"'{cron}': the {name} step '{step}' is not a number"
+            for bound in ([] if span == "*" else span.split("-", 1)):
+                if _CRON_NAMES.match(bound):
+                    continue
+                if not bound.isdigit() or not low <= int(bound) <= high:
+                    return f"'{cron}': '{bound}' is not a valid {name} ({low}-{high})"
+    return None
+
+
 def _check_config(config: EvalConfig, file: str) -> None:
     """Rules across fields, after the types are right."""
+    if config.evaluation.schedule is not None:
+        problem = cron_problem(config.evaluation.schedule)
+        if problem:
+            raise InputError(file, problem, entry="evaluation", field="schedule")
     judge = config.judge
     if config.evaluation.qualitative and judge is None:
         raise InputError(file, "qualitative: true needs a `judge:` section (provider and model)",

@@ -235,3 +235,18 @@ def test_shorthand_with_space_explained(tmp_path):
 def test_unbalanced_command_quotes(tmp_path):
     error = refused(tmp_path, "agent: {command: \"python 'server.py\"}\nmodels: ['openai:a']\n")
     assert_names(error, "agent", "command", "cannot split")
+
+
+@pytest.mark.parametrize(("cron", "phrase"), [
+    ("0 3 * *", "has 4 fields"), ("0 25 * * *", "'25' is not a valid hour (0-23)"), ("*/x * * * *", "step 'x'"),
+    ("0 3 * * funday", "'funday' is not a valid day of week"),
+])
+def test_a_schedule_that_would_not_run_is_refused(tmp_path, cron, phrase):
+    error = refused(tmp_path, f"evaluation: {{schedule: '{cron}'}}\nmodels: ['openai:m']\n")
+    assert_names(error, "evaluation", "schedule", phrase)
+
+
+@pytest.mark.parametrize("cron", ["0 3 * * *", "*/15 8-18 * * mon-fri", "0 0 1,15 jan,jul 0", "@daily"])
+def test_schedules_dagster_takes(tmp_path, cron):
+    assert load_eval_config(agent(tmp_path, f"evaluation: {{schedule: '{cron}'}}\nmodels: ['openai:m']\n"),
+                            environ=ENV).evaluation.schedule == cron
