@@ -36,3 +36,20 @@ def test_span_files_inside_the_partition_are_recorded_relative_to_it(tmp_path: P
     assert ref.own_span_files() == [own, ref.spans_dir / "agent-resume-1.jsonl"]
     moved = PartitionRef.model_validate({**ref.model_dump(mode="json"), "dir": str(tmp_path / "elsewhere")})
     assert moved.own_span_files()[0] == tmp_path / "elsewhere" / "spans" / "agent.jsonl"
+
+
+def test_the_latest_run_of_a_model_is_the_agents_own(tmp_path: Path):
+    from bat_pipeline.storage import latest_run_dir, partition_dir, save_ref
+
+    def partition(run_id: str, agent_id: str, agent_dir: str) -> Path:
+        folder = partition_dir(tmp_path, run_id, "m")
+        save_ref(PartitionRef(run_id=run_id, run_name="n", agent_id=agent_id, model_key="m", model_name="openai:m",
+                              k=1, agent_dir=tmp_path / agent_dir, dir=folder, output_dir=tmp_path / "out"))
+        return folder
+
+    old_weather = partition("20260101T000000Z-a", "", "weather")  # recorded before agents had an id
+    planner = partition("20260102T000000Z-b", "planner", "planner")
+    assert latest_run_dir(tmp_path, "m", "weather") == old_weather
+    assert latest_run_dir(tmp_path, "m", "planner") == planner
+    assert latest_run_dir(tmp_path, "m") == planner
+    assert latest_run_dir(tmp_path, "m", "nobody") is None
