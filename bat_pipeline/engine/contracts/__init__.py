@@ -22,6 +22,7 @@ from bat_pipeline.engine.contracts.episode import (
     Verdict,
     VerdictCheck,
 )
+from bat_pipeline.engine.contracts.scores import ScoreRow
 from bat_pipeline.engine.contracts.tasks import (
     AgentCallExpectation,
     Expected,
@@ -43,7 +44,7 @@ from bat_pipeline.engine.contracts.trajectory import (
 __all__ = [
     "PROVIDERS", "RUBRICS", "AgentTarget", "EvalConfig", "EvaluationSettings", "GateSettings",
     "JudgeSettings", "ModelSpec", "A2AEvent", "Episode", "EpisodeTrace", "JudgeScores",
-    "RecordedToolCall", "Verdict", "VerdictCheck", "AgentCallExpectation", "Expected", "Task",
+    "RecordedToolCall", "ScoreRow", "Verdict", "VerdictCheck", "AgentCallExpectation", "Expected", "Task",
     "TaskStatus", "ToolCallExpectation", "AgentStep", "ErrorStep", "ModelStep", "Step",
     "ToolStep", "Totals", "Trajectory", "Turn",
 ]

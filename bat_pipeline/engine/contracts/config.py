@@ -119,6 +119,9 @@ class EvaluationSettings(_Strict):
     """Span files count as complete once none of them changed for this long."""
     spans_wait_s: float = Field(default=10, ge=0)
     """Longest wait for the span files to settle; then they are read as they are."""
+    scorers: list[str] = Field(default_factory=list)
+    """Python modules of the project's own scorers (`my_project.scorers`), imported before
+    scoring; they register like the built-in ones."""
 
 
 class AgentTarget(_Strict):

@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from bat_pipeline.engine.contracts.scores import ScoreRow
 from bat_pipeline.engine.contracts.trajectory import Trajectory
 
 
@@ -86,6 +87,10 @@ class Episode(BaseModel):
     `<task id>__try<n>` (a resumed attempt gets a fresh one), and `eval_error` when the
     attempt raised."""
     trace: EpisodeTrace = Field(default_factory=EpisodeTrace)
+    scores: list[ScoreRow] = Field(default_factory=list)
+    """Every scorer's rows for this episode (bat_pipeline's addition to the file): the
+    deterministic checks first, then the LLM scorers'. `verdict` and
+    `qualitative_scores` are what bat eval's readers expect of them."""
 
     @property
     def attempt_index(self) -> int:

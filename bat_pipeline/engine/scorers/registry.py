@@ -1,0 +1,122 @@
+"""The scorer registry: every judgement on an episode is a scorer registered here by name.
+
+A scorer is one module: a function decorated with `@check(...)` (deterministic, run by
+`episode_verdicts`) or `@llm(...)` (asks a judge, run by `judge_scores`), saying which
+tasks it applies to. The built-in scorers are the modules of this package, found by
+listing it; a project's own come from `evaluation.scorers: [python.module, ...]`. Nothing
+else in the tree names a scorer.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from bat_pipeline.engine.contracts.episode import Episode
+from bat_pipeline.engine.contracts.scores import ScoreRow
+from bat_pipeline.engine.contracts.tasks import Task
+from bat_pipeline.engine.contracts.trajectory import Trajectory
+
+Kind = Literal["check", "llm"]
+
+
+@dataclass(frozen=True)
+class ScoringInput:
+    """What a scorer judges: the task and the episode, its trajectory rebuilt."""
+
+    task: Task
+    episode: Episode
+    options: Any = None
+    """Settings of the step that runs the scorer (the judge settings for LLM scorers)."""
+
+    @property
+    def trajectory(self) -> Trajectory:
+        return self.episode.trace.trajectory
+
+
+CheckFn = Callable[[ScoringInput], Iterable[ScoreRow]]
+LlmFn = Callable[[ScoringInput, Any], Awaitable[list[ScoreRow]]]
+"""(input, judge) → rows; `judge` implements engine.scorers.judging.Judge."""
+
+
+@dataclass(frozen=True)
+class Scorer:
+    """One registered scorer."""
+
+    name: str
+    kind: Kind
+    fn: Callable[..., Any]
+    applies: Callable[[ScoringInput], bool]
+    """Whether the scorer has anything to say about this task and episode (from what the
+    task declares)."""
+    order: int = 100
+    """Rows of scorers with a lower order come first (the verdict's reason keeps it)."""
+    needs_trajectory: bool = False
+    """Judges the spans: when the conversation has no trajectory, one failed `spans` row
+    stands for all such scorers."""
+
+
+_REGISTRY: dict[str, Scorer] = {}
+_BUILTINS_LOADED = False
+
+
+def _always(_: ScoringInput) -> bool:
+    return True
+
+
+def _register(scorer: Scorer) -> None:
+    known = _REGISTRY.get(scorer.name)
+    if known is not None and known.fn is not scorer.fn:
+        raise ValueError(f"two scorers are named '{scorer.name}': {known.fn.__module__} and {scorer.fn.__module__}")
+    _REGISTRY[scorer.name] = scorer
+
+
+def check(name: str, *, applies: Callable[[ScoringInput], bool] = _always, order: int = 100,
+          needs_trajectory: bool = False) -> Callable[[CheckFn], CheckFn]:
+    """Register a deterministic scorer: `fn(input) -> rows`."""
+    def decorate(fn: CheckFn) -> CheckFn:
+        _register(Scorer(name, "check", fn, applies, order, needs_trajectory))
+        return fn
+    return decorate
+
+
+def llm(name: str, *, applies: Callable[[ScoringInput], bool] = _always,
+        order: int = 100) -> Callable[[LlmFn], LlmFn]:
+    """Register an LLM scorer: `async fn(input, judge) -> rows`."""
+    def decorate(fn: LlmFn) -> LlmFn:
+        _register(Scorer(name, "llm", fn, applies, order))
+        return fn
+    return decorate
+
+
+def load_builtin() -> None:
+    """Import every module of this package once (each registers its scorers)."""
+    global _BUILTINS_LOADED
+    if _BUILTINS_LOADED:
+        return
+    package = importlib.import_module(__package__ or "bat_pipeline.engine.scorers")
+    for module in pkgutil.walk_packages(package.__path__, prefix=f"{package.__name__}."):
+        importlib.import_module(module.name)
+    _BUILTINS_LOADED = True
+
+
+def load_modules(names: Iterable[str]) -> None:
+    """Import a project's own scorer modules (`evaluation.scorers`); ImportError names the
+    module that could not be imported."""
+    for name in names:
+        importlib.import_module(name)
+
+
+def registered(kind: Kind | None = None) -> list[Scorer]:
+    """The registered scorers (built-in ones loaded first), by order then name."""
+    load_builtin()
+    found = [s for s in _REGISTRY.values() if kind is None or s.kind == kind]
+    return sorted(found, key=lambda s: (s.order, s.name))
+
+
+def scorers_for(item: ScoringInput, kind: Kind) -> list[Scorer]:
+    """The scorers of `kind` that apply to this task and episode, in order."""
+    return [s for s in registered(kind) if s.applies(item)]
