@@ -1,27 +1,112 @@
-"""The deterministic verdict of one episode (SPEC §6).
+"""The deterministic verdict of one episode (SPEC §6), from the rows of its check scorers.
 
-Each expectation of the task is one independent check; the episode passes only when
-every check passes, and the reason lists every check, passed or failed, in a fixed
-order: status, each required phrase, then the span checks (tool calls, agent calls,
-model calls, tokens, failed steps).
+Each expectation of the task is one gating row of a deterministic scorer
+(engine/scorers/: status, output, tool_calls, agent_calls, limits, errors, and a project's
+own `evaluation.scorers`); the episode passes only when every gating row does, and the
+reason lists every gating row, passed or failed, in scorer order: status, each required
+phrase, then the span checks (tool calls, agent calls, model calls, tokens, failed steps).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
 
-from bat_pipeline.engine.contracts.episode import Verdict, VerdictCheck
+from bat_pipeline.engine.contracts.config import EvalConfig
+from bat_pipeline.engine.contracts.episode import Episode, Verdict, VerdictCheck
+from bat_pipeline.engine.contracts.scores import ScoreRow
 from bat_pipeline.engine.contracts.tasks import Task
-from bat_pipeline.engine.contracts.trajectory import AgentStep, Step, ToolStep, Trajectory
+from bat_pipeline.engine.scorers.project import load_project_scorers
+from bat_pipeline.engine.scorers.registry import Scorer, ScoringInput, registered, scorers_for
+from bat_pipeline.engine.scorers.support import pass_fail
 
 NO_SPANS = "no spans found for this conversation"
-MAX_NAMED_FAILURES = 3
-"""Failed steps named in the no-errors check; the rest are counted."""
-MAX_ERROR_CHARS = 300
-"""A failed step's error is cut to this length in the check's detail."""
+SPANS = "spans"
+"""The row standing for every scorer that needs the trajectory when there is none."""
+ATTEMPT = "attempt"
+"""The one row of an episode that could not be checked (the attempt raised, or its task is gone)."""
 
+
+def score_checks(task: Task | None, episode: Episode) -> list[ScoreRow]:
+    """The rows of every deterministic scorer that applies to the task, in scorer order.
+
+    An episode whose attempt raised (aux `eval_error`), or whose task is None (no longer
+    in the dataset), gets one failed `attempt` row instead. When the conversation has no
+    trajectory, the scorers that need one are not run: one failed `spans` row stands for
+    them all, where the first of them would be. A scorer that raises, or returns
+    something other than its own rows, gets one null, non-gating row saying so.
+    """
+    if episode.eval_error:
+        return [attempt_row(episode.eval_error)]
+    if task is None:
+        return [attempt_row(f"task '{episode.task_id}' is no longer in the dataset")]
+    item = ScoringInput(task=task, episode=episode)
+    rows: list[ScoreRow] = []
+    missing, stood_for = not item.trajectory.found, False
+    for scorer in scorers_for(item, "check"):
+        if scorer.needs_trajectory and missing:
+            if not stood_for:
+                rows.append(pass_fail(SPANS, SPANS, False, NO_SPANS))
+                stood_for = True
+            continue
+        rows.extend(_run(scorer, item))
+    return rows
+
+
+def attempt_row(message: str) -> ScoreRow:
+    """The failed row of an attempt that raised before it could be checked."""
+    return pass_fail(ATTEMPT, ATTEMPT, False, f"the attempt did not complete: {message}")
+
+
+def verdict_from_rows(rows: Iterable[ScoreRow]) -> Verdict:
+    """Passed when every gating row passed (a gating row with `passed` null counts as
+    failed); no gating rows pass, with an empty reason. The checks are the gating rows,
+    named by their criterion, in order."""
+    checks = [VerdictCheck(check=r.criterion, passed=r.passed is True, detail=r.reason) for r in rows if r.gating]
+    return Verdict(passed=all(c.passed for c in checks), reason=_reason(checks), checks=checks)
+
+
+def check_partition(episodes: Sequence[Episode], tasks: Iterable[Task], config: EvalConfig) -> list[Episode]:
+    """Every episode with its deterministic rows and the verdict they give.
+
+    The project's own scorers (`evaluation.scorers`) are imported first. Rows already on
+    an episode from other scorers (an LLM scorer's, when the verdicts are redone after
+    judging) are kept after the new ones and count toward the verdict; earlier rows of
+    the deterministic scorers are replaced.
+    """
+    load_project_scorers(config)
+    by_id = {t.id: t for t in tasks}
+    ours = {s.name for s in registered("check")} | {SPANS, ATTEMPT}
+    checked = []
+    for episode in episodes:
+        rows = score_checks(by_id.get(episode.task_id), episode)
+        rows += [r for r in episode.scores if r.scorer not in ours]
+        checked.append(episode.model_copy(update={"scores": rows, "verdict": verdict_from_rows(rows)}))
+    return checked
+
+
+def _run(scorer: Scorer, item: ScoringInput) -> list[ScoreRow]:
+    try:
+        rows = list(scorer.fn(item))
+    except Exception as exc:  # a broken scorer leaves a null row with the reason, as a broken judge does
+        return [_broken(scorer, f"raised {type(exc).__name__}: {exc}")]
+    strays = [r for r in rows if not isinstance(r, ScoreRow) or r.scorer != scorer.name]
+    if strays:
+        stray = strays[0]
+        what = f"a row of scorer '{stray.scorer}'" if isinstance(stray, ScoreRow) else type(stray).__name__
+        return [_broken(scorer, f"returned {what}; a scorer returns ScoreRow objects named '{scorer.name}'")]
+    return rows
+
+
+def _broken(scorer: Scorer, why: str) -> ScoreRow:
+    return ScoreRow(scorer=scorer.name, criterion=scorer.name, reason=f"scorer failed: {why}",
+                    details={"module": scorer.fn.__module__})
+
+
+def _reason(checks: list[VerdictCheck]) -> str:
+    return "; ".join(f"{c.check} {'ok' if c.passed else 'FAIL'}: {c.detail}" for c in checks)
+
+
+# --- legacy path, compared with the rows by the parity test; removed next ---------
 
 def decide(task: Task, final_status: str | None, final_output: str | None,
            trajectory: Trajectory) -> Verdict:
@@ -63,41 +148,14 @@ def error_verdict(message: str) -> Verdict:
     return Verdict(passed=False, reason=_reason([check]), checks=[check])
 
 
-def args_contain(actual: Any, expected: Any) -> bool:
-    """True when `actual` contains `expected`, compared as JSON values.
 
-    - dict: every expected key is present and its value contained (extra keys allowed);
-    - list: every expected item is contained in a *different* actual item (a maximum
-      bipartite matching, so `[{"a": 1}, {"a": 1, "b": 2}]` needs two actual items and
-      item order does not matter); extra actual items are allowed;
-    - scalars: equal as JSON values: `17 == 17.0`, but `"17" != 17`, `True != 1`,
-      `None` only equals `None`.
-    """
-    if isinstance(expected, dict):
-        if not isinstance(actual, dict):
-            return False
-        return all(key in actual and args_contain(actual[key], value)
-                   for key, value in expected.items())
-    if isinstance(expected, (list, tuple)):
-        if not isinstance(actual, (list, tuple)):
-            return False
-        return _all_matched(list(actual), list(expected))
-    return _json_scalar_equal(actual, expected)
-
-
-def iter_steps(steps: Sequence[Step]) -> Iterator[Step]:
-    """Every step, depth first, nested steps of tool and agent calls included."""
-    for step in steps:
-        yield step
-        if isinstance(step, (ToolStep, AgentStep)):
-            yield from iter_steps(step.steps)
-
-
-def all_steps(trajectory: Trajectory) -> Iterator[Step]:
-    """Every step of every turn, nested ones included, in order."""
-    for turn in trajectory.turns:
-        yield from iter_steps(turn.steps)
-
+from bat_pipeline.engine.scorers.arguments import args_contain  # noqa: E402
+from bat_pipeline.engine.scorers.support import all_steps, iter_steps  # noqa: E402,F401
+import json  # noqa: E402
+from typing import Any  # noqa: E402
+from bat_pipeline.engine.contracts.trajectory import AgentStep, Step, ToolStep, Trajectory  # noqa: E402
+MAX_NAMED_FAILURES = 3
+MAX_ERROR_CHARS = 300
 
 def _status_check(expected: str, actual: str | None) -> VerdictCheck:
     if actual == expected:
@@ -169,44 +227,6 @@ def _step_label(step: Step) -> str:
     if step.kind == "model":
         return f"model {step.model or '?'}"
     return f"span {step.span}"
-
-
-def _all_matched(actual: list[Any], expected: list[Any]) -> bool:
-    """Whether each expected item can be paired with its own actual item (Kuhn's
-    augmenting paths; lists of arguments are short, so O(E·V) is fine)."""
-    if len(expected) > len(actual):
-        return False
-    fits = [[j for j, item in enumerate(actual) if args_contain(item, want)] for want in expected]
-    owner: dict[int, int] = {}
-
-    def place(i: int, seen: set[int]) -> bool:
-        for j in fits[i]:
-            if j in seen:
-                continue
-            seen.add(j)
-            if j not in owner or place(owner[j], seen):
-                owner[j] = i
-                return True
-        return False
-
-    return all(place(i, set()) for i in range(len(expected)))
-
-
-def _json_scalar_equal(actual: Any, expected: Any) -> bool:
-    # JSON has one number type (17 and 17.0 are the same value) and a separate boolean
-    # type, while Python's bool is an int subclass: compare by JSON kind first.
-    if isinstance(actual, bool) or isinstance(expected, bool):
-        return isinstance(actual, bool) and isinstance(expected, bool) and actual == expected
-    if isinstance(actual, (int, float)) or isinstance(expected, (int, float)):
-        return (isinstance(actual, (int, float)) and isinstance(expected, (int, float))
-                and actual == expected)
-    if actual is None or expected is None:
-        return actual is None and expected is None
-    return type(actual) is type(expected) and actual == expected
-
-
-def _reason(checks: list[VerdictCheck]) -> str:
-    return "; ".join(f"{c.check} {'ok' if c.passed else 'FAIL'}: {c.detail}" for c in checks)
 
 
 def _times(count: int) -> str:

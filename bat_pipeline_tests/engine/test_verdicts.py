@@ -1,4 +1,5 @@
-"""engine.verdicts: each check kind, argument matching, the reference fixtures."""
+"""The verdict of the check scorers (engine.verdicts over engine/scorers/): each check kind,
+argument matching, the reference fixtures."""
 
 from __future__ import annotations
 
@@ -17,9 +18,10 @@ from bat_pipeline.engine.contracts import (
     Trajectory,
     Turn,
 )
-from bat_pipeline.engine.verdicts import NO_SPANS, args_contain, decide, error_verdict
-
-
+from bat_pipeline.engine.contracts.episode import EpisodeTrace
+from bat_pipeline.engine.scorers.arguments import args_contain
+from bat_pipeline.engine.verdicts import NO_SPANS, attempt_row, score_checks, verdict_from_rows
+from bat_pipeline.engine.verdicts import decide as legacy_decide
 from bat_pipeline_tests.reference import REFERENCE
 
 
@@ -29,6 +31,15 @@ def task(**expected) -> Task:
 
 def trajectory(*steps, totals: Totals | None = None) -> Trajectory:
     return Trajectory(found=True, turns=[Turn(user="hi", steps=list(steps))], totals=totals or Totals())
+
+
+def decide(task: Task, status: str | None, output: str | None, trajectory: Trajectory):
+    """The verdict of an episode that ended in `status` with `output` and `trajectory`."""
+    episode = Episode(model_name="p:m", task_id=task.id, final_status=status, final_output=output or "",
+                      trace=EpisodeTrace(trajectory=trajectory))
+    verdict = verdict_from_rows(score_checks(task, episode))
+    assert verdict == legacy_decide(task, status, output, trajectory)
+    return verdict
 
 
 def check(verdict, name):
@@ -179,7 +190,7 @@ def test_check_order():
 
 
 def test_error_verdict():
-    verdict = error_verdict("agent did not start within 45 s")
+    verdict = verdict_from_rows([attempt_row("agent did not start within 45 s")])
     assert not verdict.passed
     assert "agent did not start within 45 s" in verdict.reason
     assert len(verdict.checks) == 1 and not verdict.checks[0].passed
@@ -249,7 +260,6 @@ def reference_cases():
 @pytest.mark.parametrize("raw_task, path", reference_cases())
 def test_reference_fixture_verdicts(raw_task, path):
     episode = Episode.model_validate_json(path.read_text())
-    verdict = decide(Task.model_validate(raw_task), episode.final_status, episode.final_output,
-                     episode.trace.trajectory)
+    verdict = verdict_from_rows(score_checks(Task.model_validate(raw_task), episode))
     assert verdict.passed == episode.verdict.passed, verdict.reason
     assert len(verdict.reason.split("; ")) == len(verdict.checks)

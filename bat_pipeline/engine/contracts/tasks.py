@@ -21,7 +21,7 @@ class ToolCallExpectation(_Strict):
     name: str = Field(min_length=1)
     """Tool name, matched exactly."""
     args_subset: dict[str, Any] = Field(default_factory=dict)
-    """Arguments the call must contain (recursively; see verdicts.args_contain)."""
+    """Arguments the call must contain (recursively; see engine.scorers.arguments.args_contain)."""
     times: int = Field(default=1, ge=0)
     """Minimum number of matching calls (0: always holds, as in bat-cli)."""
 
