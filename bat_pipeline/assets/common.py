@@ -7,7 +7,9 @@ from typing import Iterable, Sequence
 import dagster as dg
 
 from bat_pipeline.engine.contracts import Episode
+from bat_pipeline.engine.contracts.metrics import CriterionStats
 from bat_pipeline.engine.redaction import Redactor
+from bat_pipeline.engine.score_stats import scores_table
 from bat_pipeline.storage import new_run_id
 
 RUN_ID_TAG = "bat_pipeline/run_id"
@@ -71,6 +73,16 @@ def episode_table(episodes: Sequence[Episode], limit: int = 20) -> dg.TableMetad
         dg.TableColumn("wall_ms", "float"), dg.TableColumn("output", "string"),
     ])
     return dg.MetadataValue.table(rows, schema=schema)
+
+
+def score_table(scorers: dict[str, dict[str, CriterionStats]]) -> dg.TableMetadataValue:
+    """metrics.json's `summary.scorers` as a table: one row per scorer and criterion."""
+    schema = dg.TableSchema(columns=[
+        dg.TableColumn("scorer", "string"), dg.TableColumn("criterion", "string"),
+        dg.TableColumn("mean", "float"), dg.TableColumn("passed", "int"),
+        dg.TableColumn("failed", "int"), dg.TableColumn("count", "int"),
+    ])
+    return dg.MetadataValue.table([dg.TableRecord(row) for row in scores_table(scorers)], schema=schema)
 
 
 def counts(episodes: Iterable[Episode]) -> dict[str, int | float]:

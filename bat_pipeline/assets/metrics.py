@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 import dagster as dg
 
-from bat_pipeline.assets.common import GROUP, counts
+from bat_pipeline.assets.common import GROUP, counts, score_table
 from bat_pipeline.engine.contracts import EvalConfig, Task
 from bat_pipeline.engine.gates import evaluate_gates, nothing_ran
 from bat_pipeline.engine.metrics import build_metrics, build_summary, in_dataset_order, summary_timestamp
@@ -63,6 +63,7 @@ def build(partitions: dg.PartitionsDefinition, config: EvalConfig) -> dg.AssetsD
             "latency_p95_ms": figures.latency_ms.p95,
             "total_tokens": figures.tokens.total_tokens_total,
             "judge_means": dg.MetadataValue.json(summary.qualitative_scores),
+            "scores": score_table(figures.scorers),
             "warehouse_rows": dg.MetadataValue.json(written),
             "warehouse": dg.MetadataValue.path(str(store.path)),
         })

@@ -1,10 +1,12 @@
-"""`episode_verdicts`: the deterministic checks of each episode (SPEC §6)."""
+"""`episode_verdicts`: the deterministic scorers' rows of each episode and the verdict they
+give (SPEC §6)."""
 
 import dagster as dg
 
 from bat_pipeline.assets.common import GROUP, counts, episode_table
 from bat_pipeline.engine.contracts import Task
-from bat_pipeline.engine.verdicts import decide, error_verdict
+from bat_pipeline.engine.verdicts import check_partition
+from bat_pipeline.resources.evaluation import EvaluationResource
 from bat_pipeline.storage import PartitionRef, load_episodes, publish_reference, write_episodes, write_json
 
 
@@ -15,29 +17,18 @@ def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefiniti
                     "Also writes the reference's episode files, before any judging.",
     )
     def episode_verdicts(context: dg.AssetExecutionContext, span_trajectories: PartitionRef,
-                         task_specs: list[Task]) -> PartitionRef:
+                         task_specs: list[Task], evaluation: EvaluationResource) -> PartitionRef:
         ref = span_trajectories
-        tasks = {t.id: t for t in task_specs}
-        episodes = load_episodes(ref.episodes_dir)
-        for episode in episodes:
-            task = tasks.get(episode.task_id)
-            if episode.eval_error:
-                episode.verdict = error_verdict(episode.eval_error)
-            elif task is None:
-                episode.verdict = error_verdict(f"task '{episode.task_id}' is no longer in the dataset")
-            else:
-                episode.verdict = decide(task, episode.final_status, episode.final_output,
-                                         episode.trace.trajectory)
+        episodes = check_partition(load_episodes(ref.episodes_dir), task_specs, evaluation.config())
         write_episodes(ref.episodes_dir, episodes)
         write_json(ref.file("verdicts.json"), {
-            e.conversation_id: e.verdict.model_dump(mode="json") for e in episodes})
+            e.conversation_id: e.verdict.model_dump(mode="json") for e in episodes if e.verdict})
         out = publish_reference(ref, episodes, copy=[*ref.own_span_files(), ref.log_file])
-        summary = counts(episodes)
-        for line in (f"{e.conversation_id}: {'PASS' if e.verdict.passed else 'FAIL'} - {e.verdict.reason}"
-                     for e in episodes if not e.verdict.passed):
-            context.log.info(line)
+        for e in episodes:
+            if e.verdict and not e.verdict.passed:
+                context.log.info(f"{e.conversation_id}: FAIL - {e.verdict.reason}")
         context.add_output_metadata({
-            **summary,
+            **counts(episodes),
             "reference_output": dg.MetadataValue.path(str(out)),
             "preview": episode_table(episodes),
         })

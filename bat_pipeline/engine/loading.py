@@ -24,6 +24,7 @@ from bat_pipeline.engine.contracts.config import PROVIDERS, RUBRICS, EvalConfig
 from bat_pipeline.engine.contracts.tasks import Task, task_file_stem
 from bat_pipeline.engine.environment import map_judge_key, project_environ
 from bat_pipeline.engine.errors import InputError
+from bat_pipeline.engine.scorers.project import load_project_scorers
 from bat_pipeline.engine.unknown_keys import pop_unknown_keys
 
 MAX_PROMPT_CHARS = 1000
@@ -385,7 +386,9 @@ def load_eval_config(
     will. Models may be written `"provider:model"` (split at
     the first colon, so `ollama:llama3:8b` works); numbers in `env` become text.
     `agent_dir` is made absolute; dataset and other paths stay as written (see
-    `EvalConfig.resolve`). Refuses with InputError naming file, entry and field.
+    `EvalConfig.resolve`). The modules of `evaluation.scorers` are imported (a project's
+    own scorers register); one that cannot be is refused. Refuses with InputError naming
+    file, entry and field.
     """
     agent_dir = Path(agent_dir).expanduser().resolve()
     path = _eval_path(agent_dir, eval_file)
@@ -440,6 +443,7 @@ def load_eval_config(
             message += f" (and {more} more problem{'s' if more > 1 else ''})"
         raise InputError(file, message, entry=entry, field=field) from None
     _check_config(config, file)
+    load_project_scorers(config)
     return config
 
 

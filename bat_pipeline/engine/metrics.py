@@ -24,6 +24,7 @@ from bat_pipeline.engine.contracts.metrics import (
     TimeSummary,
     TokenSummary,
 )
+from bat_pipeline.engine.score_stats import scorer_stats
 
 QUALITATIVE_FIELDS = tuple(SCORE_FIELDS.values())
 """Judge score fields, in rubric order."""
@@ -149,6 +150,7 @@ def build_metrics(episodes: Sequence[Episode], *, k: int) -> MetricsFile:
         pass_hat_k=_mean([t.pass_hat_k for t in per_task]),
         error_episodes=sum(1 for e in episodes if is_error_episode(e)),
         latency_ms=LatencyPercentiles(**{f"p{p}": percentile(walls, p) for p in (50, 90, 95, 99)}),
+        scorers=scorer_stats(episodes),
     )
     return MetricsFile(per_episode=per_episode, summary=summary, per_task=per_task)
 
@@ -174,6 +176,7 @@ def _episode_metrics(episode: Episode) -> EpisodeMetrics:
             **{f: getattr(scores, f) for f in QUALITATIVE_FIELDS},
             judge_reasoning=dict(scores.judge_reasoning),
         ) if scores else EpisodeQualitative(),
+        scores=list(episode.scores),
     )
 
 

@@ -84,6 +84,9 @@ CASES = {
     "tasks_unknown_expectation": (_tasks(lambda d: d[0]["expected"].update(output_must_contains=["x"])),
                                   TASKS, ["tasks[0] (id 'weather_paris')", "field 'expected.output_must_contains'",
                                           "did you mean 'output_must_contain'?"]),
+    "scorer_module_missing": (_eval(lambda d: d["evaluation"].update(
+                                  scorers=["bat_pipeline.engine.scorers.status", "my_scorers"])),
+                              EVAL, ["evaluation", "field 'scorers[1]'", "'my_scorers'", "No module named"]),
     "no_config_no_command": (_no_config_no_command, EVAL, ["agent", "field 'command'", "agent.command"]),
     "redacting_privacy": (lambda a: _edit_yaml(a / CONFIG, lambda d: d["telemetry"].update(privacy="content")),
                           CONFIG, ["telemetry", "field 'privacy'", "privacy is 'content'", "telemetry.privacy: none"]),

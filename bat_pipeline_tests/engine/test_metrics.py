@@ -22,7 +22,7 @@ from bat_pipeline.engine.metrics import (
     percentile,
     summary_timestamp,
 )
-from bat_pipeline.engine.verdicts import decide
+from bat_pipeline.engine.verdicts import check_partition
 
 GOLDEN = Path(__file__).parent / "golden"
 from bat_pipeline_tests.reference import REFERENCE
@@ -45,16 +45,13 @@ def episode(task_id="t", passed=True, wall_ms=100.0, tokens=(10, 5, 0), scores=N
 
 
 def reference_episodes(run: str) -> list[Episode]:
-    """The reference run's episodes in dataset order, with verdicts re-decided by
+    """The reference run's episodes in dataset order, with rows and verdicts redone by
     engine.verdicts so the golden files hold what bat_pipeline writes."""
-    tasks = {t["id"]: Task.model_validate(t) for t in json.loads((REFERENCE / "tasks.json").read_text())}
-    episodes = []
-    for path in sorted((REFERENCE / run / "episodes").glob("*.json")):
-        ep = Episode.model_validate_json(path.read_text())
-        verdict = decide(tasks[ep.task_id], ep.final_status, ep.final_output, ep.trace.trajectory)
-        assert verdict.passed == ep.verdict.passed
-        episodes.append(ep.model_copy(update={"verdict": verdict}))
-    return in_dataset_order(episodes, list(tasks))
+    tasks = [Task.model_validate(t) for t in json.loads((REFERENCE / "tasks.json").read_text())]
+    recorded = [Episode.model_validate_json(p.read_text()) for p in sorted((REFERENCE / run / "episodes").glob("*.json"))]
+    episodes = check_partition(recorded, tasks)
+    assert [e.verdict.passed for e in episodes] == [e.verdict.passed for e in recorded]
+    return in_dataset_order(episodes, [t.id for t in tasks])
 
 
 def assert_golden(name: str, data: dict) -> None:
@@ -177,7 +174,7 @@ def test_metrics_keys_and_values():
     assert list(data) == ["per_episode", "summary", "per_task"]
     row = data["per_episode"][0]
     assert list(row) == ["task_id", "expected_outcome", "status", "success", "time", "tokens",
-                         "verdict", "qualitative"]
+                         "verdict", "qualitative", "scores"]
     assert row["tokens"] == {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110,
                              "cached_prompt_pct": 50.0}
     assert row["qualitative"] == {"response_relevance": None, "task_completion_quality": None,
@@ -187,7 +184,7 @@ def test_metrics_keys_and_values():
     s = data["summary"]
     assert list(s) == ["episodes", "k_attempts", "total_runs", "passed", "failed", "pass_rate",
                        "time", "tokens", "qualitative", "pass_at_k", "pass_hat_k",
-                       "error_episodes", "latency_ms"]
+                       "error_episodes", "latency_ms", "scorers"]
     # bat-cli's `episodes` counts episodes (attempts), not tasks.
     assert (s["episodes"], s["k_attempts"], s["total_runs"], s["passed"], s["failed"]) == (3, 2, 3, 2, 1)
     assert s["pass_rate"] == pytest.approx(2 / 3)

@@ -21,7 +21,6 @@ from bat_pipeline.engine.contracts import (
 from bat_pipeline.engine.contracts.episode import EpisodeTrace
 from bat_pipeline.engine.scorers.arguments import args_contain
 from bat_pipeline.engine.verdicts import NO_SPANS, attempt_row, score_checks, verdict_from_rows
-from bat_pipeline.engine.verdicts import decide as legacy_decide
 from bat_pipeline_tests.reference import REFERENCE
 
 
@@ -37,9 +36,7 @@ def decide(task: Task, status: str | None, output: str | None, trajectory: Traje
     """The verdict of an episode that ended in `status` with `output` and `trajectory`."""
     episode = Episode(model_name="p:m", task_id=task.id, final_status=status, final_output=output or "",
                       trace=EpisodeTrace(trajectory=trajectory))
-    verdict = verdict_from_rows(score_checks(task, episode))
-    assert verdict == legacy_decide(task, status, output, trajectory)
-    return verdict
+    return verdict_from_rows(score_checks(task, episode))
 
 
 def check(verdict, name):

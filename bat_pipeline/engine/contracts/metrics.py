@@ -2,9 +2,9 @@
 
 Keys, value types and meanings are those bat-cli 2026.10 writes (a script reading its
 files reads ours); `per_task`, `pass_at_k`, `pass_hat_k`, `error_episodes`,
-`latency_ms` and the per-episode `qualitative` of an episode the judge did not see are
-bat_pipeline's additions. As in bat-cli, cached-prompt percentages are rounded to one
-decimal and nothing else is rounded; judge fields without a single score are left out
+`latency_ms`, the per-episode `qualitative` of an episode the judge did not see, the
+per-episode `scores` and `summary.scorers` are bat_pipeline's additions. As in bat-cli,
+cached-prompt percentages are rounded to one decimal and nothing else is rounded; judge fields without a single score are left out
 of the averages. Where bat-cli writes 0 for an aggregate over no episodes at all (a run
 that recorded nothing), this writes null: there is no pass rate or time to report.
 """
@@ -12,6 +12,8 @@ that recorded nothing), this writes null: there is no pass rate or time to repor
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
+
+from bat_pipeline.engine.contracts.scores import ScoreRow
 
 
 class TaskAttempts(BaseModel):
@@ -89,6 +91,8 @@ class EpisodeMetrics(BaseModel):
     verdict: EpisodeVerdict | None
     qualitative: EpisodeQualitative
     """The judge's scores and reasons; every score null when it did not run."""
+    scores: list[ScoreRow] = Field(default_factory=list)
+    """Every scorer's rows for the episode, as in its episode file."""
 
 
 class TimeSummary(BaseModel):
@@ -115,6 +119,22 @@ class ScoreStats(BaseModel):
     max: float
     count: int
     """Episodes with a score for this field (at least 1)."""
+
+
+class CriterionStats(BaseModel):
+    """One criterion of one scorer over the rows of every episode (every sample of an
+    LLM scorer included)."""
+
+    avg: float | None
+    """Mean of the non-null values (0–1); null when no row has one."""
+    min: float | None
+    max: float | None
+    count: int
+    """Rows with a value."""
+    passed: int
+    """Rows that passed."""
+    failed: int
+    """Rows that did not pass (rows whose `passed` is null are neither)."""
 
 
 class LatencyPercentiles(BaseModel):
@@ -149,6 +169,9 @@ class MetricsSummary(BaseModel):
     error_episodes: int
     """Episodes whose attempt raised (aux.eval_error) or that ended in status `error`."""
     latency_ms: LatencyPercentiles
+    scorers: dict[str, dict[str, CriterionStats]] = Field(default_factory=dict)
+    """Scorer → criterion → its statistics over every episode's rows, scorers and
+    criteria in the order they first appear."""
 
 
 class TaskPassAtK(BaseModel):

@@ -1,0 +1,46 @@
+"""Score rows summed up per scorer and criterion: metrics.json's `summary.scorers` and the
+table the UI shows. Pure functions over episodes' rows."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from bat_pipeline.engine.contracts.episode import Episode
+from bat_pipeline.engine.contracts.metrics import CriterionStats
+from bat_pipeline.engine.contracts.scores import ScoreRow
+
+
+def scorer_stats(episodes: Iterable[Episode]) -> dict[str, dict[str, CriterionStats]]:
+    """Scorer → criterion → statistics over the rows of every episode (deterministic and
+    LLM rows alike, every sample), in the order scorers and criteria first appear."""
+    grouped: dict[str, dict[str, list[ScoreRow]]] = {}
+    for episode in episodes:
+        for row in episode.scores:
+            grouped.setdefault(row.scorer, {}).setdefault(row.criterion, []).append(row)
+    return {scorer: {criterion: criterion_stats(rows) for criterion, rows in criteria.items()}
+            for scorer, criteria in grouped.items()}
+
+
+def criterion_stats(rows: Iterable[ScoreRow]) -> CriterionStats:
+    """avg/min/max over the non-null values (null when there is none); passed and failed
+    count rows whose `passed` is true or false."""
+    rows = list(rows)
+    values = [r.value for r in rows if r.value is not None]
+    return CriterionStats(
+        avg=sum(values) / len(values) if values else None,
+        min=min(values, default=None),
+        max=max(values, default=None),
+        count=len(values),
+        passed=sum(1 for r in rows if r.passed is True),
+        failed=sum(1 for r in rows if r.passed is False),
+    )
+
+
+def scores_table(scorers: dict[str, dict[str, CriterionStats]]) -> list[dict[str, Any]]:
+    """One record per scorer and criterion: scorer, criterion, mean (4 decimals, null
+    without values), passed, failed, count."""
+    return [{"scorer": scorer, "criterion": criterion,
+             "mean": None if stats.avg is None else round(stats.avg, 4),
+             "passed": stats.passed, "failed": stats.failed, "count": stats.count}
+            for scorer, criteria in scorers.items() for criterion, stats in criteria.items()]
