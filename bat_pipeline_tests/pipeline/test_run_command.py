@@ -1,6 +1,11 @@
 """`bat-pipeline run` on a trimmed copy of the example (every model at once, each agent on
 its own port), a second evaluation of the same copy as a multiprocess backfill (history and
-trend, issue 6), and a run where one model's agent cannot start."""
+trend, issue 6), and a run where one model's agent cannot start.
+
+The copy names a project scorer in its eval.yaml (answer_length.py, one file registered with
+`@check`; issue 13's "done when"): its rows must reach the stored episodes, metrics.json,
+the UI metadata of eval_metrics and the warehouse's `episode_scores` with nothing else
+changed."""
 
 from __future__ import annotations
 
@@ -22,6 +27,7 @@ from bat_pipeline_tests.pipeline.support import (
     run,
 )
 
+PROJECT_SCORER = "bat_pipeline_tests.pipeline.answer_length"
 LOCK_TROUBLE = re.compile(r"WarehouseBusyError|could not set lock|conflicting lock", re.IGNORECASE)
 
 
@@ -48,7 +54,7 @@ def pass_counts(ws, run_id: str) -> dict[str, dict[str, int]]:
 @pytest.fixture(scope="module")
 def evaluated(workspace_factory):
     """The first evaluation: `bat-pipeline run` over the three models."""
-    ws = workspace_factory("run_command")
+    ws = workspace_factory("run_command", evaluation={"scorers": [PROJECT_SCORER]})
     config_before = (ws.agent / "config.yaml").read_bytes()
     result = bat_pipeline_run(ws)
     return ws, result, run_dir(ws.root).name, config_before
@@ -131,6 +137,54 @@ def test_two_runs_make_a_history_and_a_trend(evaluated, backfilled):
         {(r["model_key"], r["run_id"]) for r in trend}
     charts = {p.name for p in (ws.root / "charts" / "weather_agent").glob("*.png")}
     assert {"pass_rate.png", "pass_rate_trend.png", "task_pass_rate.png"} <= charts, charts
+
+
+def answer_length_rows(rows: list[dict]) -> list[dict]:
+    return [r for r in rows if r["scorer"] == "answer_length"]
+
+
+def test_a_project_scorers_rows_are_in_the_episodes_and_metrics_json(evaluated):
+    ws, _, run_id, _ = evaluated
+    for key in MODEL_KEYS:
+        partition = ws.root / "runs" / run_id / key
+        for path in (partition / "episodes").glob("*.json"):
+            episode = json.loads(path.read_text())
+            (row,) = answer_length_rows(episode["scores"])
+            assert (row["criterion"], row["raw"], row["gating"]) == ("characters", len(episode["final_output"]), False)
+            assert [r["scorer"] for r in episode["scores"]][:2] == ["status", "output"]
+            assert "characters" not in episode["verdict"]["reason"]
+        metrics = json.loads((partition / "metrics.json").read_text())
+        assert all(len(answer_length_rows(row["scores"])) == 1 for row in metrics["per_episode"])
+        stats = metrics["summary"]["scorers"]["answer_length"]["characters"]
+        assert stats["count"] == stats["passed"] + stats["failed"] == len(FEW_TASKS), key
+        assert 0 <= stats["min"] <= stats["avg"] <= stats["max"] <= 1
+    competent = json.loads((ws.root / "runs" / run_id / COMPETENT[0] / "metrics.json").read_text())
+    assert competent["summary"]["scorers"]["status"]["status"]["passed"] == len(FEW_TASKS)
+
+
+def test_a_project_scorers_rows_are_in_the_metadata_of_eval_metrics(evaluated):
+    import dagster as dg
+
+    ws = evaluated[0]
+    with dg.DagsterInstance.from_config(str(ws.dagster_home)) as instance:
+        for key in MODEL_KEYS:
+            records = instance.fetch_materializations(dg.AssetRecordsFilter(
+                asset_key=dg.AssetKey(["weather_agent", "eval_metrics"]), asset_partitions=[key]), limit=1).records
+            rows = [record.data for record in records[0].asset_materialization.metadata["scores"].records]
+            (row,) = answer_length_rows(rows)
+            assert (row["criterion"], row["count"]) == ("characters", len(FEW_TASKS)), key
+            assert 0 <= row["mean"] <= 1 and row["passed"] + row["failed"] == len(FEW_TASKS)
+            assert {"status", "output"} <= {r["scorer"] for r in rows}
+
+
+def test_a_project_scorers_rows_are_in_the_warehouse(evaluated):
+    ws, _, run_id, _ = evaluated
+    for key in MODEL_KEYS:
+        rows = ws.warehouse.query("SELECT scorer, criterion, value, passed FROM episode_scores "
+                                  "WHERE run_id = ? AND model_key = ?", [run_id, key])
+        found = answer_length_rows(rows)
+        assert len(found) == len(FEW_TASKS), (key, rows)
+        assert all(r["criterion"] == "characters" and 0 <= r["value"] <= 1 for r in found)
 
 
 def test_a_model_whose_agent_cannot_start_fails_alone(workspace_factory):
