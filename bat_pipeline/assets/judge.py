@@ -1,4 +1,4 @@
-"""Judge scores of one model's episodes (SPEC §7): the body of the `judge_scores` asset."""
+"""`judge_scores`: the LLM scorers of each episode, asked through the judge (SPEC §7)."""
 
 import asyncio
 import concurrent.futures
@@ -11,17 +11,13 @@ from pydantic import BaseModel
 
 from bat_pipeline import storage
 from bat_pipeline.assets.common import GROUP
-from bat_pipeline.engine.contracts import RUBRICS, Episode, EvalConfig, JudgeScores, Task
+from bat_pipeline.engine.contracts import EvalConfig, Task
 from bat_pipeline.engine.environment import judge_key_sources, project_environ
+from bat_pipeline.engine.judge import JudgeStats, report
 from bat_pipeline.engine.redaction import Redactor
+from bat_pipeline.engine.scorers import load_modules
 from bat_pipeline.resources.evaluation import EvaluationResource
-from bat_pipeline.resources.judge import (
-    JudgeClient,
-    JudgeConfigError,
-    JudgeResource,
-    JudgeRunResult,
-    JudgeStats,
-)
+from bat_pipeline.resources.judge import JudgeClient, JudgeConfigError, JudgeResource, judge_episodes
 from bat_pipeline.storage import PartitionRef
 
 T = TypeVar("T")
@@ -59,32 +55,28 @@ class JudgeOutcome(BaseModel):
 
 def judge_partition(ref: PartitionRef, config: EvalConfig, tasks: list[Task],
                     judge: JudgeClient | JudgeResource, redactor: Redactor | None = None) -> JudgeOutcome:
-    """Judge the stored episodes of one partition and record the scores.
+    """Run the LLM scorers on the stored episodes of one partition and record their rows.
 
-    Loads the episodes of `ref.episodes_dir`; when `config.evaluation.qualitative` is on,
-    judges them, writes each episode's `qualitative_scores` back into its file, and writes
-    `ref.file("judge.json")` (judge, stats, means, scores per episode). When it is off,
-    episodes are left untouched and judge.json records that the judge is off. A
-    JudgeResource reads the key from the agent project's `.env` overlaid by the shell; a
-    missing key raises JudgeConfigError before anything is asked; a failing judge never
-    raises (its scores stay null with the reason). An episode with an eval error (the
-    attempt failed, e.g. a turn timed out) is not sent: its scores are null and each
-    rubric's reasoning says why. `redactor` (for a JudgeResource): the evaluation's
-    secrets, kept out of reasoning and errors besides the judge's own key.
+    When `config.evaluation.qualitative` is on: loads the episodes of `ref.episodes_dir`
+    and the project's scorer modules (`evaluation.scorers`), runs every LLM scorer that
+    applies (engine.judge), writes each episode back with its rows and derived
+    `qualitative_scores`, and writes `ref.file("judge.json")` (judge, stats, means, scores
+    per episode). When it is off, episodes are left untouched and judge.json says so.
+    A JudgeResource reads the key from the agent project's `.env` overlaid by the shell;
+    a missing key raises JudgeConfigError before anything is asked; a failing judge never
+    raises (its rows stay null with the reason). An episode with an eval error is not sent
+    (`not judged: …`). `redactor` (for a JudgeResource): the evaluation's secrets, kept
+    out of answers and errors besides the judge's own key.
 
-    As an asset (`judge_scores`, partitioned by model, upstream `episode_verdicts`): return
-    `ref` and attach `outcome.metadata()`: the mean per rubric (`mean_<score field>`), calls
-    made, cache hits and failures, plus judge, mode, episodes, requests and skipped.
+    As an asset (`judge_scores`): return `ref` and attach `outcome.metadata()`.
     """
     episodes = storage.load_episodes(ref.episodes_dir)
     settings = config.judge
     if not config.evaluation.qualitative or settings is None:
         reason = ("evaluation.qualitative is false in eval.yaml" if not config.evaluation.qualitative
                   else "eval.yaml has no judge block")
-        outcome = JudgeOutcome(enabled=False, reason=reason, episodes=len(episodes))
-        storage.write_json(ref.file("judge.json"), {"enabled": False, "reason": reason,
-                                                    "judged_at": _now()})
-        return outcome
+        storage.write_json(ref.file("judge.json"), {"enabled": False, "reason": reason, "judged_at": _now()})
+        return JudgeOutcome(enabled=False, reason=reason, episodes=len(episodes))
 
     if isinstance(judge, JudgeResource):
         # The key comes from the project's .env overlaid by the shell, as under `bat eval`.
@@ -92,37 +84,12 @@ def judge_partition(ref: PartitionRef, config: EvalConfig, tasks: list[Task],
                               looked_in=judge_key_sources(config.agent_dir))
     else:
         client = judge
-    judged = [e for e in episodes if not e.eval_error]
-    result: JudgeRunResult = _run(client.judge_episodes(judged, tasks))
-    for episode, scores in zip(judged, result.scores):
-        episode.qualitative_scores = scores
-    for episode in episodes:
-        if episode.eval_error:
-            episode.qualitative_scores = not_judged(episode, client.settings.mode)
-        storage.write_episode(ref.episodes_dir, episode)
-    outcome = JudgeOutcome(enabled=True, judge=client.name, mode=client.settings.mode,
-                           episodes=len(episodes), stats=result.stats, mean_scores=result.mean_scores())
-    storage.write_json(ref.file("judge.json"), {
-        "enabled": True,
-        "judge": {"provider": client.settings.provider, "model": client.settings.model,
-                  "mode": client.settings.mode},
-        "judged_at": _now(),
-        "stats": result.stats.model_dump(mode="json"),
-        "mean_scores": outcome.mean_scores,
-        "episodes": [
-            {"task_id": ep.task_id, "attempt_index": ep.attempt_index,
-             "qualitative_scores": ep.qualitative_scores.model_dump(mode="json")}
-            for ep in episodes
-        ],
-    })
-    return outcome
-
-
-def not_judged(episode: Episode, mode: str) -> JudgeScores:
-    """Null scores for an episode whose attempt failed (eval error, turn timeout): its
-    conversation is incomplete, so the judge is not asked; each rubric says why."""
-    why = f"not judged: the attempt failed ({episode.eval_error})"
-    return JudgeScores(judge_reasoning={r: why for r in (("task_completion",) if mode == "outcome" else RUBRICS)})
+    load_modules(config.evaluation.scorers)
+    result = _run(judge_episodes(client, episodes, tasks))
+    storage.write_episodes(ref.episodes_dir, episodes)
+    storage.write_json(ref.file("judge.json"), report(client.settings, _now(), result.stats, episodes))
+    return JudgeOutcome(enabled=True, judge=client.name, mode=client.settings.mode, episodes=len(episodes),
+                        stats=result.stats, mean_scores=result.mean_scores())
 
 
 def _run(coro: Coroutine[Any, Any, T]) -> T:
@@ -144,9 +111,10 @@ def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefiniti
 
     @dg.asset(
         key_prefix=prefix, group_name=GROUP, partitions_def=partitions,
-        description="LLM judge scores per rubric (SPEC §7), added to the stored episodes and the "
-                    "reference files. Answers are cached by content: re-judging unchanged episodes "
-                    "asks nothing. Off unless evaluation.qualitative is true.",
+        description="The LLM scorers of each episode (bat-cli's four judge rubrics, SPEC §7), their "
+                    "rows added to the stored episodes and the reference files. Answers are cached by "
+                    "content: re-judging unchanged episodes asks nothing. Off unless "
+                    "evaluation.qualitative is true.",
     )
     def judge_scores(context: dg.AssetExecutionContext, evaluation: EvaluationResource,
                      judge: JudgeResource, episode_verdicts: PartitionRef,

@@ -19,12 +19,9 @@ from bat_pipeline.engine.contracts.episode import SCORE_FIELDS
 from bat_pipeline.engine.judge_view import render_episode_for_judge
 
 __all__ = [
-    "JSON_SCHEMA", "SCHEMA_NAME", "JudgeAnswerError", "RUBRICS", "SCORE_FIELDS",
+    "JSON_SCHEMA", "JudgeAnswerError", "RUBRICS", "SCORE_FIELDS",
     "build_messages", "parse_answer", "rubrics_for", "skipped_rubrics",
 ]
-
-SCHEMA_NAME = "judge_score"
-"""Name given to JSON_SCHEMA in structured-output requests."""
 
 JSON_SCHEMA: dict[str, Any] = {
     "type": "object",

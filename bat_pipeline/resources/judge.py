@@ -1,169 +1,65 @@
-"""The LLM judge client (SPEC §7): asks each rubric of each episode over HTTP.
+"""The LLM judge client (SPEC §7): answers the LLM scorers' questions
+(engine.scorers.judging.JudgeQuestion) over HTTP, in the wire format of its provider
+(resources.llm).
 
-Two wire protocols cover the providers of SPEC §2:
-- OpenAI-compatible chat completions (`openai`, `deepseek`, `nvidia`, `ollama`):
-  `POST <base>/chat/completions`, `Authorization: Bearer <key>` (none for ollama without a
-  key); structured output as `response_format: {type: json_schema}`.
-- Anthropic messages (`anthropic`): `POST <base>/v1/messages` with `x-api-key` and
-  `anthropic-version`; structured output as a forced tool whose input schema is the
-  answer's (rubrics.JSON_SCHEMA).
+Each question is asked as structured output first (its schema) and, once a server
+refuses that for a purpose, in plain text for that purpose from then on; the first
+question of each purpose goes alone, so a refusal costs one extra request per purpose.
+The temperature is dropped for good when the server refuses it.
 
-Base URLs (see endpoint_url): for OpenAI-compatible providers a base given without a
-path gets `/v1` appended (`http://localhost:11434` → `http://localhost:11434/v1`), a base
-with a path is used as given (`…/v1`, `…/v1beta/openai`), and a trailing
-`/chat/completions` is dropped. For Anthropic a trailing `/v1` or `/v1/messages` is
-dropped, then `/v1/messages` is appended.
+Failures never raise: an answer without a value says why in `error` ("HTTP 500: …",
+"unusable answer: …", each with "(gave up after N attempts)" when retried). Only a missing
+API key or an unusable base URL raise (JudgeConfigError), when the client is built.
+HTTP 429, 408, 5xx, timeouts, connection errors and unreadable answers (no answer text,
+or the question's `parse` raising ValueError) are asked again, up to `max_retries` times
+per question in all. HTTP 401/403 stops every later question of the opening.
 
-Failures never stop the run: a rubric whose judge call fails keeps a null score, with the
-reason in `judge_errors` and `judge_reasoning` ("judge failed: …"). Only a missing API
-key raises, and it does so when the client is built, before any episode is judged.
-HTTP 429, 5xx, timeouts, connection errors and unreadable answers (no JSON with a score,
-a score out of range, an empty or non-JSON response) are asked again, up to
-`max_retries` times per question in all.
-
-Calls in flight are bounded by `max_concurrency` within the client, and, given a
-SlotPool (JudgeResource gives `<storage root>/judge_slots`), across every process and
-thread judging on the machine: the partitions of a run share the bound.
+Calls in flight are bounded by `max_concurrency` within one opening of the client, and,
+given a SlotPool (JudgeResource gives `<storage root>/judge_slots`), across every process
+and thread judging on the machine: the partitions of a run share the bound.
 
 The key is never logged, stored or put in a message: every text that leaves this module
-(reasoning, errors, what the cache keeps) passes through `_redact`, which also removes
-the other secrets of the evaluation when a Redactor is given.
+(answers, errors, what the cache keeps) passes through the redactor first, which also
+removes the other secrets of the evaluation when a Redactor is given. A value is parsed
+from the redacted text, so a cached answer reads exactly like a fresh one.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import random
-import re
 from collections.abc import AsyncIterator, Iterable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from email.utils import parsedate_to_datetime
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlsplit
+from types import MappingProxyType
+from typing import Any, TypeVar
 
 import httpx
 from dagster import ConfigurableResource
-from pydantic import BaseModel, Field
 
-from bat_pipeline.engine.contracts import Episode, JudgeScores, JudgeSettings, RUBRICS, Task
-from bat_pipeline.engine.contracts.episode import SCORE_FIELDS
-from bat_pipeline.engine.environment import JUDGE_KEY_ENV, MissingJudgeKey, judge_key, judge_key_variable
+from bat_pipeline.engine.contracts import Episode, JudgeSettings, Task
+from bat_pipeline.engine.environment import MissingJudgeKey, judge_key
+from bat_pipeline.engine.judge import JudgeRunResult, JudgeStats, run_llm_scorers
 from bat_pipeline.engine.redaction import Redactor
-from bat_pipeline.engine.rubrics import (
-    JSON_SCHEMA,
-    SCHEMA_NAME,
-    JudgeAnswerError,
-    build_messages,
-    parse_answer,
-    rubrics_for,
-    skipped_rubrics,
-)
-from bat_pipeline.resources.judge_cache import JudgeCache, cache_key
+from bat_pipeline.engine.scorers.judging import JudgeAnswer, JudgeQuestion
+from bat_pipeline.resources.judge_cache import JudgeCache
+from bat_pipeline.resources.llm import wire
+from bat_pipeline.resources.llm.providers import endpoint_url, wire_format
 from bat_pipeline.resources.slots import SlotPool
 from bat_pipeline.storage import default_root
 
 log = logging.getLogger(__name__)
 
-DEFAULT_BASE_URLS = {
-    "openai": "https://api.openai.com/v1",
-    "deepseek": "https://api.deepseek.com/v1",
-    "nvidia": "https://integrate.api.nvidia.com/v1",
-    "ollama": "http://localhost:11434/v1",
-    "anthropic": "https://api.anthropic.com",
-}
-DEFAULT_KEY_ENV = JUDGE_KEY_ENV
-"""The variable holding each provider's key when `judge.api_key_env` is not set; a local
-ollama needs none."""
-
-ANTHROPIC_VERSION = "2023-06-01"
-"""The Messages API version header; Anthropic requires one on every request."""
-ANTHROPIC_MAX_TOKENS = 2048
-"""Anthropic requires `max_tokens`; a rubric answer is a few sentences."""
-ANSWER_TOOL = "record_score"
-"""The tool Anthropic is made to call with the answer, in structured mode."""
-RETRY_AFTER_CAP_S = 60.0
-"""Longest wait honoured from a `Retry-After` header."""
+T = TypeVar("T")
 BACKOFF_CAP_S = 30.0
-_DETAIL_CHARS = 300
-
-_STRUCTURED_REJECTION = re.compile(
-    r"response_format|json_schema|json schema|structured|tool_choice|tools?\b|not supported|"
-    r"unsupported|not implemented|unknown (?:field|parameter)|unrecognized|extra inputs",
-    re.IGNORECASE,
-)
-"""What a 400/422 says when the server cannot do structured output (OpenAI-compatible
-servers without json_schema, e.g. DeepSeek; vLLM/llama.cpp builds without it)."""
 
 
 class JudgeConfigError(ValueError):
     """The judge cannot be used as configured (e.g. its API key is missing)."""
-
-
-class JudgeStats(BaseModel):
-    """What one judging run did."""
-
-    episodes: int = 0
-    questions: int = 0
-    """Rubric answers needed (skipped rubrics not counted)."""
-    calls: int = 0
-    """Questions sent to the judge, i.e. not served from the cache."""
-    requests: int = 0
-    """HTTP requests made, retries and structured-output fallbacks included."""
-    retries: int = 0
-    cache_hits: int = 0
-    failures: int = 0
-    """Rubric answers left null because the judge failed."""
-    skipped: int = 0
-    """Rubrics not asked (tool_call for a task without expected tool calls, outcome mode)."""
-    text_fallbacks: list[str] = Field(default_factory=list)
-    """Rubrics switched to plain-text answers because structured output was refused."""
-
-
-class JudgeRunResult(BaseModel):
-    """Scores of one judging run, in the order of the episodes given, and its stats."""
-
-    scores: list[JudgeScores]
-    stats: JudgeStats
-
-    def mean_scores(self) -> dict[str, float | None]:
-        """Score field → mean over the non-null scores (None when there is none)."""
-        means: dict[str, float | None] = {}
-        for rubric in RUBRICS:
-            values = [s.score(rubric) for s in self.scores if s.score(rubric) is not None]
-            means[SCORE_FIELDS[rubric]] = sum(values) / len(values) if values else None
-        return means
-
-
-def endpoint_url(provider: str, base_url: str | None) -> str:
-    """The URL answers are asked at, from the provider and an optional base (module docstring).
-    Raises JudgeConfigError for a base that is not an http(s) URL."""
-    base = (base_url or DEFAULT_BASE_URLS[provider]).strip().rstrip("/")
-    parts = urlsplit(base)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise JudgeConfigError(f"judge.base_url must be an http(s) URL such as http://localhost:11434, "
-                               f"got '{base_url}'")
-    if provider == "anthropic":
-        for suffix in ("/v1/messages", "/v1"):
-            if base.endswith(suffix):
-                base = base[: -len(suffix)]
-                break
-        return f"{base}/v1/messages"
-    if base.endswith("/chat/completions"):
-        base = base[: -len("/chat/completions")]
-    if urlsplit(base).path in ("", "/"):
-        base += "/v1"
-    return f"{base}/chat/completions"
-
-
-def key_variable(settings: JudgeSettings) -> str | None:
-    """The variable the key is read from: `api_key_env`, else the provider's usual one."""
-    return judge_key_variable(settings)
 
 
 def resolve_api_key(settings: JudgeSettings, environ: Mapping[str, str] | None = None,
@@ -181,11 +77,7 @@ def resolve_api_key(settings: JudgeSettings, environ: Mapping[str, str] | None =
 
 
 class _Failure(Exception):
-    """A judge question that could not be answered; the message is already redacted."""
-
-
-class _Unreadable(_Failure):
-    """An answer without a usable score; asked again while retries are left."""
+    """A question that could not be answered; the message is already redacted."""
 
 
 class _Rejected(Exception):
@@ -193,8 +85,8 @@ class _Rejected(Exception):
 
 
 @dataclass
-class _Run:
-    """State of one `judge_episodes` call; asyncio primitives bind to its event loop."""
+class _Opening:
+    """One opening of the client: its connections and bounds bind to one event loop."""
 
     http: httpx.AsyncClient
     semaphore: asyncio.Semaphore
@@ -203,9 +95,6 @@ class _Run:
     probe_locks: dict[str, asyncio.Lock] = field(default_factory=dict)
     refused: str | None = None
     """Set when the server refused the credentials: every later question fails at once."""
-
-    def probe_lock(self, rubric: str) -> asyncio.Lock:
-        return self.probe_locks.setdefault(rubric, asyncio.Lock())
 
     @contextlib.asynccontextmanager
     async def in_flight(self) -> AsyncIterator[None]:
@@ -219,316 +108,214 @@ class _Run:
                 yield
 
 
+_OPENINGS: ContextVar[Mapping[JudgeClient, _Opening]] = ContextVar("judge_openings")
+"""The opening each client asks in, for the current task and the tasks it starts."""
+_NO_OPENINGS: Mapping[JudgeClient, _Opening] = MappingProxyType({})
+
+
 class JudgeClient:
-    """Judges episodes with one judge model; usable without Dagster.
+    """One judge model, answering JudgeQuestions (the engine's Judge protocol); usable
+    without Dagster. Per client: the purposes switched to plain text, and whether the
+    temperature parameter is accepted."""
 
-    Per-client state: the rubrics switched to plain text (structured output refused), and
-    whether the temperature parameter is accepted. The first question of each rubric is
-    asked alone, so a server refusing structured output costs one extra request per
-    rubric rather than one per call in flight."""
-
-    def __init__(
-        self,
-        settings: JudgeSettings,
-        *,
-        cache: JudgeCache | None = None,
-        environ: Mapping[str, str] | None = None,
-        looked_in: str | None = None,
-        backoff_base_s: float = 0.5,
-        transport: httpx.AsyncBaseTransport | None = None,
-        redactor: Redactor | None = None,
-        slots: SlotPool | None = None,
-    ) -> None:
+    def __init__(self, settings: JudgeSettings, *, cache: JudgeCache | None = None,
+                 environ: Mapping[str, str] | None = None, looked_in: str | None = None,
+                 backoff_base_s: float = 0.5, transport: httpx.AsyncBaseTransport | None = None,
+                 redactor: Redactor | None = None, slots: SlotPool | None = None) -> None:
         """`environ`: where the key is read (see resolve_api_key), `looked_in` says it in
-        words for the error. Raises JudgeConfigError when the API key is missing.
-        `redactor`: the other secrets to keep out of reasoning and errors (the key itself
-        always is); `slots`: a bound shared with other processes, on top of `max_concurrency`."""
+        words for the error. Raises JudgeConfigError when the API key is missing or the
+        base URL unusable. `redactor`: the other secrets to keep out of answers and errors
+        (the key itself always is); `slots`: a bound shared with other processes, on top of
+        `max_concurrency`."""
         self.settings = settings
         self.cache = cache
-        self.url = endpoint_url(settings.provider, settings.base_url)
+        try:
+            self.url = endpoint_url(settings.provider, settings.base_url)
+        except ValueError as exc:
+            raise JudgeConfigError(f"judge.{exc}") from None
         self.backoff_base_s = backoff_base_s
         self.slots = slots
+        self._wire = wire_format(settings.provider)
         self._key = resolve_api_key(settings, environ, looked_in)
-        self._redactor = (redactor or Redactor()).plus(self._key)
+        self.redactor = (redactor or Redactor()).plus(self._key)
         self._transport = transport
-        self._anthropic = settings.provider == "anthropic"
-        self._text_rubrics: set[str] = set()
+        self._text_purposes: set[str] = set()
         self._probed: set[str] = set()
         self._temperature = True
 
     def __repr__(self) -> str:
-        return f"JudgeClient({self.settings.provider}:{self.settings.model} at {self.url})"
+        return f"JudgeClient({self.name} at {self.url})"
 
     @property
     def name(self) -> str:
         return f"{self.settings.provider}:{self.settings.model}"
 
-    async def judge_episodes(self, episodes: list[Episode], tasks: Mapping[str, Task] | Iterable[Task]) -> JudgeRunResult:
-        """Scores for every episode (same order), asking at most `max_concurrency` calls at
-        once. Never raises for an episode: its failed rubrics stay null with the reason."""
-        task_by_id = dict(tasks) if isinstance(tasks, Mapping) else {t.id: t for t in tasks}
-        stats = JudgeStats(episodes=len(episodes))
+    @contextlib.asynccontextmanager
+    async def opened(self) -> AsyncIterator[JudgeStats]:
+        """Hold connections and the in-flight bound for the questions asked inside (in
+        this task and the tasks it starts); yields the stats they fill. Nested openings
+        share the outer one."""
+        current = _OPENINGS.get(_NO_OPENINGS).get(self)
+        if current is not None:
+            yield current.stats
+            return
         timeout = httpx.Timeout(self.settings.timeout_s)
-        async with httpx.AsyncClient(timeout=timeout, headers=self._headers(), transport=self._transport) as http:
-            run = _Run(http=http, semaphore=asyncio.Semaphore(self.settings.max_concurrency), stats=stats,
-                       slots=self.slots)
-            scores = await asyncio.gather(*(self._judge_one(run, ep, task_by_id.get(ep.task_id)) for ep in episodes))
-        return JudgeRunResult(scores=list(scores), stats=stats)
+        async with httpx.AsyncClient(timeout=timeout, headers=self._wire.headers(self._key),
+                                     transport=self._transport) as http:
+            opening = _Opening(http=http, semaphore=asyncio.Semaphore(self.settings.max_concurrency),
+                               stats=JudgeStats(), slots=self.slots)
+            token = _OPENINGS.set({**_OPENINGS.get(_NO_OPENINGS), self: opening})
+            try:
+                yield opening.stats
+            finally:
+                _OPENINGS.reset(token)
 
-    # --- one episode -------------------------------------------------------------------
-
-    async def _judge_one(self, run: _Run, episode: Episode, task: Task | None) -> JudgeScores:
-        mode = self.settings.mode
-        reasoning: dict[str, str] = {}
-        errors: dict[str, str] = {}
-        values: dict[str, float] = {}
-        if task is None:
-            asks: list[str] = []
-            for rubric in (["task_completion"] if mode == "outcome" else RUBRICS):
-                errors[rubric] = f"task '{episode.task_id}' is not in the dataset"
-                run.stats.failures += 1
-        else:
-            for rubric, why in skipped_rubrics(task, mode).items():
-                reasoning[rubric] = f"skipped: {why}"
-                run.stats.skipped += 1
-            asks = rubrics_for(task, mode)
-        answers = await asyncio.gather(*(self._answer(run, r, task, episode) for r in asks))
-        for rubric, answer in zip(asks, answers):
-            if isinstance(answer, str):
-                errors[rubric] = self._redact(answer)
-            else:
-                values[rubric], reasoning[rubric] = answer
-        for rubric, why in errors.items():
-            reasoning[rubric] = f"judge failed: {why}"
-        return JudgeScores(
-            **{SCORE_FIELDS[r]: v for r, v in values.items()},
-            judge_reasoning={r: reasoning[r] for r in RUBRICS if r in reasoning},
-            judge_errors={r: errors[r] for r in RUBRICS if r in errors},
-        )
-
-    async def _answer(self, run: _Run, rubric: str, task: Task, episode: Episode) -> tuple[float, str] | str:
-        """`(score, reasoning)`, or why there is none."""
-        run.stats.questions += 1
+    async def ask(self, question: JudgeQuestion[T]) -> JudgeAnswer[T]:
+        """The answer, from the cache or the judge; never raises (module docstring). Asked
+        outside `opened()`, the question gets an opening of its own."""
+        opening = _OPENINGS.get(_NO_OPENINGS).get(self)
+        if opening is None:
+            async with self.opened():
+                return await self.ask(question)
+        opening.stats.questions += 1
+        cached = self._from_cache(question)
+        if cached is not None:
+            opening.stats.cache_hits += 1
+            return cached
+        if opening.refused:
+            return JudgeAnswer(error=opening.refused)
+        opening.stats.calls += 1
         try:
-            messages = build_messages(rubric, task, episode, self.settings)
-        except Exception as exc:  # a bug or odd data in one episode must not stop the others
-            run.stats.failures += 1
-            return self._redact(f"could not build the prompt: {type(exc).__name__}: {exc}")
-        structured = rubric not in self._text_rubrics
-        if self.cache is not None:
-            hit = self.cache.get(self._cache_key(rubric, messages, structured),
-                                 self._cache_key(rubric, messages, not structured))
-            if hit is not None:
-                run.stats.cache_hits += 1
-                return hit[0], self._redact(hit[1])
-        if run.refused:
-            run.stats.failures += 1
-            return run.refused
-        run.stats.calls += 1
-        try:
-            score, reasoning, structured = await self._ask(run, rubric, messages)
-            reasoning = self._redact(reasoning)
+            value, text, structured = await self._ask(opening, question)
         except _Failure as exc:
-            run.stats.failures += 1
-            return str(exc)
+            return JudgeAnswer(error=str(exc))
         except Exception as exc:
-            run.stats.failures += 1
-            return self._redact(f"{type(exc).__name__}: {exc}")
+            return JudgeAnswer(error=self.redactor.text(f"{type(exc).__name__}: {exc}"))
         if self.cache is not None:
             try:
-                self.cache.put(self._cache_key(rubric, messages, structured), score, reasoning, rubric=rubric,
-                               provider=self.settings.provider, model=self.settings.model)
-            except OSError as exc:  # a full or read-only disk costs the cache, not the score
+                self.cache.keep(self.settings.provider, self.settings.model, question, text, structured=structured)
+            except OSError as exc:  # a full or read-only disk costs the cache, not the answer
                 log.warning("judge cache not written: %s", exc)
-        return score, reasoning
+        return JudgeAnswer(value=value, text=text, details={"structured": structured})
 
-    def _cache_key(self, rubric: str, messages: list[dict[str, str]], structured: bool) -> str:
-        return cache_key(self.settings.provider, self.settings.model, rubric, messages, structured)
-
-    # --- one question --------------------------------------------------------------------
-
-    async def _ask(self, run: _Run, rubric: str, messages: list[dict[str, str]]) -> tuple[float, str, bool]:
-        """`(score, reasoning, structured)`; the first question of a rubric goes alone."""
-        if rubric not in self._text_rubrics and rubric not in self._probed:
-            async with run.probe_lock(rubric):
-                if rubric not in self._probed:
-                    try:
-                        return await self._ask_in_mode(run, rubric, messages)
-                    finally:
-                        self._probed.add(rubric)
-        return await self._ask_in_mode(run, rubric, messages)
-
-    async def _ask_in_mode(self, run: _Run, rubric: str, messages: list[dict[str, str]]) -> tuple[float, str, bool]:
-        if rubric not in self._text_rubrics:
-            try:
-                return (*await self._exchange(run, messages, structured=True), True)
-            except _Rejected as exc:
-                if rubric not in self._text_rubrics:
-                    self._text_rubrics.add(rubric)
-                    run.stats.text_fallbacks.append(rubric)
-                    log.warning("judge %s refused structured output for rubric %s (%s); asking in plain text "
-                                "from now on", self.name, rubric, exc)
-        return (*await self._exchange(run, messages, structured=False), False)
-
-    def _parse(self, text: str) -> tuple[float, str]:
+    def _from_cache(self, question: JudgeQuestion[T]) -> JudgeAnswer[T] | None:
+        """A stored answer (either mode, the one asked now first) that still parses."""
+        if self.cache is None:
+            return None
+        structured = question.purpose not in self._text_purposes
+        text = self.cache.answer(self.settings.provider, self.settings.model, question, structured_first=structured)
+        if text is None:
+            return None
+        text = self.redactor.text(text)
         try:
-            return parse_answer(text)
-        except JudgeAnswerError as exc:
-            raise _Unreadable(self._redact(f"unusable answer: {exc}")) from None
+            return JudgeAnswer(value=question.parse(text), text=text, cached=True)
+        except ValueError:
+            return None  # written under another parse: asked again, and replaced
 
-    async def _exchange(self, run: _Run, messages: list[dict[str, str]], *, structured: bool) -> tuple[float, str]:
-        """`(score, reasoning)` of one question, asking again on 429, 5xx, timeouts,
-        connection errors and unreadable answers, up to `max_retries` times in all. Raises
-        _Rejected (structured output refused) or _Failure."""
-        retries = self.settings.max_retries
+    # --- one question ------------------------------------------------------------------------
+
+    async def _ask(self, opening: _Opening, question: JudgeQuestion[T]) -> tuple[T, str, bool]:
+        """`(value, text, structured)`; the first question of a purpose goes alone."""
+        purpose = question.purpose
+        if question.schema is not None and purpose not in self._text_purposes and purpose not in self._probed:
+            async with opening.probe_locks.setdefault(purpose, asyncio.Lock()):
+                if purpose not in self._probed:
+                    try:
+                        return await self._ask_in_mode(opening, question)
+                    finally:
+                        self._probed.add(purpose)
+        return await self._ask_in_mode(opening, question)
+
+    async def _ask_in_mode(self, opening: _Opening, question: JudgeQuestion[T]) -> tuple[T, str, bool]:
+        purpose = question.purpose
+        if question.schema is not None and purpose not in self._text_purposes:
+            try:
+                return (*await self._exchange(opening, question, structured=True), True)
+            except _Rejected as exc:
+                if purpose not in self._text_purposes:
+                    self._text_purposes.add(purpose)
+                    opening.stats.text_fallbacks.append(purpose)
+                    log.warning("judge %s refused structured output for %s (%s); asking in plain text from now on",
+                                self.name, purpose, exc)
+        return (*await self._exchange(opening, question, structured=False), False)
+
+    async def _exchange(self, opening: _Opening, question: JudgeQuestion[T], *, structured: bool) -> tuple[T, str]:
+        """`(value, redacted text)` of one question, asking again on 429, 408, 5xx,
+        timeouts, connection errors and unreadable answers, up to `max_retries` times in
+        all. Raises _Rejected (structured output refused) or _Failure."""
         attempt = 0
         while True:
             delay: float | None = None
             try:
-                async with run.in_flight():
-                    if run.refused:
-                        raise _Failure(run.refused)
-                    run.stats.requests += 1
+                async with opening.in_flight():
+                    if opening.refused:
+                        raise _Failure(opening.refused)
+                    opening.stats.requests += 1
                     async with asyncio.timeout(self.settings.timeout_s):
-                        response = await run.http.post(self.url, json=self._body(messages, structured))
+                        response = await opening.http.post(self.url, json=self._body(question, structured))
             except (httpx.TimeoutException, TimeoutError):
                 problem = f"no answer within {self.settings.timeout_s:g} s"
             except httpx.TransportError as exc:
-                problem = self._redact(f"connection failed ({type(exc).__name__}: {exc})")
+                problem = self.redactor.text(f"connection failed ({type(exc).__name__}: {exc})")
             else:
                 status = response.status_code
                 if status < 300:
                     try:
-                        return self._parse(self._answer_text(response))
-                    except _Unreadable as exc:
-                        problem, delay = str(exc), 0.0  # asking again needs no wait
+                        text = self.redactor.text(wire.response_text(self._wire, response))
+                        return question.parse(text), text
+                    except wire.UnreadableAnswer as exc:
+                        problem = exc.message + (f": {self._short(exc.quote)}" if exc.quote else "")
+                    except ValueError as exc:
+                        problem = f"unusable answer: {self.redactor.text(str(exc))}"
+                    delay = 0.0  # asking again needs no wait
                 else:
-                    detail = self._detail(response)
-                    if status == 429 or status >= 500 or status == 408:
+                    detail = self._short(wire.error_detail(response))
+                    if wire.worth_retrying(status):
                         problem = f"HTTP {status}: {detail}"
-                        delay = _retry_after(response.headers.get("retry-after"))
-                    elif status in (400, 422) and self._temperature and "temperature" in detail.lower():
-                        # Some models (reasoning ones) accept only their default temperature.
+                        delay = wire.retry_after(response.headers.get("retry-after"))
+                    elif self._temperature and question.temperature is not None \
+                            and wire.refuses_temperature(status, detail):
                         self._temperature = False
                         continue
                     elif status in (401, 403):
                         # A refused key fails every other question the same way: stop asking.
-                        run.refused = (f"HTTP {status}: {detail} (the judge refused the credentials; "
-                                       f"no further calls)")
+                        opening.refused = (f"HTTP {status}: {detail} (the judge refused the credentials; "
+                                           f"no further calls)")
                         raise _Failure(f"HTTP {status}: {detail}")
-                    elif structured and status in (400, 404, 422) and _STRUCTURED_REJECTION.search(detail):
+                    elif structured and wire.refuses_structured_output(status, detail):
                         raise _Rejected(f"HTTP {status}: {detail}")
                     else:
                         raise _Failure(f"HTTP {status}: {detail}")
-            if attempt >= retries:
+            if attempt >= self.settings.max_retries:
                 tries = "1 attempt" if attempt == 0 else f"{attempt + 1} attempts"
                 raise _Failure(f"{problem} (gave up after {tries})")
             wait = delay if delay is not None else self._backoff(attempt)
             log.info("judge %s: %s; retrying in %.1f s", self.name, problem, wait)
             attempt += 1
-            run.stats.retries += 1
+            opening.stats.retries += 1
             await asyncio.sleep(wait)
+
+    def _body(self, question: JudgeQuestion[Any], structured: bool) -> dict[str, Any]:
+        return self._wire.body(self.settings.model, question.messages,
+                               schema=question.schema if structured else None,
+                               schema_name=question.purpose,
+                               temperature=question.temperature if self._temperature else None)
 
     def _backoff(self, attempt: int) -> float:
         return min(BACKOFF_CAP_S, self.backoff_base_s * 2 ** attempt) * random.uniform(0.5, 1.0)
 
-    # --- wire formats ----------------------------------------------------------------------
-
-    def _headers(self) -> dict[str, str]:
-        if self._anthropic:
-            headers = {"anthropic-version": ANTHROPIC_VERSION}
-            if self._key:
-                headers["x-api-key"] = self._key
-            return headers
-        return {"Authorization": f"Bearer {self._key}"} if self._key else {}
-
-    def _body(self, messages: list[dict[str, str]], structured: bool) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.settings.model}
-        if self._temperature:
-            body["temperature"] = 0
-        if self._anthropic:
-            body["max_tokens"] = ANTHROPIC_MAX_TOKENS
-            body["system"] = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
-            body["messages"] = [m for m in messages if m["role"] != "system"]
-            if structured:
-                body["tools"] = [{"name": ANSWER_TOOL, "description": "Record the score and the reasoning for it.",
-                                  "input_schema": JSON_SCHEMA}]
-                body["tool_choice"] = {"type": "tool", "name": ANSWER_TOOL}
-            return body
-        body["messages"] = messages
-        if structured:
-            body["response_format"] = {"type": "json_schema",
-                                       "json_schema": {"name": SCHEMA_NAME, "schema": JSON_SCHEMA, "strict": True}}
-        return body
-
-    def _answer_text(self, response: httpx.Response) -> str:
-        """The judge's answer as text (a forced tool call's input as JSON text)."""
-        try:
-            data = response.json()
-        except ValueError:
-            raise _Unreadable(f"the judge's response is not JSON: {self._short(response.text)}") from None
-        text = ""
-        if self._anthropic:
-            blocks = data.get("content") if isinstance(data, dict) else None
-            blocks = blocks if isinstance(blocks, list) else []
-            for block in blocks:
-                if isinstance(block, dict) and block.get("type") == "tool_use" and isinstance(block.get("input"), dict):
-                    return json.dumps(block["input"], ensure_ascii=False)
-            text = "".join(b.get("text") or "" for b in blocks if isinstance(b, dict) and b.get("type") == "text")
-        else:
-            choices = data.get("choices") if isinstance(data, dict) else None
-            message = (choices[0] or {}).get("message") if isinstance(choices, list) and choices else None
-            if not isinstance(message, dict):
-                raise _Unreadable(f"the judge's response has no message: {self._short(response.text)}")
-            content = message.get("content")
-            if isinstance(content, list):
-                content = "".join(p.get("text") or "" for p in content if isinstance(p, dict))
-            text = content if isinstance(content, str) else ""
-            if not text.strip() and message.get("refusal"):
-                raise _Unreadable(f"the judge refused: {self._short(str(message['refusal']))}")
-        if not text.strip():
-            raise _Unreadable("the judge's answer is empty")
-        return text
-
-    def _detail(self, response: httpx.Response) -> str:
-        """The server's error message, short and redacted."""
-        try:
-            data = response.json()
-        except ValueError:
-            return self._short(response.text) or response.reason_phrase
-        message: Any = data
-        if isinstance(data, dict):
-            error = data.get("error")
-            if isinstance(error, dict):
-                message = error.get("message") or error
-            elif error:
-                message = error
-            else:
-                message = data.get("message") or data.get("detail") or data
-        text = message if isinstance(message, str) else json.dumps(message, ensure_ascii=False)
-        return self._short(text)
-
-    def _redact(self, text: str) -> str:
-        return self._redactor.text(text)
-
     def _short(self, text: str) -> str:
         """Redacted before shortened, so a cut can never leave part of the key."""
-        return _clip(self._redact(text))
+        return wire.clip(self.redactor.text(text))
 
 
-async def judge_episodes(
-    episodes: list[Episode],
-    tasks: Mapping[str, Task] | Iterable[Task],
-    settings: JudgeSettings,
-    cache: JudgeCache | None,
-    **client_options: Any,
-) -> JudgeRunResult:
-    """Judge every episode with the judge of `settings`; scores in the episodes' order.
-
-    Raises JudgeConfigError (missing key) before any call; never raises for one episode's
-    failure. `client_options` go to JudgeClient (environ, backoff_base_s, transport)."""
-    client = JudgeClient(settings, cache=cache, **client_options)
-    return await client.judge_episodes(episodes, tasks)
+async def judge_episodes(client: JudgeClient, episodes: list[Episode],
+                         tasks: Mapping[str, Task] | Iterable[Task]) -> JudgeRunResult:
+    """The judge step (engine.judge.run_llm_scorers) with this client, in one opening: its
+    stats hold the client's counts and the step's. Never raises for an episode."""
+    async with client.opened() as stats:
+        return await run_llm_scorers(episodes, tasks, client, client.settings, stats=stats,
+                                     redactor=client.redactor)
 
 
 JUDGE_SLOTS = "judge_slots"
@@ -559,28 +346,3 @@ class JudgeResource(ConfigurableResource):
         root = Path(self.storage_root) if self.storage_root else default_root()
         return JudgeClient(settings, cache=self.cache(), redactor=redactor, environ=environ, looked_in=looked_in,
                            slots=SlotPool(root / JUDGE_SLOTS, settings.max_concurrency))
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a `Retry-After` header (seconds or an HTTP date), capped."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = parsedate_to_datetime(value)
-        except (TypeError, ValueError, IndexError):
-            return None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=timezone.utc)
-        seconds = (when - datetime.now(timezone.utc)).total_seconds()
-    if seconds != seconds:  # NaN
-        return None
-    return min(max(seconds, 0.0), RETRY_AFTER_CAP_S)
-
-
-def _clip(text: str, limit: int = _DETAIL_CHARS) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -5,20 +5,16 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from email.utils import format_datetime
 from datetime import datetime, timedelta, timezone
+from email.utils import format_datetime
 
 import pytest
 
 from bat_pipeline.engine.contracts import JudgeSettings
-from bat_pipeline.resources.judge import (
-    JudgeClient,
-    JudgeConfigError,
-    JudgeRunResult,
-    _retry_after,
-    endpoint_url,
-    judge_episodes,
-)
+from bat_pipeline.engine.judge import JudgeRunResult
+from bat_pipeline.resources.judge import JudgeClient, JudgeConfigError, judge_episodes
+from bat_pipeline.resources.llm.providers import endpoint_url
+from bat_pipeline.resources.llm.wire import retry_after as _retry_after
 from bat_pipeline_tests.resources.judge_server import (
     JudgeServer,
     Reply,
@@ -47,7 +43,7 @@ def settings(server: JudgeServer, **over) -> JudgeSettings:
 
 def run(server: JudgeServer, episodes=None, tasks=None, **over) -> JudgeRunResult:
     client = JudgeClient(settings(server, **over), environ=ENV, backoff_base_s=0.01)
-    return asyncio.run(client.judge_episodes(episodes or [weather_episode()], tasks or [weather_task()]))
+    return asyncio.run(judge_episodes(client, episodes or [weather_episode()], tasks or [weather_task()]))
 
 
 def rubric_of(body: dict) -> str:
@@ -195,7 +191,7 @@ def test_connection_refused_is_a_failure_not_a_crash():
         base = gone.base_url
     client = JudgeClient(JudgeSettings(provider="openai", model="j", base_url=base, max_retries=1),
                          environ=ENV, backoff_base_s=0.01)
-    result = asyncio.run(client.judge_episodes([weather_episode()], [weather_task()]))
+    result = asyncio.run(judge_episodes(client, [weather_episode()], [weather_task()]))
     assert all("connection failed" in e for e in result.scores[0].judge_errors.values())
 
 
@@ -241,18 +237,17 @@ def test_anthropic_text_answer_and_tool_refusal(server):
 ])
 def test_missing_key_names_the_variable_before_any_call(server, over, variable):
     with pytest.raises(JudgeConfigError, match=variable):
-        asyncio.run(judge_episodes([weather_episode()], [weather_task()], settings(server, **over), None,
-                                   environ={}))
+        JudgeClient(settings(server, **over), environ={})
     assert server.requests == []
 
 
 def test_key_from_judge_env_and_ollama_without_key(server):
     client = JudgeClient(settings(server, api_key_env="J_KEY", env={"J_KEY": "from-env-block"}), environ={})
-    asyncio.run(client.judge_episodes([weather_episode()], [weather_task()]))
+    asyncio.run(judge_episodes(client, [weather_episode()], [weather_task()]))
     assert server.requests[0]["headers"]["authorization"] == "Bearer from-env-block"
     server.reset()
     client = JudgeClient(settings(server, provider="ollama", mode="outcome"), environ={})
-    asyncio.run(client.judge_episodes([weather_episode()], [weather_task()]))
+    asyncio.run(judge_episodes(client, [weather_episode()], [weather_task()]))
     assert "authorization" not in server.requests[0]["headers"]
 
 
@@ -276,7 +271,7 @@ def test_the_key_never_leaks(server, tmp_path):
     server.script(default=echo_key)
     cache = JudgeCache(tmp_path)
     client = JudgeClient(settings(server, max_retries=0), environ=ENV, cache=cache, redactor=Redactor([other]))
-    result = asyncio.run(client.judge_episodes([weather_episode()], [weather_task()]))
+    result = asyncio.run(judge_episodes(client, [weather_episode()], [weather_task()]))
     dumped = result.model_dump_json()
     assert KEY not in dumped and other not in dumped and "[redacted]" in dumped
     assert result.scores[0].judge_reasoning["task_completion"] == \

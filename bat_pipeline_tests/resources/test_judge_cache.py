@@ -7,9 +7,18 @@ import asyncio
 import pytest
 
 from bat_pipeline.engine.contracts import JudgeSettings
-from bat_pipeline.resources.judge import JudgeClient, JudgeRunResult
-from bat_pipeline.resources.judge_cache import JudgeCache, cache_key
-from bat_pipeline_tests.resources.judge_server import Reply, answer, serve_judge, weather_episode, weather_task
+from bat_pipeline.engine.judge import JudgeRunResult
+from bat_pipeline.engine.rubrics import build_messages
+from bat_pipeline.resources.judge import JudgeClient, judge_episodes
+from bat_pipeline.resources.judge_cache import JudgeCache, cache_key, legacy_key
+from bat_pipeline.storage import write_json
+from bat_pipeline_tests.resources.judge_server import (
+    Reply,
+    answer,
+    serve_judge,
+    weather_episode,
+    weather_task,
+)
 
 ENV = {"OPENAI_API_KEY": "sk-test"}
 EPISODES = [weather_episode(attempt=0), weather_episode(attempt=1, answer_text="It is sunny in Paris, 21 C.")]
@@ -25,7 +34,7 @@ def judge(server, cache: JudgeCache, **over) -> JudgeRunResult:
     settings = JudgeSettings(**{"provider": "openai", "model": "judge-1", "base_url": server.base_url,
                                 "max_retries": 0, **over})
     client = JudgeClient(settings, cache=cache, environ=ENV)
-    return asyncio.run(client.judge_episodes(EPISODES, [weather_task()]))
+    return asyncio.run(judge_episodes(client, EPISODES, [weather_task()]))
 
 
 def test_second_run_asks_nothing(server, tmp_path):
@@ -85,11 +94,31 @@ def test_text_mode_answers_are_found_next_run(server, tmp_path):
 
 def test_clear_and_corrupt_files(tmp_path):
     cache = JudgeCache(tmp_path)
-    key = cache_key("openai", "m", "relevance", [{"role": "user", "content": "x"}], True)
-    assert key != cache_key("openai", "m", "relevance", [{"role": "user", "content": "x"}], False)
-    cache.put(key, 0.5, "because", rubric="relevance")
-    assert cache.get(key) == (0.5, "because") and len(cache) == 1
+    messages = [{"role": "user", "content": "x"}]
+    key = cache_key("openai", "m", "relevance", messages, structured=True, schema={"type": "object"})
+    assert key != cache_key("openai", "m", "relevance", messages, structured=False, schema={"type": "object"})
+    assert key != cache_key("openai", "m", "relevance", messages, structured=True, schema={"type": "array"})
+    assert key != cache_key("openai", "m", "relevance", messages, structured=True, schema={"type": "object"},
+                            sample=1)
+    cache.put(key, '{"score": 0.5}', purpose="relevance")
+    assert cache.get(key) == '{"score": 0.5}' and len(cache) == 1
     cache.path(key).write_text("{not json")
     assert cache.get(key) is None
     assert (cache.hits, cache.misses) == (1, 1)
     assert cache.clear() == 1 and len(cache) == 0 and cache.clear() == 0
+
+
+def test_answers_cached_before_the_scorer_model_are_still_found(server, tmp_path):
+    """Entries of the earlier layout ({score, reasoning, rubric, ...} under a key without
+    schema and sample) answer sample 0 of the same rubric question."""
+    settings = JudgeSettings(provider="openai", model="judge-1", base_url=server.base_url, mode="outcome")
+    cache = JudgeCache(tmp_path)
+    for episode in EPISODES:
+        messages = build_messages("task_completion", weather_task(), episode, settings)
+        write_json(cache.path(legacy_key("openai", "judge-1", "task_completion", messages, True)),
+                   {"score": 0.4, "reasoning": "kept from before", "rubric": "task_completion",
+                    "provider": "openai", "model": "judge-1"})
+    result = judge(server, cache, mode="outcome")
+    assert server.requests == [] and result.stats.cache_hits == 2
+    assert [s.task_completion_quality for s in result.scores] == [0.4, 0.4]
+    assert result.scores[0].judge_reasoning["task_completion"] == "kept from before"

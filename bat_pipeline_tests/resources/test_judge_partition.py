@@ -12,7 +12,7 @@ from bat_pipeline import storage
 from bat_pipeline.assets.judge import judge_partition
 from bat_pipeline.engine.contracts import EvalConfig, JudgeSettings, ModelSpec
 from bat_pipeline.example.scripted_llm import serve_scripted_llm
-from bat_pipeline.resources.judge import JudgeClient, JudgeConfigError, JudgeResource
+from bat_pipeline.resources.judge import JudgeClient, JudgeConfigError, JudgeResource, judge_episodes
 from bat_pipeline.storage import PartitionRef
 from bat_pipeline_tests.resources.judge_server import Reply, serve_judge, weather_episode, weather_task
 
@@ -130,7 +130,7 @@ def test_scripted_llm_judge_persona(tmp_path):
     with serve_scripted_llm() as llm:
         settings = JudgeSettings(provider="openai", model="judge", base_url=llm.base_url, max_retries=0)
         client = JudgeClient(settings, environ={"OPENAI_API_KEY": KEY})
-        result = asyncio.run(client.judge_episodes([weather_episode()], [weather_task()]))
+        result = asyncio.run(judge_episodes(client, [weather_episode()], [weather_task()]))
         scores = result.scores[0]
         assert scores.judge_errors == {}
         assert all(0 <= scores.score(r) <= 1 for r in ("relevance", "task_completion", "hallucination", "tool_call"))
@@ -139,13 +139,13 @@ def test_scripted_llm_judge_persona(tmp_path):
 
         llm.set_knobs(no_structured_output=True, think=True)
         fallback = JudgeClient(settings, environ={"OPENAI_API_KEY": KEY})
-        again = asyncio.run(fallback.judge_episodes([weather_episode()], [weather_task()]))
+        again = asyncio.run(judge_episodes(fallback, [weather_episode()], [weather_task()]))
         assert again.scores[0].judge_errors == {} and sorted(again.stats.text_fallbacks) == sorted(
             ["relevance", "task_completion", "hallucination", "tool_call"])
 
         anthropic = JudgeClient(settings.model_copy(update={"provider": "anthropic"}),
                                 environ={"ANTHROPIC_API_KEY": KEY})
-        third = asyncio.run(anthropic.judge_episodes([weather_episode()], [weather_task()]))
+        third = asyncio.run(judge_episodes(anthropic, [weather_episode()], [weather_task()]))
         assert third.scores[0].judge_errors == {}
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from bat_pipeline.engine.contracts import JudgeSettings
 from bat_pipeline.example.scripted_llm import serve_scripted_llm
-from bat_pipeline.resources.judge import JUDGE_SLOTS, JudgeResource
+from bat_pipeline.resources.judge import JUDGE_SLOTS, JudgeResource, judge_episodes
 from bat_pipeline.resources.slots import SlotPool
 from bat_pipeline_tests.resources.judge_server import weather_episode, weather_task
 
@@ -31,7 +31,7 @@ PARTITION = """\
 import asyncio, json, sys, time
 from pathlib import Path
 from bat_pipeline.engine.contracts import JudgeSettings
-from bat_pipeline.resources.judge import JudgeResource
+from bat_pipeline.resources.judge import JudgeResource, judge_episodes
 from bat_pipeline_tests.resources.judge_server import weather_episode, weather_task
 
 base_url, root, go, bound, episodes = sys.argv[1:6]
@@ -41,7 +41,7 @@ client = JudgeResource(storage_root=root, use_cache=False).client(settings)
 print("READY", flush=True)
 while not Path(go).exists():
     time.sleep(0.002)
-result = asyncio.run(client.judge_episodes([weather_episode(attempt=i) for i in range(int(episodes))],
+result = asyncio.run(judge_episodes(client, [weather_episode(attempt=i) for i in range(int(episodes))],
                                            [weather_task()]))
 print(result.stats.model_dump_json(), flush=True)
 """
@@ -104,7 +104,7 @@ def test_threads_of_one_process_share_the_bound(llm, tmp_path):
 
     def judge(client) -> None:
         episodes = [weather_episode(attempt=i) for i in range(EPISODES)]
-        results.append(asyncio.run(client.judge_episodes(episodes, [weather_task()])))
+        results.append(asyncio.run(judge_episodes(client, episodes, [weather_task()])))
 
     threads = [threading.Thread(target=judge, args=(c,)) for c in clients]
     for t in threads:

@@ -1,0 +1,150 @@
+"""The judge step (SPEC §7): every LLM scorer that applies to an episode, asked through
+one judge, and bat-cli's `qualitative_scores` derived from the rows they write.
+
+The scorers are the registry's `@llm` ones (engine.scorers), chosen per episode by their
+`applies`; each gets `ScoringInput(task, episode, options=JudgeSettings)` and the judge
+(engine.scorers.judging.Judge). An episode whose task left the dataset gets a stand-in
+task (`judging.cannot_judge` holds for it). No clock and no I/O but the judge's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from bat_pipeline.engine.contracts import RUBRICS, Episode, JudgeScores, JudgeSettings, ScoreRow, Task
+from bat_pipeline.engine.contracts.episode import SCORE_FIELDS
+from bat_pipeline.engine.redaction import Redactor
+from bat_pipeline.engine.scorers.judging import FAILED, SKIPPED, Judge, null_row, stand_in_task
+from bat_pipeline.engine.scorers.registry import Scorer, ScoringInput, scorers_for
+
+
+class JudgeStats(BaseModel):
+    """What one judging run did."""
+
+    episodes: int = 0
+    """Episodes that could be judged (their attempt did not fail)."""
+    questions: int = 0
+    """Questions the scorers asked (skipped ones not counted)."""
+    calls: int = 0
+    """Questions sent to the judge, i.e. not served from the cache."""
+    requests: int = 0
+    """HTTP requests made, retries and structured-output fallbacks included."""
+    retries: int = 0
+    cache_hits: int = 0
+    failures: int = 0
+    """Rows left without a value because the judge, the prompt or the scorer failed."""
+    skipped: int = 0
+    """Rows with nothing to judge (tool_call for a task without expected tool calls, the
+    rubrics outcome mode does not ask)."""
+    text_fallbacks: list[str] = Field(default_factory=list)
+    """Purposes switched to plain-text answers because structured output was refused."""
+
+
+class JudgeRunResult(BaseModel):
+    """One judging run: per episode (in the order given) its LLM rows and the scores
+    derived from them, and the run's stats."""
+
+    rows: list[list[ScoreRow]]
+    scores: list[JudgeScores]
+    stats: JudgeStats
+
+    def mean_scores(self) -> dict[str, float | None]:
+        """Score field → mean over the non-null scores (None when there is none)."""
+        return mean_scores(self.scores)
+
+
+async def run_llm_scorers(episodes: Sequence[Episode], tasks: Mapping[str, Task] | Iterable[Task], judge: Judge,
+                          settings: JudgeSettings, *, stats: JudgeStats | None = None,
+                          redactor: Redactor | None = None) -> JudgeRunResult:
+    """Run the LLM scorers of every episode with `judge`, all at once (the judge bounds
+    its calls in flight). Each episode's LLM rows replace its earlier ones in `scores`
+    (deterministic rows kept, first) and give its `qualitative_scores`. Never raises for an
+    episode: a scorer that raises leaves one `judge failed: …` row. `stats`: filled in
+    (episodes, skipped, failures) beside what the judge counts into it; `redactor`: every
+    row passes through it."""
+    task_by_id = dict(tasks) if isinstance(tasks, Mapping) else {t.id: t for t in tasks}
+    stats = stats if stats is not None else JudgeStats()
+    redactor = redactor or Redactor()
+    found = await asyncio.gather(*(_episode_rows(e, task_by_id.get(e.task_id), judge, settings) for e in episodes))
+    rows = [[redactor.record(row) for row in own] for own in found]
+    for episode, own in zip(episodes, rows):
+        record(episode, own)
+    flat = [row for own in rows for row in own]
+    stats.episodes += sum(1 for e in episodes if not e.eval_error)
+    stats.skipped += sum(1 for row in flat if row.value is None and row.reason.startswith(SKIPPED))
+    stats.failures += sum(1 for row in flat if row.value is None and row.reason.startswith(FAILED))
+    return JudgeRunResult(rows=rows, scores=[e.qualitative_scores or JudgeScores() for e in episodes], stats=stats)
+
+
+async def _episode_rows(episode: Episode, task: Task | None, judge: Judge, settings: JudgeSettings) -> list[ScoreRow]:
+    item = ScoringInput(task=task or stand_in_task(episode.task_id), episode=episode, options=settings)
+    found = await asyncio.gather(*(_scorer_rows(s, item, judge) for s in scorers_for(item, "llm")))
+    return [row for rows in found for row in rows]
+
+
+async def _scorer_rows(scorer: Scorer, item: ScoringInput, judge: Judge) -> list[ScoreRow]:
+    try:
+        rows = list(await scorer.fn(item, judge))
+    except Exception as exc:  # one scorer's bug must not cost the other rows
+        why = f"{FAILED}the scorer raised {type(exc).__name__}: {exc}"
+        return [null_row(scorer.name, scorer.name, judge.name, why)]
+    return [row if row.judge else row.model_copy(update={"judge": judge.name}) for row in rows]
+
+
+def record(episode: Episode, rows: list[ScoreRow]) -> None:
+    """Put the LLM rows on the episode: rows with a `judge` are replaced, the others kept
+    before them; `qualitative_scores` derived from the rows."""
+    episode.scores = [row for row in episode.scores if row.judge is None] + rows
+    episode.qualitative_scores = qualitative_scores(rows)
+
+
+def qualitative_scores(rows: Iterable[ScoreRow]) -> JudgeScores:
+    """bat-cli's record from the rows of the four rubric scorers (sample 0): the score
+    fields, `judge_reasoning` (rubric → the row's reason) and `judge_errors` (rubric →
+    `details.error` of a failed row), in rubric order. Other scorers' rows are not in it."""
+    by_rubric: dict[str, ScoreRow] = {}
+    for row in rows:
+        if row.scorer in SCORE_FIELDS and row.sample == 0:
+            by_rubric.setdefault(row.scorer, row)
+    values: dict[str, Any] = {}
+    reasoning: dict[str, str] = {}
+    errors: dict[str, str] = {}
+    for rubric in (r for r in RUBRICS if r in by_rubric):
+        found = by_rubric[rubric]
+        if found.value is not None:
+            values[SCORE_FIELDS[rubric]] = found.value
+        reasoning[rubric] = found.reason
+        if found.value is None and isinstance(found.details.get("error"), str):
+            errors[rubric] = found.details["error"]
+    return JudgeScores(**values, judge_reasoning=reasoning, judge_errors=errors)
+
+
+def mean_scores(scores: Iterable[JudgeScores]) -> dict[str, float | None]:
+    """Score field → mean over the non-null scores (None when there is none)."""
+    scores = list(scores)
+    means: dict[str, float | None] = {}
+    for rubric in RUBRICS:
+        values = [v for v in (s.score(rubric) for s in scores) if v is not None]
+        means[SCORE_FIELDS[rubric]] = sum(values) / len(values) if values else None
+    return means
+
+
+def report(settings: JudgeSettings, judged_at: str, stats: JudgeStats, episodes: Sequence[Episode]) -> dict[str, Any]:
+    """judge.json of a partition the judge ran on: the judge, when, the stats, the mean
+    scores and each episode's `qualitative_scores`."""
+    return {
+        "enabled": True,
+        "judge": {"provider": settings.provider, "model": settings.model, "mode": settings.mode},
+        "judged_at": judged_at,
+        "stats": stats.model_dump(mode="json"),
+        "mean_scores": mean_scores(e.qualitative_scores for e in episodes if e.qualitative_scores),
+        "episodes": [
+            {"task_id": e.task_id, "attempt_index": e.attempt_index,
+             "qualitative_scores": e.qualitative_scores.model_dump(mode="json") if e.qualitative_scores else None}
+            for e in episodes
+        ],
+    }

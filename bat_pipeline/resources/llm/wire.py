@@ -1,0 +1,128 @@
+"""What every wire format shares: the shape a format implements, and reading errors.
+
+Texts returned here are not shortened or redacted: a caller holding secrets redacts
+before it shortens, so a cut can never leave part of a key behind.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
+from typing import Any, Protocol
+
+import httpx
+
+RETRY_AFTER_CAP_S = 60.0
+"""Longest wait honoured from a `Retry-After` header."""
+
+_STRUCTURED_REJECTION = re.compile(
+    r"response_format|json_schema|json schema|structured|tool_choice|tools?\b|not supported|"
+    r"unsupported|not implemented|unknown (?:field|parameter)|unrecognized|extra inputs",
+    re.IGNORECASE,
+)
+"""What a 400/422 says when the server cannot do structured output (OpenAI-compatible
+servers without json_schema, e.g. DeepSeek; vLLM/llama.cpp builds without it)."""
+
+
+class UnreadableAnswer(ValueError):
+    """A successful HTTP response without a usable answer text. `quote` is the part of
+    the response worth showing, unredacted and unshortened."""
+
+    def __init__(self, message: str, quote: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.quote = quote
+
+
+class WireFormat(Protocol):
+    """One API's request and answer shapes."""
+
+    def url(self, base: str) -> str:
+        """The endpoint under `base` (an http(s) URL without a trailing slash)."""
+
+    def headers(self, key: str | None) -> dict[str, str]:
+        """Headers of every request; the key's header only when there is a key."""
+
+    def body(self, model: str, messages: list[dict[str, str]], *, schema: dict[str, Any] | None,
+             schema_name: str, temperature: float | None) -> dict[str, Any]:
+        """The request: chat `messages` (`role` system|user|assistant), the answer asked
+        as structured output of `schema` when given, `temperature` when not None."""
+
+    def answer_text(self, data: Any) -> str:
+        """The answer as text (a structured answer as its JSON text) from the decoded
+        response; raises UnreadableAnswer when there is none."""
+
+
+def response_text(wire: WireFormat, response: httpx.Response) -> str:
+    """The answer text of a successful response; raises UnreadableAnswer (not JSON, no
+    message, a refusal, empty)."""
+    try:
+        data = response.json()
+    except ValueError:
+        raise UnreadableAnswer("the response is not JSON", response.text) from None
+    text = wire.answer_text(data)
+    if not text.strip():
+        raise UnreadableAnswer("the answer is empty")
+    return text
+
+
+def error_detail(response: httpx.Response) -> str:
+    """The server's error message (`error.message`, `message`, `detail`, else the body)."""
+    try:
+        data = response.json()
+    except ValueError:
+        return response.text or response.reason_phrase
+    message: Any = data
+    if isinstance(data, dict):
+        error = data.get("error")
+        if isinstance(error, dict):
+            message = error.get("message") or error
+        elif error:
+            message = error
+        else:
+            message = data.get("message") or data.get("detail") or data
+    return message if isinstance(message, str) else json.dumps(message, ensure_ascii=False)
+
+
+def refuses_structured_output(status: int, detail: str) -> bool:
+    """Whether an error response says the server cannot give structured output."""
+    return status in (400, 404, 422) and bool(_STRUCTURED_REJECTION.search(detail))
+
+
+def refuses_temperature(status: int, detail: str) -> bool:
+    """Whether the server refused the temperature parameter (reasoning models accept only
+    their default)."""
+    return status in (400, 422) and "temperature" in detail.lower()
+
+
+def worth_retrying(status: int) -> bool:
+    """Rate limits, request timeouts and server errors pass; asking again may work."""
+    return status in (408, 429) or status >= 500
+
+
+def retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a `Retry-After` header (seconds or an HTTP date), capped."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=timezone.utc)
+        seconds = (when - datetime.now(timezone.utc)).total_seconds()
+    if seconds != seconds:  # NaN
+        return None
+    return min(max(seconds, 0.0), RETRY_AFTER_CAP_S)
+
+
+def clip(text: str, limit: int = 300) -> str:
+    """One line of at most `limit` characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
