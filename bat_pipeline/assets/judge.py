@@ -15,7 +15,7 @@ from bat_pipeline.engine.contracts import EvalConfig, Task
 from bat_pipeline.engine.environment import judge_key_sources, project_environ
 from bat_pipeline.engine.judge import JudgeStats, report
 from bat_pipeline.engine.redaction import Redactor
-from bat_pipeline.engine.scorers import load_modules
+from bat_pipeline.engine.scorers.project import load_project_scorers
 from bat_pipeline.resources.evaluation import EvaluationResource
 from bat_pipeline.resources.judge import JudgeClient, JudgeConfigError, JudgeResource, judge_episodes
 from bat_pipeline.storage import PartitionRef
@@ -84,8 +84,8 @@ def judge_partition(ref: PartitionRef, config: EvalConfig, tasks: list[Task],
                               looked_in=judge_key_sources(config.agent_dir))
     else:
         client = judge
-    load_modules(config.evaluation.scorers)
-    result = _run(judge_episodes(client, episodes, tasks))
+    load_project_scorers(config)
+    result = _run(judge_episodes(client, episodes, tasks, config.evaluation.scorers))
     storage.write_episodes(ref.episodes_dir, episodes)
     storage.write_json(ref.file("judge.json"), report(client.settings, _now(), result.stats, episodes))
     return JudgeOutcome(enabled=True, judge=client.name, mode=client.settings.mode, episodes=len(episodes),

@@ -10,7 +10,7 @@ task (`judging.cannot_judge` holds for it). No clock and no I/O but the judge's.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -59,17 +59,19 @@ class JudgeRunResult(BaseModel):
 
 async def run_llm_scorers(episodes: Sequence[Episode], tasks: Mapping[str, Task] | Iterable[Task], judge: Judge,
                           settings: JudgeSettings, *, stats: JudgeStats | None = None,
-                          redactor: Redactor | None = None) -> JudgeRunResult:
+                          redactor: Redactor | None = None, project: Collection[str] = ()) -> JudgeRunResult:
     """Run the LLM scorers of every episode with `judge`, all at once (the judge bounds
     its calls in flight). Each episode's LLM rows replace its earlier ones in `scores`
     (deterministic rows kept, first) and give its `qualitative_scores`. Never raises for an
     episode: a scorer that raises leaves one `judge failed: …` row. `stats`: filled in
     (episodes, skipped, failures) beside what the judge counts into it; `redactor`: every
-    row passes through it."""
+    row passes through it; `project`: the modules of the project's own scorers (only they,
+    and the built-in ones, apply)."""
     task_by_id = dict(tasks) if isinstance(tasks, Mapping) else {t.id: t for t in tasks}
     stats = stats if stats is not None else JudgeStats()
     redactor = redactor or Redactor()
-    found = await asyncio.gather(*(_episode_rows(e, task_by_id.get(e.task_id), judge, settings) for e in episodes))
+    found = await asyncio.gather(*(_episode_rows(e, task_by_id.get(e.task_id), judge, settings, project)
+                                   for e in episodes))
     rows = [[redactor.record(row) for row in own] for own in found]
     for episode, own in zip(episodes, rows):
         record(episode, own)
@@ -80,9 +82,10 @@ async def run_llm_scorers(episodes: Sequence[Episode], tasks: Mapping[str, Task]
     return JudgeRunResult(rows=rows, scores=[e.qualitative_scores or JudgeScores() for e in episodes], stats=stats)
 
 
-async def _episode_rows(episode: Episode, task: Task | None, judge: Judge, settings: JudgeSettings) -> list[ScoreRow]:
+async def _episode_rows(episode: Episode, task: Task | None, judge: Judge, settings: JudgeSettings,
+                        project: Collection[str]) -> list[ScoreRow]:
     item = ScoringInput(task=task or stand_in_task(episode.task_id), episode=episode, options=settings)
-    found = await asyncio.gather(*(_scorer_rows(s, item, judge) for s in scorers_for(item, "llm")))
+    found = await asyncio.gather(*(_scorer_rows(s, item, judge) for s in scorers_for(item, "llm", project)))
     return [row for rows in found for row in rows]
 
 

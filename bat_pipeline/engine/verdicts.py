@@ -15,7 +15,7 @@ from bat_pipeline.engine.contracts.config import EvalConfig
 from bat_pipeline.engine.contracts.episode import Episode, Verdict, VerdictCheck
 from bat_pipeline.engine.contracts.scores import ScoreRow
 from bat_pipeline.engine.contracts.tasks import Task
-from bat_pipeline.engine.scorers.project import chosen, load_project_scorers
+from bat_pipeline.engine.scorers.project import load_project_scorers
 from bat_pipeline.engine.scorers.registry import Scorer, ScoringInput, registered
 from bat_pipeline.engine.scorers.support import pass_fail
 
@@ -44,7 +44,7 @@ def score_checks(task: Task | None, episode: Episode, project: Collection[str] =
     item = ScoringInput(task=task, episode=episode)
     rows: list[ScoreRow] = []
     missing, stood_for = not item.trajectory.found, False
-    for scorer in chosen(registered("check"), project):
+    for scorer in registered("check", project):
         try:
             applies = scorer.applies(item)
         except Exception as exc:  # a broken scorer leaves a null row with the reason, as a broken judge does

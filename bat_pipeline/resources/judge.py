@@ -31,7 +31,7 @@ import contextlib
 import logging
 import os
 import random
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Collection, Iterable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -310,12 +310,13 @@ class JudgeClient:
 
 
 async def judge_episodes(client: JudgeClient, episodes: list[Episode],
-                         tasks: Mapping[str, Task] | Iterable[Task]) -> JudgeRunResult:
+                         tasks: Mapping[str, Task] | Iterable[Task], project: Collection[str] = ()) -> JudgeRunResult:
     """The judge step (engine.judge.run_llm_scorers) with this client, in one opening: its
-    stats hold the client's counts and the step's. Never raises for an episode."""
+    stats hold the client's counts and the step's. Never raises for an episode. `project`:
+    the modules of the project's own scorers."""
     async with client.opened() as stats:
         return await run_llm_scorers(episodes, tasks, client, client.settings, stats=stats,
-                                     redactor=client.redactor)
+                                     redactor=client.redactor, project=project)
 
 
 JUDGE_SLOTS = "judge_slots"

@@ -16,6 +16,8 @@ from bat_pipeline.resources.judge_cache import JudgeCache
 from bat_pipeline_tests.resources.judge_server import Reply, answer, serve_judge, weather_episode, weather_task
 
 ENV = {"OPENAI_API_KEY": "sk-protocol-test-key-77c1"}
+PROJECT = ["bat_pipeline_tests.resources.yes_no_scorer"]
+"""As `evaluation.scorers` names it: the project's own scorers apply only when named."""
 
 
 def is_yes_no(request) -> bool:
@@ -24,7 +26,7 @@ def is_yes_no(request) -> bool:
 
 @pytest.fixture
 def server():
-    load_modules(["bat_pipeline_tests.resources.yes_no_scorer"])
+    load_modules(PROJECT)
     with serve_judge() as running:
         said = iter(["Maybe, hard to tell.", "Yes, it gives the weather in Paris.", "No, it does not."])
         running.script(default=lambda r: Reply(content=next(said)) if is_yes_no(r) else answer(0.8))
@@ -36,7 +38,7 @@ def judge(server, root, samples: int = 1, **meta) -> JudgeRunResult:
     task.meta.update(yes_no=samples, **meta)
     settings = JudgeSettings(provider="openai", model="judge-1", base_url=server.base_url, max_retries=2)
     client = JudgeClient(settings, environ=ENV, cache=JudgeCache(root), backoff_base_s=0.01)
-    return asyncio.run(judge_episodes(client, [weather_episode()], [task]))
+    return asyncio.run(judge_episodes(client, [weather_episode()], [task], PROJECT))
 
 
 def test_an_unreadable_answer_is_asked_again_and_the_answer_cached(server, tmp_path):

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import sys
 import traceback
-from collections.abc import Collection, Iterable
-
 from bat_pipeline.engine.contracts.config import EvalConfig
 from bat_pipeline.engine.errors import InputError
-from bat_pipeline.engine.scorers.registry import Scorer, load_modules
-
-BUILTIN_PACKAGE = "bat_pipeline.engine.scorers"
+from bat_pipeline.engine.scorers.registry import load_modules
 
 
 def load_project_scorers(config: EvalConfig) -> None:
@@ -31,14 +27,3 @@ def load_project_scorers(config: EvalConfig) -> None:
             raise InputError(str(config.source), f"cannot import scorer module '{name}': "
                              f"{type(exc).__name__}: {exc}{where}",
                              entry="evaluation", field=f"scorers[{index}]") from None
-
-
-def chosen(scorers: Iterable[Scorer], modules: Collection[str]) -> list[Scorer]:
-    """The built-in scorers, and those of the project's `modules` (defined in one of them or
-    in a submodule): the registry is one per process, and another agent's scorers loaded
-    in the same process do not apply here."""
-    return [s for s in scorers if _within(s.fn.__module__, (BUILTIN_PACKAGE, *modules))]
-
-
-def _within(module: str, packages: Iterable[str]) -> bool:
-    return any(module == p or module.startswith(p + ".") for p in packages)

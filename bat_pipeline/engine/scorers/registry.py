@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -110,13 +110,26 @@ def load_modules(names: Iterable[str]) -> None:
         importlib.import_module(name)
 
 
-def registered(kind: Kind | None = None) -> list[Scorer]:
-    """The registered scorers (built-in ones loaded first), by order then name."""
+BUILTIN_PACKAGE = "bat_pipeline.engine.scorers"
+
+
+def _within(module: str, packages: Iterable[str]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+def registered(kind: Kind | None = None, project: Collection[str] | None = None) -> list[Scorer]:
+    """The registered scorers (built-in ones loaded first), by order then name. With
+    `project` (the modules of a project's `evaluation.scorers`): only the built-in ones and
+    those defined in these modules or their submodules — the registry is one per process,
+    and another agent's scorers loaded in the same process do not apply."""
     load_builtin()
     found = [s for s in _REGISTRY.values() if kind is None or s.kind == kind]
+    if project is not None:
+        found = [s for s in found if _within(s.fn.__module__, (BUILTIN_PACKAGE, *project))]
     return sorted(found, key=lambda s: (s.order, s.name))
 
 
-def scorers_for(item: ScoringInput, kind: Kind) -> list[Scorer]:
-    """The scorers of `kind` that apply to this task and episode, in order."""
-    return [s for s in registered(kind) if s.applies(item)]
+def scorers_for(item: ScoringInput, kind: Kind, project: Collection[str] = ()) -> list[Scorer]:
+    """The scorers of `kind` (built-in, and the project's `project` modules) that apply to
+    this task and episode, in order."""
+    return [s for s in registered(kind, project) if s.applies(item)]
