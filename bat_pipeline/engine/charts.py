@@ -51,10 +51,14 @@ class ChartData(BaseModel):
     """One row per model × task (task_metrics): model_key, task_id, attempts, passed."""
     trend: list[dict[str, Any]] = Field(default_factory=list)
     """One row per model × run (model_trend): model_key, run_id, pass_rate."""
+    scores: list[dict[str, Any]] = Field(default_factory=list)
+    """One row per model × scorer × criterion (episode_scores): model_key, scorer,
+    criterion, mean (the mean value, None when no row has one), first_position (the
+    criterion's place among an episode's rows)."""
 
     def model_keys(self) -> list[str]:
         """Every model named in any list, sorted: the order colours are given in."""
-        keys = {str(r["model_key"]) for rows in (self.models, self.episodes, self.tasks, self.trend)
+        keys = {str(r["model_key"]) for rows in (self.models, self.episodes, self.tasks, self.trend, self.scores)
                 for r in rows if r.get("model_key") is not None}
         return sorted(keys)
 
