@@ -21,8 +21,8 @@ def build(prefix: str) -> dg.AssetsDefinition:
 
     @dg.asset(
         key_prefix=prefix, group_name=GROUP, deps=["eval_metrics"],
-        description="Pass rate, time, tokens, judge scores, per task, trend across runs, pass@k — "
-                    "PNG files, shown here as metadata. Only this agent's runs.",
+        description="Pass rate, time, tokens, judge scores, mean score per scorer and criterion, per task, "
+                    "trend across runs, pass@k — PNG files, shown here as metadata. Only this agent's runs.",
     )
     def eval_charts(context: dg.AssetExecutionContext, evaluation: EvaluationResource,
                     warehouse: WarehouseResource) -> None:

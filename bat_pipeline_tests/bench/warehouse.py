@@ -1,6 +1,7 @@
 """Warehouse at scale: one million synthetic episodes (20 models × 100 runs × 500
-episodes), then the time of the views and read helpers a UI or a gate would use, and of
-replacing one partition. Prints figures; asserts nothing about time.
+episodes) with eight score rows each (four checks, four judge rubrics), then the time of
+the views and read helpers a UI or a gate would use, and of replacing one partition.
+Prints figures; asserts nothing about time.
 
     python -m bat_pipeline_tests.bench.warehouse
 """
@@ -14,7 +15,15 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bat_pipeline.engine.contracts import Episode, EpisodeTrace, Totals, Trajectory, Verdict, VerdictCheck
+from bat_pipeline.engine.contracts import (
+    Episode,
+    EpisodeTrace,
+    JudgeScores,
+    Totals,
+    Trajectory,
+    Verdict,
+    VerdictCheck,
+)
 from bat_pipeline.resources.warehouse import Warehouse
 from bat_pipeline.storage import PartitionRef
 
@@ -33,9 +42,26 @@ SELECT strftime(TIMESTAMP '2024-01-01' + to_days(CAST(run AS INTEGER)), '%Y%m%dT
        20 + hash(i, 5) % 800 AS tokens_out,
        hash(i, 6) % 200 AS tokens_cached,
        'synthetic answer ' || i AS final_output
-FROM (SELECT range AS i, range % {MODELS} AS model, (range // {MODELS}) % {RUNS} AS run,
-             range // ({MODELS} * {RUNS}) AS e
+FROM (SELECT range AS i, (range // {EPISODES_PER_PARTITION}) % {MODELS} AS model,
+             range // ({EPISODES_PER_PARTITION} * {MODELS}) AS run, range % {EPISODES_PER_PARTITION} AS e
       FROM range({MODELS * RUNS * EPISODES_PER_PARTITION}))
+"""
+"""A partition's rows lie together, runs in time order, as `write_partition` appends them."""
+
+_SCORES_SQL = """
+INSERT INTO episode_scores BY NAME
+SELECT e.run_id, e.model_key, 'bench' AS agent_id, e.task_id, e.attempt, c.position, c.scorer, c.criterion,
+       CASE WHEN c.gating THEN CAST(hash(e.run_id, e.model_key, e.task_id, e.attempt, c.position) % 4 > 0 AS DOUBLE)
+            ELSE (hash(e.run_id, e.model_key, e.task_id, e.attempt, c.position) % 101) / 100 END AS value,
+       value AS raw, CASE WHEN c.gating THEN 'pass/fail' ELSE '0..1' END AS scale,
+       CASE WHEN c.gating THEN value = 1 END AS passed, c.gating, 0 AS sample,
+       CASE WHEN NOT c.gating THEN 'openai:judge' END AS judge, 'synthetic reason' AS reason
+FROM episodes e CROSS JOIN (VALUES
+    (0, 'status', 'status', true), (1, 'output_contains', 'output[0]', true),
+    (2, 'tool_calls', 'tool_call:get_weather', true), (3, 'tokens', 'tokens', true),
+    (4, 'relevance', 'response_relevance', false), (5, 'task_completion', 'task_completion_quality', false),
+    (6, 'hallucination', 'hallucination_score', false), (7, 'tool_call', 'tool_call_appropriateness', false)
+) c(position, scorer, criterion, gating)
 """
 
 _RUNS_SQL = """
@@ -79,7 +105,8 @@ def build(wh: Warehouse) -> dict[str, float]:
     """Fill an empty warehouse with the synthetic history; seconds per step."""
     steps = {}
     with wh.connect() as conn:
-        for name, sql, params in (("episodes", _EPISODES_SQL, []), ("runs", _RUNS_SQL, [K]),
+        for name, sql, params in (("episodes", _EPISODES_SQL, []), ("episode_scores", _SCORES_SQL, []),
+                                  ("runs", _RUNS_SQL, [K]),
                                   ("model_metrics", _MODEL_METRICS_SQL, []),
                                   ("task_metrics", _TASK_METRICS_SQL, []),
                                   ("pass_at_k", _PASS_AT_K_SQL, [])):
@@ -108,6 +135,8 @@ def one_partition(root: Path, run_id: str, model_key: str) -> tuple[PartitionRef
                 verdict=Verdict(passed=e % 3 != 0, reason="", checks=[
                     VerdictCheck(check="status", passed=True, detail="completed"),
                     VerdictCheck(check="output[0]", passed=e % 3 != 0, detail="phrase")]),
+                qualitative_scores=JudgeScores(response_relevance=0.8, task_completion_quality=0.6,
+                                               judge_reasoning={"relevance": "on topic", "task_completion": "done"}),
                 trace=EpisodeTrace(wall_ms=1000.0 + e, trajectory=Trajectory(found=True, totals=Totals(
                     model_calls=3, tokens_in=900, tokens_out=120))))
         for e in range(EPISODES_PER_PARTITION)
@@ -123,10 +152,12 @@ def run(print: Callable[..., None] = builtins.print) -> dict[str, float]:
         steps = build(wh)
         figures["build_s"] = time.perf_counter() - start
         rows = wh.query("SELECT (SELECT count(*) FROM episodes) AS episodes, "
+                        "(SELECT count(*) FROM episode_scores) AS score_rows, "
                         "(SELECT count(*) FROM model_metrics) AS partitions, "
                         "(SELECT count(*) FROM task_metrics) AS task_rows")[0]
         size_mb = wh.path.stat().st_size / 1e6
-        print(f"built {rows['episodes']:,} episodes, {rows['partitions']:,} run×model partitions, "
+        print(f"built {rows['episodes']:,} episodes, {rows['score_rows']:,} score rows, "
+              f"{rows['partitions']:,} run×model partitions, "
               f"{rows['task_rows']:,} task rows in {figures['build_s']:.2f}s "
               f"({', '.join(f'{k} {v:.2f}s' for k, v in steps.items())}); file {size_mb:.1f} MB")
 
@@ -136,6 +167,14 @@ def run(print: Callable[..., None] = builtins.print) -> dict[str, float]:
                 "latest_model_metrics view": lambda: conn.execute("SELECT * FROM latest_model_metrics").fetchall(),
                 "pass rate per model over all episodes": lambda: conn.execute(
                     "SELECT model_key, avg(CAST(passed AS DOUBLE)) FROM episodes GROUP BY ALL").fetchall(),
+                "mean per scorer, all score rows": lambda: conn.execute(
+                    "SELECT model_key, scorer, criterion, avg(value) FROM episode_scores GROUP BY ALL").fetchall(),
+                "verdict_checks view, one partition": lambda: conn.execute(
+                    "SELECT * FROM verdict_checks WHERE run_id = '20240115T000000Z' AND model_key = 'model-03'"
+                ).fetchall(),
+                "judge_scores view, one partition": lambda: conn.execute(
+                    "SELECT * FROM judge_scores WHERE run_id = '20240115T000000Z' AND model_key = 'model-03'"
+                ).fetchall(),
             }
             for label, fn in queries.items():
                 first, median, result = timed(fn)
@@ -148,6 +187,7 @@ def run(print: Callable[..., None] = builtins.print) -> dict[str, float]:
             "Warehouse.previous_metrics() (open+close)":
                 lambda: [wh.previous_metrics("model-07", "20240301T000000Z")],
             "Warehouse.chart_data() (open+close)": lambda: wh.chart_data().episodes,
+            "Warehouse.score_means() (open+close)": wh.score_means,
         }
         for label, fn in helpers.items():
             first, median, result = timed(fn)

@@ -8,12 +8,15 @@ import pytest
 
 from bat_pipeline.engine.charts import (
     CHARTS,
+    MAX_CRITERIA,
     ChartData,
     judge_scores_chart,
     model_colors,
     pass_rate_chart,
     render,
     render_all,
+    score_grid,
+    scores_chart,
 )
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -43,7 +46,16 @@ def sample() -> ChartData:
         trend=[{"model_key": m, "run_id": f"2024010{r}T000000Z",
                 "pass_rate": None if (r, i) == (1, 0) else 0.1 * r + 0.1 * i}
                for i, m in enumerate(models) for r in range(5)],
+        scores=[{"model_key": m, "scorer": scorer, "criterion": criterion, "first_position": p,
+                 "mean": None if (criterion, i) == ("task_completion_quality", 1) else 0.1 * (p + i + 1)}
+                for i, m in enumerate(models)
+                for p, (scorer, criterion) in enumerate(SCORERS)],
     )
+
+
+SCORERS = [("status", "status"), ("output_contains", "output[0]"), ("tool_calls", "tool_call:get_weather"),
+           ("relevance", "response_relevance"), ("task_completion", "task_completion_quality"),
+           ("hallucination", "hallucination_score")]
 
 
 @pytest.fixture(scope="module")
@@ -70,9 +82,43 @@ def test_no_data_gives_a_chart_not_an_exception(rendered_empty, rendered):
 
 
 def test_judge_chart_with_every_score_null():
-    models = [{"model_key": "a", "response_relevance": None}, {"model_key": "b"}]
-    png = judge_scores_chart(models)
+    scores = [{"model_key": "a", "scorer": "relevance", "criterion": "response_relevance", "mean": None},
+              {"model_key": "b", "scorer": "status", "criterion": "status", "mean": 1.0}]
+    png = judge_scores_chart(scores)
     assert png_size(png) == (800, 450)
+    assert len(png) < len(judge_scores_chart(scores[:1] + [{**scores[0], "mean": 0.5}]))
+
+
+def test_judge_chart_reads_the_rubric_rows_only():
+    rubric = {"model_key": "a", "scorer": "relevance", "criterion": "response_relevance", "mean": 0.5}
+    other = {"model_key": "a", "scorer": "answer_length", "criterion": "chars", "mean": 0.25}
+    assert judge_scores_chart([rubric, other]) == judge_scores_chart([rubric])
+    assert judge_scores_chart([other]) == judge_scores_chart([{**rubric, "mean": None}])  # "no judge scores"
+
+
+def test_a_new_scorer_shows_in_the_scores_chart_with_no_other_change():
+    scores = sample().scores
+    labels, models, grid, total = score_grid(scores)
+    assert labels == ["status", "output_contains: output[0]", "tool_calls: tool_call:get_weather",
+                      "relevance: response_relevance", "task_completion: task_completion_quality",
+                      "hallucination: hallucination_score"]
+    assert models == sorted(models) and total == len(labels) and len(grid[0]) == 3
+    assert grid[4][models.index("ollama-llama3")] != grid[4][models.index("ollama-llama3")]  # no value: NaN
+    new = [{"model_key": "openai-gpt-x", "scorer": "answer_length", "criterion": "chars", "mean": 0.4,
+            "first_position": 2}]
+    labels, _, grid, _ = score_grid(scores + new)
+    assert labels[2] == "answer_length: chars" and grid[2][models.index("openai-gpt-x")] == 0.4
+    assert scores_chart(scores + new) != scores_chart(scores)
+
+
+def test_scores_chart_keeps_the_weakest_criteria():
+    scores = [{"model_key": "m", "scorer": "phrase", "criterion": f"c{j:02d}", "mean": j / 100,
+               "first_position": 100 - j} for j in range(MAX_CRITERIA + 10)]
+    labels, _, grid, total = score_grid(scores)
+    assert total == MAX_CRITERIA + 10 and len(labels) == MAX_CRITERIA
+    assert labels[0] == f"phrase: c{MAX_CRITERIA - 1:02d}" and labels[-1] == "phrase: c00"
+    assert [row[0] for row in grid] == sorted((row[0] for row in grid), reverse=True)
+    assert png_size(scores_chart(scores)) == (800, 450)
 
 
 def test_many_tasks_and_models_stay_small():

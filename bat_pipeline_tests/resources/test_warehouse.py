@@ -117,7 +117,8 @@ def test_rewriting_a_partition_replaces_only_its_rows(tmp_path):
     written = wh.write_partition(ref(tmp_path, "r1", "a"), episodes_passing(1, total=2), TASKS[:1])
 
     after = counts(wh)
-    assert written["episodes"] == 2 and written["verdict_checks"] == 4
+    assert written["episodes"] == 2 and written["episode_scores"] == 2 * (2 + 4)  # checks, rubrics
+    assert wh.query("SELECT count(*) AS n FROM verdict_checks WHERE run_id = 'r1' AND model_key = 'a'") == [{"n": 4}]
     assert after[("episodes", "r1", "a")] == 2 and after[("tasks", "r1", "a")] == 1
     assert after[("runs", "r1", "a")] == 1 and after[("model_metrics", "r1", "a")] == 1
     assert {k: v for k, v in after.items() if k[1:] != ("r1", "a")} == \
@@ -192,6 +193,17 @@ def test_chart_data_of_a_run_and_of_the_latest(tmp_path):
     one_run = wh.chart_data("r1")
     assert {m["model_key"] for m in one_run.models} == {"a", "b"}
     assert sum(e["passed"] for e in one_run.episodes) == 3
+    # Score means of the same scope: r2's for model a (3 of 4 status checks passed), r1's for b.
+    means = {(s["model_key"], s["scorer"], s["criterion"]): s for s in latest.scores}
+    assert len(means) == 2 * (2 + 4)
+    assert means[("a", "status", "status")]["mean"] == 0.75 and means[("b", "status", "status")]["mean"] == 0.5
+    assert (means[("a", "status", "status")]["passed"], means[("a", "status", "status")]["failed"]) == (3, 1)
+    relevance = means[("a", "relevance", "response_relevance")]
+    assert (relevance["mean"], relevance["scored"], relevance["total"], relevance["first_position"]) == (0.75, 4, 4, 2)
+    assert means[("a", "task_completion", "task_completion_quality")]["mean"] is None
+    assert [s["criterion"] for s in latest.scores if s["model_key"] == "a"][:2] == ["status", "output[0]"]
+    assert {s["model_key"] for s in one_run.scores} == {"a", "b"}
+    assert wh.score_means("r1") == one_run.scores
 
 
 def _write_partition_in_process(db: str, root: str, model_key: str, barrier) -> None:
@@ -333,27 +345,5 @@ def test_agents_sharing_a_warehouse_never_mix(tmp_path):
     assert [m["run_id"] for m in charts.models] == ["r2"]
     assert [r["run_id"] for r in charts.trend] == ["r2"]
     assert {e["attempt"] for e in charts.episodes} == {0, 1} and len(charts.episodes) == 4
-
-
-def test_a_warehouse_of_the_previous_release_is_migrated_in_place(tmp_path):
-    import gzip
-    import shutil
-
-    from bat_pipeline_tests.reference import FIXTURES
-
-    path = tmp_path / "warehouse.duckdb"
-    with gzip.open(FIXTURES / "warehouse-v1" / "warehouse.duckdb.gz") as packed, open(path, "wb") as out:
-        shutil.copyfileobj(packed, out)
-    # A reader first: it sees the migrated schema (old runs belong to their folder's name).
-    latest = Warehouse(path).latest("weather_agent")
-    assert [(r["model_key"], r["run_id"], r["pass_rate"]) for r in latest] == [
-        ("openai-competent", "20261102T100000Z-aaaa0002", 1.0), ("openai-sloppy", "20261102T100000Z-aaaa0002", 0.0)]
-    wh = Warehouse(path)
-    assert wh.query("SELECT version FROM schema_version") == [{"version": 2}]
-    assert len(wh.trend(agent_id="weather_agent")) == 4
-    # New runs are written beside the old ones, and the regression gate sees the old run.
-    wh.write_partition(agent_ref(tmp_path, "20261103T100000Z-bbbb0003", "openai-competent", "weather_agent"),
-                       episodes_passing(2), TASKS)
-    previous = wh.previous_metrics("openai-competent", "20261103T100000Z-bbbb0003", agent_id="weather_agent")
-    assert previous["run_id"] == "20261102T100000Z-aaaa0002" and previous["pass_rate"] == 1.0
-    assert wh.query("SELECT count(*) AS n FROM episodes")[0]["n"] == 8 + 4
+    status = [s for s in charts.scores if s["scorer"] == "status"]
+    assert [(s["total"], s["passed"]) for s in status] == [(4, 1)]

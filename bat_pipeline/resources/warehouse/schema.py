@@ -1,0 +1,216 @@
+"""The warehouse's tables, views and schema version, and the in-place migrations from
+older versions.
+
+Versions: 1, the first release (no `schema_version` table); 2, `runs.agent_id`; 3, every
+score row in `episode_scores`, with `verdict_checks` and `judge_scores` as views over it.
+"""
+
+from __future__ import annotations
+
+from contextlib import suppress
+from typing import Any
+
+import duckdb
+
+from bat_pipeline.engine.contracts.episode import SCORE_FIELDS
+from bat_pipeline.engine.derived_scores import CHECK_SCORERS, JUDGE_SCALE
+
+SCHEMA_VERSION = 3
+FINAL_OUTPUT_CHARS = 2000
+"""The episode's final output is cut to this length in the warehouse."""
+TEXT_CHARS = 4000
+"""Score reasons, judge errors and eval errors are cut to this length."""
+
+JUDGE_COLUMNS = tuple(SCORE_FIELDS.values())
+"""model_metrics' judge columns: each rubric's mean score."""
+
+TABLES: dict[str, tuple[tuple[str, str], ...]] = {
+    "runs": (
+        ("run_id", "VARCHAR"), ("model_key", "VARCHAR"), ("agent_id", "VARCHAR"), ("model_name", "VARCHAR"),
+        ("run_name", "VARCHAR"), ("agent_dir", "VARCHAR"), ("started_at", "VARCHAR"),
+        ("finished_at", "VARCHAR"), ("k", "INTEGER"), ("dagster_run_id", "VARCHAR"),
+        ("written_at", "VARCHAR"),
+    ),
+    "tasks": (
+        ("run_id", "VARCHAR"), ("model_key", "VARCHAR"), ("task_id", "VARCHAR"),
+        ("category", "VARCHAR"), ("expected_status", "VARCHAR"),
+        ("expected_outcome", "VARCHAR"), ("n_turns", "INTEGER"),
+    ),
+    "episodes": (
+        ("run_id", "VARCHAR"), ("model_key", "VARCHAR"), ("task_id", "VARCHAR"),
+        ("attempt", "INTEGER"), ("final_status", "VARCHAR"), ("passed", "BOOLEAN"),
+        ("wall_ms", "DOUBLE"), ("tokens_in", "BIGINT"), ("tokens_out", "BIGINT"),
+        ("tokens_cached", "BIGINT"), ("eval_error", "VARCHAR"), ("final_output", "VARCHAR"),
+    ),
+    "episode_scores": (
+        ("run_id", "VARCHAR"), ("model_key", "VARCHAR"), ("agent_id", "VARCHAR"), ("task_id", "VARCHAR"),
+        ("attempt", "INTEGER"), ("position", "INTEGER"), ("scorer", "VARCHAR"), ("criterion", "VARCHAR"),
+        ("value", "DOUBLE"), ("raw", "DOUBLE"), ("scale", "VARCHAR"), ("passed", "BOOLEAN"),
+        ("gating", "BOOLEAN"), ("sample", "INTEGER"), ("judge", "VARCHAR"), ("reason", "VARCHAR"),
+        ("details", "VARCHAR"),
+    ),
+    "trajectory_totals": (
+        ("run_id", "VARCHAR"), ("model_key", "VARCHAR"), ("task_id", "VARCHAR"),
+        ("attempt", "INTEGER"), ("found", "BOOLEAN"), ("model_calls", "BIGINT"),
+        ("tokens_in", "BIGINT"), ("tokens_out", "BIGINT"), ("tokens_cached", "BIGINT"),
+        ("tool_calls", "BIGINT"), ("agent_calls", "BIGINT"), ("errors", "BIGINT"),
+        ("truncated", "BOOLEAN"),
+    ),
+    "model_metrics": (
+        ("run_id", "VARCHAR"), ("model_key", "VARCHAR"), ("tasks", "INTEGER"),
+        ("episodes", "INTEGER"), ("passed", "INTEGER"), ("failed", "INTEGER"),
+        ("pass_rate", "DOUBLE"), ("pass_at_k", "DOUBLE"), ("pass_hat_k", "DOUBLE"),
+        ("error_episodes", "INTEGER"), ("p50_ms", "DOUBLE"), ("p90_ms", "DOUBLE"),
+        ("p95_ms", "DOUBLE"), ("p99_ms", "DOUBLE"), ("avg_wall_ms", "DOUBLE"),
+        ("min_wall_ms", "DOUBLE"), ("max_wall_ms", "DOUBLE"), ("total_wall_ms", "DOUBLE"),
+        ("prompt_tokens_total", "BIGINT"), ("completion_tokens_total", "BIGINT"),
+        ("total_tokens_total", "BIGINT"), ("cached_prompt_pct", "DOUBLE"),
+        ("avg_total_tokens", "DOUBLE"),
+        *((column, "DOUBLE") for column in JUDGE_COLUMNS),
+    ),
+    "task_metrics": (
+        ("run_id", "VARCHAR"), ("model_key", "VARCHAR"), ("task_id", "VARCHAR"),
+        ("attempts", "INTEGER"), ("passed", "INTEGER"), ("pass_at_k", "DOUBLE"),
+        ("pass_hat_k", "DOUBLE"),
+    ),
+}
+"""Table → (column, DuckDB type). Every table starts with run_id, model_key.
+
+`episode_scores` holds one row per ScoreRow of every episode: `position` is the row's
+index among its episode's rows, `details` the row's details as JSON text (null when
+empty)."""
+
+_RUBRICS = ", ".join(f"'{rubric}'" for rubric in SCORE_FIELDS)
+
+VIEWS = {
+    "verdict_checks": """
+        SELECT run_id, model_key, task_id, attempt,
+               CAST(row_number() OVER (PARTITION BY run_id, model_key, task_id, attempt ORDER BY position) - 1
+                    AS INTEGER) AS position,
+               criterion AS check_name, passed, reason AS detail
+        FROM episode_scores WHERE gating""",
+    "judge_scores": f"""
+        SELECT run_id, model_key, task_id, attempt, scorer AS rubric, criterion AS score_field,
+               value AS score, nullif(reason, '') AS reasoning,
+               CASE WHEN value IS NULL THEN left(coalesce(
+                   details ->> '$.error',
+                   CASE WHEN starts_with(reason, 'judge failed: ') THEN substr(reason, 15) END), {TEXT_CHARS})
+               END AS error
+        FROM episode_scores WHERE scorer IN ({_RUBRICS})""",
+    "latest_model_metrics": """
+        SELECT r.agent_id, m.run_id, m.model_key, r.model_name, r.run_name, r.started_at, r.finished_at,
+               r.k, m.* EXCLUDE (run_id, model_key)
+        FROM model_metrics m JOIN runs r USING (run_id, model_key)
+        QUALIFY row_number() OVER (PARTITION BY r.agent_id, m.model_key ORDER BY m.run_id DESC) = 1
+        ORDER BY r.agent_id, m.model_key""",
+    "model_trend": """
+        SELECT r.agent_id, m.model_key, r.model_name, m.run_id, r.run_name, r.started_at,
+               row_number() OVER w AS run_index,
+               m.pass_rate,
+               lag(m.pass_rate) OVER w AS previous_pass_rate,
+               m.pass_rate - lag(m.pass_rate) OVER w AS pass_rate_change,
+               m.pass_at_k, m.pass_hat_k, m.error_episodes, m.episodes, m.avg_wall_ms,
+               m.p95_ms, m.total_tokens_total, m.task_completion_quality
+        FROM model_metrics m JOIN runs r USING (run_id, model_key)
+        WINDOW w AS (PARTITION BY r.agent_id, m.model_key ORDER BY m.run_id)
+        ORDER BY r.agent_id, m.model_key, m.run_id""",
+}
+"""View → its query. `verdict_checks` and `judge_scores` keep the columns and meaning of
+the tables they were up to version 2: the gating rows, numbered in order, and the rows of
+bat-cli's four rubrics (`error` is the judge's failure: `details.error`, else what follows
+"judge failed: " in the reason). Each agent (runs.agent_id) has its own latest run and
+trend per model: agents sharing a storage root never mix."""
+
+
+def schema_version(conn: duckdb.DuckDBPyConnection) -> int:
+    """The schema of the file: SCHEMA_VERSION for an empty one, 1 for the first release's."""
+    tables = _base_tables(conn)
+    if "schema_version" in tables:
+        return int(_one(conn, "SELECT max(version) FROM schema_version") or 1)
+    return 1 if "runs" in tables else SCHEMA_VERSION
+
+
+def ensure_schema(conn: duckdb.DuckDBPyConnection) -> None:
+    """Create what is missing, migrating a warehouse of an older schema in place first.
+    A file of a newer schema is refused (RuntimeError)."""
+    version = schema_version(conn)
+    if version > SCHEMA_VERSION:
+        raise RuntimeError(f"the warehouse has schema version {version}, newer than this bat_pipeline "
+                           f"knows ({SCHEMA_VERSION}): upgrade bat_pipeline to write to it")
+    if version < SCHEMA_VERSION:
+        _migrate(conn, version)
+    _create_tables(conn)
+    conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER)")
+    if _one(conn, "SELECT count(*) FROM schema_version") == 0:
+        conn.execute("INSERT INTO schema_version VALUES (?)", [SCHEMA_VERSION])
+    for view, sql in VIEWS.items():
+        conn.execute(f"CREATE OR REPLACE VIEW {view} AS {sql}")
+
+
+def _create_tables(conn: duckdb.DuckDBPyConnection) -> None:
+    for table, columns in TABLES.items():
+        body = ", ".join(f"{name} {kind}" for name, kind in columns)
+        conn.execute(f"CREATE TABLE IF NOT EXISTS {table} ({body})")
+
+
+def _one(conn: duckdb.DuckDBPyConnection, sql: str) -> Any:
+    row = conn.execute(sql).fetchone()
+    return None if row is None else row[0]
+
+
+def _base_tables(conn: duckdb.DuckDBPyConnection) -> set[str]:
+    return {row[0] for row in conn.execute(
+        "SELECT table_name FROM information_schema.tables "
+        "WHERE table_schema = 'main' AND table_type = 'BASE TABLE'").fetchall()}
+
+
+def _migrate(conn: duckdb.DuckDBPyConnection, version: int) -> None:
+    """Bring a warehouse of schema `version` to SCHEMA_VERSION, in one transaction."""
+    conn.execute("BEGIN TRANSACTION")
+    try:
+        if version < 2:
+            # Runs written before agents had an identity belong to their agent folder's name.
+            conn.execute("ALTER TABLE runs ADD COLUMN agent_id VARCHAR")
+            conn.execute("UPDATE runs SET agent_id = regexp_replace("
+                         "regexp_extract(rtrim(agent_dir, '/'), '[^/]*$'), '[^A-Za-z0-9_.-]', '_', 'g')")
+        if version < 3:
+            _scores_into_one_table(conn)
+        conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER)")
+        conn.execute("DELETE FROM schema_version")
+        conn.execute("INSERT INTO schema_version VALUES (?)", [SCHEMA_VERSION])
+        conn.execute("COMMIT")
+    except BaseException:
+        with suppress(duckdb.Error):
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _scores_into_one_table(conn: duckdb.DuckDBPyConnection) -> None:
+    """Version 3: the rows of the `verdict_checks` and `judge_scores` tables (every file of
+    versions 1 and 2 has both) become score rows, as `derived_scores.score_rows` derives
+    them from an episode file, the judge rows after the episode's checks in rubric order;
+    the tables are dropped, and the views of the same names replace them."""
+    _create_tables(conn)
+    scorer = "CASE " + " ".join(f"WHEN starts_with(v.check_name, '{prefix}') THEN '{name}'"
+                                for prefix, name in CHECK_SCORERS.items()) + " ELSE v.check_name END"
+    conn.execute(f"""
+        INSERT INTO episode_scores BY NAME
+        SELECT v.run_id, v.model_key, r.agent_id, v.task_id, v.attempt, v.position,
+               {scorer} AS scorer, v.check_name AS criterion,
+               CAST(v.passed AS DOUBLE) AS value, CAST(v.passed AS DOUBLE) AS raw, 'pass/fail' AS scale,
+               v.passed, TRUE AS gating, 0 AS sample, coalesce(v.detail, '') AS reason
+        FROM verdict_checks v LEFT JOIN runs r USING (run_id, model_key)""")
+    conn.execute(f"""
+        INSERT INTO episode_scores BY NAME
+        SELECT j.run_id, j.model_key, r.agent_id, j.task_id, j.attempt,
+               coalesce(c.n, 0) + coalesce(list_position([{_RUBRICS}], j.rubric) - 1, {len(SCORE_FIELDS)})
+                   AS position,
+               j.rubric AS scorer, j.score_field AS criterion, j.score AS value, j.score AS raw,
+               '{JUDGE_SCALE}' AS scale, FALSE AS gating, 0 AS sample,
+               coalesce(j.reasoning, 'judge failed: ' || j.error, '') AS reason,
+               CASE WHEN j.error IS NOT NULL THEN CAST(json_object('error', j.error) AS VARCHAR) END AS details
+        FROM judge_scores j LEFT JOIN runs r USING (run_id, model_key)
+        LEFT JOIN (SELECT run_id, model_key, task_id, attempt, max(position) + 1 AS n
+                   FROM verdict_checks GROUP BY ALL) c USING (run_id, model_key, task_id, attempt)""")
+    conn.execute("DROP TABLE verdict_checks")
+    conn.execute("DROP TABLE judge_scores")

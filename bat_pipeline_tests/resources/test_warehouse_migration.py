@@ -1,0 +1,107 @@
+"""Warehouses written by earlier releases, opened by this one: migrated in place, nothing lost."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from bat_pipeline.resources.warehouse import SCHEMA_VERSION, Warehouse
+from bat_pipeline_tests.reference import FIXTURES
+from bat_pipeline_tests.resources.test_warehouse import TASKS, agent_ref, episodes_passing, ref
+
+V2_RUNS = ("20261104T100000Z-cccc0001", "20261105T100000Z-cccc0002")
+
+
+def unpack(version: int, path: Path) -> Path:
+    with gzip.open(FIXTURES / f"warehouse-v{version}" / "warehouse.duckdb.gz") as packed, open(path, "wb") as out:
+        shutil.copyfileobj(packed, out)
+    return path
+
+
+def kinds(wh: Warehouse) -> dict[str, str]:
+    return {r["table_name"]: r["table_type"] for r in wh.query(
+        "SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = 'main'")}
+
+
+def test_a_warehouse_of_the_first_release_is_migrated_in_place(tmp_path):
+    path = unpack(1, tmp_path / "warehouse.duckdb")
+    # A reader first: it sees the migrated schema (old runs belong to their folder's name).
+    latest = Warehouse(path).latest("weather_agent")
+    assert [(r["model_key"], r["run_id"], r["pass_rate"]) for r in latest] == [
+        ("openai-competent", "20261102T100000Z-aaaa0002", 1.0), ("openai-sloppy", "20261102T100000Z-aaaa0002", 0.0)]
+    wh = Warehouse(path)
+    assert wh.query("SELECT version FROM schema_version") == [{"version": SCHEMA_VERSION}] and SCHEMA_VERSION == 3
+    assert kinds(wh)["verdict_checks"] == "VIEW" and kinds(wh)["episode_scores"] == "BASE TABLE"
+    assert len(wh.trend(agent_id="weather_agent")) == 4
+    # New runs are written beside the old ones, and the regression gate sees the old run.
+    wh.write_partition(agent_ref(tmp_path, "20261103T100000Z-bbbb0003", "openai-competent", "weather_agent"),
+                       episodes_passing(2), TASKS)
+    previous = wh.previous_metrics("openai-competent", "20261103T100000Z-bbbb0003", agent_id="weather_agent")
+    assert previous["run_id"] == "20261102T100000Z-aaaa0002" and previous["pass_rate"] == 1.0
+    assert wh.query("SELECT count(*) AS n FROM episodes")[0]["n"] == 8 + 4
+    assert wh.query("SELECT count(*) AS n FROM verdict_checks")[0]["n"] == 4 * 2
+
+
+def old_tables(path: Path) -> dict[str, list[tuple]]:
+    """The v2 file's verdict_checks and judge_scores rows, read without migrating."""
+    with duckdb.connect(str(path), read_only=True) as conn:
+        assert conn.execute("SELECT version FROM schema_version").fetchall() == [(2,)]
+        return {table: sorted(conn.execute(f"SELECT * FROM {table}").fetchall(), key=repr)
+                for table in ("verdict_checks", "judge_scores")}
+
+
+@pytest.mark.parametrize("first", ["reader", "writer"])
+def test_a_warehouse_of_schema_2_is_migrated_in_place(tmp_path, first):
+    before = old_tables(unpack(2, tmp_path / "untouched.duckdb"))
+    assert len(before["verdict_checks"]) == 78 and len(before["judge_scores"]) == 32
+    path = unpack(2, tmp_path / "warehouse.duckdb")
+    wh = Warehouse(path)
+    if first == "reader":
+        assert [r["run_id"] for r in wh.latest("weather_agent")] == [V2_RUNS[1]] * 2
+    else:
+        wh.write_partition(agent_ref(tmp_path, "20261106T100000Z-dddd0003", "openai-competent", "weather_agent"),
+                           episodes_passing(2), TASKS)
+
+    assert wh.query("SELECT version FROM schema_version") == [{"version": 3}]
+    assert {kinds(wh)[t] for t in ("verdict_checks", "judge_scores")} == {"VIEW"}
+    # The views give back exactly the rows the tables held.
+    old_runs = "WHERE run_id IN (?, ?)"
+    for table, rows in before.items():
+        after = sorted((tuple(r.values()) for r in wh.query(f"SELECT * FROM {table} {old_runs}", V2_RUNS)), key=repr)
+        assert after == rows, table
+    # As score rows: each check of its scorer, the judge rows after the episode's checks.
+    scores = wh.query("SELECT * FROM episode_scores WHERE run_id = ? AND model_key = 'openai-sloppy' "
+                      "AND task_id = 'weather_paris' AND attempt = 0 ORDER BY position", [V2_RUNS[1]])
+    assert [(s["scorer"], s["criterion"], s["value"], s["gating"]) for s in scores] == [
+        ("status", "status", 1.0, True), ("output_contains", "output[0]", 0.0, True), ("spans", "spans", 0.0, True),
+        ("relevance", "response_relevance", 0.4, False),
+        ("task_completion", "task_completion_quality", None, False),
+        ("hallucination", "hallucination_score", 0.5, False),
+        ("tool_call", "tool_call_appropriateness", 0.2, False)]
+    assert {s["agent_id"] for s in scores} == {"weather_agent"} and [s["position"] for s in scores] == list(range(7))
+    assert scores[4]["reason"] == "judge failed: HTTP 500" and json.loads(scores[4]["details"]) == \
+        {"error": "HTTP 500 from the judge"}
+    mapped = wh.query("SELECT DISTINCT scorer, criterion FROM episode_scores WHERE gating ORDER BY ALL")
+    assert {(m["scorer"], m["criterion"]) for m in mapped} >= {
+        ("tool_calls", "tool_call:get_weather"), ("attempt", "attempt"), ("model_calls", "model_calls"),
+        ("tokens", "tokens"), ("no_errors", "no_errors")}
+    # Metrics, trend and charts go on over the old runs.
+    assert len(wh.trend(agent_id="weather_agent")) == (4 if first == "reader" else 5)
+    means = {(s["model_key"], s["criterion"]): s["mean"] for s in wh.chart_data(V2_RUNS[1]).scores}
+    assert means[("openai-competent", "response_relevance")] == pytest.approx(0.9)
+    assert means[("openai-sloppy", "output[0]")] == 0.0
+
+
+def test_a_newer_warehouse_is_refused(tmp_path):
+    wh = Warehouse(tmp_path / "w.duckdb")
+    wh.write_partition(ref(tmp_path, "r1", "a"), episodes_passing(2), TASKS)
+    with wh.connect() as conn:
+        conn.execute("UPDATE schema_version SET version = 4")
+    with pytest.raises(RuntimeError, match="schema version 4, newer than this bat_pipeline knows"):
+        wh.write_partition(ref(tmp_path, "r2", "a"), episodes_passing(2), TASKS)
+    assert wh.query("SELECT count(*) AS n FROM episodes") == [{"n": 4}]
