@@ -12,13 +12,15 @@ from bat_pipeline.engine.contracts.episode import SCORE_FIELDS, Episode, Verdict
 from bat_pipeline.engine.contracts.scores import ScoreRow
 
 CHECK_SCORERS: dict[str, str] = {
-    "output[": "output_contains",
+    "output[": "output",
     "tool_call:": "tool_calls",
     "agent_call:": "agent_calls",
+    "model_calls": "limits",
+    "tokens": "limits",
+    "no_errors": "errors",
 }
-"""Prefix of a verdict check's name → the scorer that writes it. Any other check (`status`,
-`model_calls`, `tokens`, `no_errors`, `spans`, `attempt`) is written by the scorer of its
-own name."""
+"""Start of a verdict check's name → the scorer (engine.scorers) that writes it. Any other
+check (`status`, `spans`, `attempt`) is written by the scorer of its own name."""
 
 JUDGE_SCALE = "0..1"
 """bat-cli's rubrics score from 0 to 1."""

@@ -6,9 +6,9 @@ from bat_pipeline.engine.contracts import Episode, JudgeScores, ScoreRow, Verdic
 from bat_pipeline.engine.contracts.episode import SCORE_FIELDS
 from bat_pipeline.engine.derived_scores import score_rows
 
-CHECKS = [("status", "status"), ("output[0]", "output_contains"), ("output[1]", "output_contains"),
+CHECKS = [("status", "status"), ("output[0]", "output"), ("output[1]", "output"),
           ("tool_call:get_weather", "tool_calls"), ("agent_call:planner", "agent_calls"),
-          ("model_calls", "model_calls"), ("tokens", "tokens"), ("no_errors", "no_errors"),
+          ("model_calls", "limits"), ("tokens", "limits"), ("no_errors", "errors"),
           ("spans", "spans"), ("attempt", "attempt")]
 
 
@@ -61,9 +61,22 @@ def test_what_the_rows_lack_comes_from_the_verdict_and_the_judge_scores():
     rows = score_rows(Episode(model_name="openai:m", task_id="t", scores=judge_only, verdict=VERDICT,
                               qualitative_scores=JUDGED))
     assert [(r.scorer, r.criterion, r.gating) for r in rows] == [
-        ("output_contains", "output[0]", True), ("relevance", "response_relevance", False)]
+        ("output", "output[0]", True), ("relevance", "response_relevance", False)]
     assert rows[1] == judge_only[0]
 
 
 VERDICT = Verdict(passed=False, reason="", checks=[VerdictCheck(check="output[0]", passed=False, detail="missing")])
 JUDGED = JudgeScores(response_relevance=0.75)
+
+
+def test_derived_rows_name_the_scorers_that_write_the_checks_live():
+    from bat_pipeline.engine.derived_scores import check_scorer
+    from bat_pipeline.engine.verdicts import score_checks
+    from bat_pipeline_tests.engine import verdict_corpus
+
+    seen = set()
+    for _, task, episode in verdict_corpus.cases():
+        for row in score_checks(task, episode):
+            assert check_scorer(row.criterion) == row.scorer, row
+            seen.add(row.scorer)
+    assert seen >= {"status", "output", "tool_calls", "agent_calls", "limits", "errors", "spans", "attempt"}

@@ -78,7 +78,7 @@ def test_a_warehouse_of_schema_2_is_migrated_in_place(tmp_path, first):
     scores = wh.query("SELECT * FROM episode_scores WHERE run_id = ? AND model_key = 'openai-sloppy' "
                       "AND task_id = 'weather_paris' AND attempt = 0 ORDER BY position", [V2_RUNS[1]])
     assert [(s["scorer"], s["criterion"], s["value"], s["gating"]) for s in scores] == [
-        ("status", "status", 1.0, True), ("output_contains", "output[0]", 0.0, True), ("spans", "spans", 0.0, True),
+        ("status", "status", 1.0, True), ("output", "output[0]", 0.0, True), ("spans", "spans", 0.0, True),
         ("relevance", "response_relevance", 0.4, False),
         ("task_completion", "task_completion_quality", None, False),
         ("hallucination", "hallucination_score", 0.5, False),
@@ -88,8 +88,8 @@ def test_a_warehouse_of_schema_2_is_migrated_in_place(tmp_path, first):
         {"error": "HTTP 500 from the judge"}
     mapped = wh.query("SELECT DISTINCT scorer, criterion FROM episode_scores WHERE gating ORDER BY ALL")
     assert {(m["scorer"], m["criterion"]) for m in mapped} >= {
-        ("tool_calls", "tool_call:get_weather"), ("attempt", "attempt"), ("model_calls", "model_calls"),
-        ("tokens", "tokens"), ("no_errors", "no_errors")}
+        ("tool_calls", "tool_call:get_weather"), ("attempt", "attempt"), ("limits", "model_calls"),
+        ("limits", "tokens"), ("errors", "no_errors")}
     # Metrics, trend and charts go on over the old runs.
     assert len(wh.trend(agent_id="weather_agent")) == (4 if first == "reader" else 5)
     means = {(s["model_key"], s["criterion"]): s["mean"] for s in wh.chart_data(V2_RUNS[1]).scores}

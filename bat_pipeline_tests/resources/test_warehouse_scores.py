@@ -19,7 +19,7 @@ def rows_of_every_kind() -> list[ScoreRow]:
     return [
         ScoreRow(scorer="status", criterion="status", value=1.0, raw=1.0, scale="pass/fail", passed=True,
                  gating=True, reason="completed, as expected"),
-        ScoreRow(scorer="output_contains", criterion="output[0]", value=0.0, raw=0.0, scale="pass/fail",
+        ScoreRow(scorer="output", criterion="output[0]", value=0.0, raw=0.0, scale="pass/fail",
                  passed=False, gating=True, reason="'Paris' not in the output"),
         ScoreRow(scorer="answer_length", criterion="chars", value=0.4, raw=120, scale="count",
                  reason="120 characters", details={"chars": 120, "limit": 300}),
@@ -80,7 +80,7 @@ def test_an_episode_without_rows_loads_the_rows_of_its_verdict_and_judge_scores(
     rows = wh.query("SELECT scorer, criterion, value, passed, gating, reason, details FROM episode_scores "
                     "ORDER BY position")
     assert [(r["scorer"], r["criterion"], r["value"], r["passed"], r["gating"]) for r in rows] == [
-        ("status", "status", 0.0, False, True), ("output_contains", "output[0]", 1.0, True, True),
+        ("status", "status", 0.0, False, True), ("output", "output[0]", 1.0, True, True),
         ("relevance", "response_relevance", 0.75, None, False),
         ("task_completion", "task_completion_quality", None, None, False),
         ("hallucination", "hallucination_score", None, None, False),
