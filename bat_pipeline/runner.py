@@ -1,25 +1,23 @@
 """`bat-pipeline run`: every model's partition of the chain at once, in a local Dagster instance.
 
-Each partition runs in its own process (`python -m bat_pipeline.runner --partition KEY`), as
-a Dagster run of the `evaluate` job tagged with the shared evaluation run id; the charts
-are redrawn once all have ended. Progress is read from the episode files as they land.
+Each partition is a Dagster run of the `evaluate` job tagged with the shared evaluation run
+id, in a process of its own forked from this one (partition_runs); the charts are redrawn
+in this process once all have ended. Progress is read from the episode files as they land.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import secrets
-import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from bat_pipeline.engine.contracts import EvalConfig
 from bat_pipeline.engine.environment import require_judge_key
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.loading import load_eval_config, load_tasks
+from bat_pipeline.partition_runs import failure_lines, run_charts, start_partition
 from bat_pipeline.storage import (
     check_writable,
     default_root,
@@ -34,15 +32,6 @@ POLL_S = 0.5
 PROGRESS_EVERY_S = 3.0
 JUDGE_FIELDS = ("response_relevance", "task_completion_quality", "hallucination_score",
                 "tool_call_appropriateness")
-
-
-@dataclass
-class PartitionProcess:
-    key: str
-    process: subprocess.Popen
-    log: Path
-    run_id: str
-    resume: bool
 
 
 INSTANCE_SETTINGS = Path(__file__).resolve().parent.parent / "dagster.yaml"
@@ -85,25 +74,6 @@ def _episode_count(root: Path, run_id: str, key: str, resume: bool, agent_id: st
     return sum(1 for _ in (folder / "episodes").glob("*.json"))
 
 
-def _spawn(key: str, run_id: str, resume: bool, env: dict[str, str], logs: Path) -> PartitionProcess:
-    log = logs / f"{safe_name(run_id)}-{safe_name(key)}.log"
-    command = [sys.executable, "-m", "bat_pipeline.runner", "--partition", key, "--run-id", run_id]
-    if resume:
-        command.append("--resume")
-    from bat_pipeline.resources.agent_process import die_with_parent
-
-    # A killed `bat-pipeline run` takes its partition runs (and through them the agents) along.
-    with open(log, "wb") as handle:
-        process = subprocess.Popen(command, env=env, stdout=handle, stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
-    return PartitionProcess(key, process, log, run_id, resume)
-
-
-def _tail(path: Path, lines: int = 15) -> str:
-    text = path.read_text(encoding="utf-8", errors="replace").splitlines() if path.exists() else []
-    return "\n".join(text[-lines:])
-
-
 def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: bool = False,
                    out=print) -> int:
     """Run the chain for the chosen models in parallel; 0 when every model ran and passed its
@@ -134,22 +104,29 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
     # Two evaluations of one agent can start within the same second; the suffix keeps their
     # reference folders (<output_dir>/<run id>/...) apart. Ids still sort by start time.
     run_id = f"{new_run_id()}-{secrets.token_hex(4)}"
-    env = {**os.environ, "BAT_AGENT_DIR": str(agent_dir), "BAT_PIPELINE_HOME": str(root),
-           "DAGSTER_HOME": str(dagster_home(root))}
+    # The definitions, the resources and the forked partitions read these.
+    os.environ.update({"BAT_AGENT_DIR": str(agent_dir), "BAT_PIPELINE_HOME": str(root),
+                       "DAGSTER_HOME": str(dagster_home(root))})
     logs = root / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     total = len(tasks) * config.evaluation.k
     out(f"evaluating {agent_dir.name}: {len(keys)} model(s) × {len(tasks)} tasks × k={config.evaluation.k}"
         f" ({'resuming the last run' if resume else f'run {run_id}'})")
-    running = [_spawn(key, run_id, resume, env, logs) for key in keys]
+    from bat_pipeline.assets.common import RESUME_TAG, RUN_ID_TAG
+    from bat_pipeline.definitions import build_definitions
+
+    defs = build_definitions(agent_dir, root)
+    tags = {RUN_ID_TAG: run_id, **({RESUME_TAG: "true"} if resume else {})}
+    running = [start_partition(defs, key, tags, logs / f"{safe_name(run_id)}-{safe_name(key)}.log")
+               for key in keys]
 
     shown = ""
     last = 0.0
     while True:
-        alive = [p for p in running if p.process.poll() is None]
+        alive = [p for p in running if p.poll() is None]
         line = "  " + " · ".join(
             f"{p.key} {_episode_count(root, run_id, p.key, resume, config.agent_id)}/{total}"
-            + ("" if p.process.returncode is None else (" done" if p.process.returncode == 0 else " FAILED"))
+            + ("" if p.returncode is None else (" done" if p.returncode == 0 else " FAILED"))
             for p in running)
         if line != shown and (time.monotonic() - last >= PROGRESS_EVERY_S or not alive):
             out(line)
@@ -158,11 +135,14 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
             break
         time.sleep(POLL_S)
 
-    failed = [p for p in running if p.process.returncode != 0]
+    failed = [p for p in running if p.returncode != 0]
     for p in failed:
-        reasons = _failure_lines(p.log)
+        reasons = failure_lines(p.log)
         out(f"\n✗ {p.key} failed (log: {p.log}):\n" + ("\n".join(reasons) if reasons else _tail(p.log)))
-    charts_dir = _redraw_charts(env, out)
+    problem = run_charts(defs)
+    charts_dir = None if problem else root / "charts" / config.agent_id
+    if problem:
+        out(f"charts could not be drawn: {problem}")
     _print_summary(root, [(p.key, _partition_folder(root, run_id, p.key, resume, config.agent_id))
                           for p in running], out)
     out(f"\nresults: {root / 'runs'}")
@@ -173,28 +153,6 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
     out(f"UI: {command if command.exists() else 'bat-pipeline'} ui" + ("" if is_example(agent_dir) else f" {agent_dir}")
         + "   (or `make ui` for the example)")
     return 1 if failed else 0
-
-
-def _redraw_charts(env: dict[str, str], out) -> Path | None:
-    result = subprocess.run([sys.executable, "-m", "bat_pipeline.runner", "--charts"], env=env,
-                            capture_output=True, text=True)
-    if result.returncode != 0:
-        out(f"charts could not be drawn:\n{result.stdout[-2000:]}{result.stderr[-2000:]}")
-        return None
-    lines = [l for l in result.stdout.splitlines() if l.startswith("CHARTS ")]
-    return Path(lines[-1].split(" ", 1)[1]) if lines else None
-
-
-FAILURE_MARK = "FAILED: "
-"""Starts the lines a partition process prints for what failed (a step, a gate)."""
-
-
-def _failure_lines(log: Path) -> list[str]:
-    """What the partition process said failed, one line each (without the mark)."""
-    if not log.exists():
-        return []
-    lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
-    return [f"  {line[len(FAILURE_MARK):]}" for line in lines if line.startswith(FAILURE_MARK)]
 
 
 def _print_summary(root: Path, partitions: list[tuple[str, Path | None]], out) -> None:
@@ -225,86 +183,3 @@ def _print_summary(root: Path, partitions: list[tuple[str, Path | None]], out) -
         out(f"{r['model_key'][:30]:30} {r['pass_rate'] or 0:5.0%}  {r.get('pass_at_k') or 0:6.2f}  "
             f"{r.get('pass_hat_k') or 0:6.2f}  {r.get('p50_ms') or 0:6.0f}  {r.get('p95_ms') or 0:6.0f}  "
             f"{int(r.get('total_tokens_total') or 0):7d}  {judge}")
-
-
-def _instance():
-    """The Dagster instance of `$DAGSTER_HOME`, got under an exclusive lock in that folder.
-
-    A fresh home's SQLite storages are created and stamped with alembic on first use; two
-    processes doing that at once (the partitions of a first run) leave two version heads
-    and a home no later run can open. Taking turns costs nothing once it exists."""
-    import fcntl
-
-    import dagster as dg
-
-    home = os.environ.get("DAGSTER_HOME")
-    if not home:
-        return dg.DagsterInstance.get()
-    Path(home).mkdir(parents=True, exist_ok=True)
-    with open(Path(home) / ".instance.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        return dg.DagsterInstance.get()
-
-
-def _user_message(error) -> str:
-    """What went wrong in the user's terms: the exception raised in the step (not Dagster's
-    wrapper around it), without its class's module path."""
-    while error.cause is not None and error.cls_name == "DagsterExecutionStepExecutionError":
-        error = error.cause
-    message = error.message.strip()
-    head, sep, rest = message.partition(f"{error.cls_name}: ")
-    return rest if sep and " " not in head else message
-
-
-def _run_partition(key: str, run_id: str, resume: bool) -> int:
-    """In the partition's own process: one Dagster run of the `evaluate` job."""
-    from bat_pipeline.assets.common import RESUME_TAG, RUN_ID_TAG
-    from bat_pipeline.automation import EVALUATE_JOB
-    from bat_pipeline.definitions import agent_dir_from_env, build_definitions
-
-    defs = build_definitions(agent_dir_from_env(), default_root())
-    job = defs.resolve_job_def(EVALUATE_JOB)
-    tags = {RUN_ID_TAG: run_id, **({RESUME_TAG: "true"} if resume else {})}
-    result = job.execute_in_process(partition_key=key, instance=_instance(), tags=tags,
-                                    raise_on_error=False)
-    for event in result.all_events:
-        if event.is_step_failure:
-            lines = _user_message(event.step_failure_data.error).splitlines() or [""]
-            print(f"{FAILURE_MARK}step {event.step_key} failed: {lines[0]}")
-            for line in lines[1:]:
-                print(f"{FAILURE_MARK}    {line}")
-        if event.event_type_value == "ASSET_CHECK_EVALUATION":
-            data = event.event_specific_data  # an AssetCheckEvaluation
-            if not data.passed:
-                message = data.metadata.get("message")
-                print(f"{FAILURE_MARK}gate {data.check_name} failed: {getattr(message, 'value', message) or ''}")
-    return 0 if result.success else 1
-
-
-def _run_charts() -> int:
-    from bat_pipeline.automation import CHARTS_JOB
-    from bat_pipeline.definitions import agent_dir_from_env, build_definitions
-
-    agent_dir = agent_dir_from_env()
-    defs = build_definitions(agent_dir, default_root())
-    result = defs.resolve_job_def(CHARTS_JOB).execute_in_process(instance=_instance(),
-                                                                 raise_on_error=False)
-    if result.success:
-        print(f"CHARTS {default_root() / 'charts' / load_eval_config(agent_dir).agent_id}")
-    return 0 if result.success else 1
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bat_pipeline.runner")
-    parser.add_argument("--partition")
-    parser.add_argument("--run-id")
-    parser.add_argument("--resume", action="store_true")
-    parser.add_argument("--charts", action="store_true")
-    args = parser.parse_args(argv)
-    if args.charts:
-        return _run_charts()
-    return _run_partition(args.partition, args.run_id, args.resume)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from bat_pipeline.engine.contracts import Episode, Verdict
 from bat_pipeline.resources.warehouse import Warehouse
-from bat_pipeline.runner import FAILURE_MARK, _failure_lines, _print_summary
+from bat_pipeline.partition_runs import FAILURE_MARK, failure_lines
+from bat_pipeline.runner import _print_summary
 from bat_pipeline.storage import PartitionRef, partition_dir, save_ref
 
 
@@ -46,5 +47,5 @@ def test_failure_lines_are_read_from_the_partition_log(tmp_path):
     log = tmp_path / "p.log"
     log.write_text(f"noise\n{FAILURE_MARK}step weather__eval_metrics failed: could not open the warehouse\n"
                    f"more noise\n{FAILURE_MARK}    another process holds it\n")
-    assert _failure_lines(log) == ["  step weather__eval_metrics failed: could not open the warehouse",
+    assert failure_lines(log) == ["  step weather__eval_metrics failed: could not open the warehouse",
                                    "      another process holds it"]

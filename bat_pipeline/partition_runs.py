@@ -1,0 +1,149 @@
+"""The Dagster runs of one `bat-pipeline run`: one run of the `evaluate` job per partition,
+each in its own process, and the charts' run at the end.
+
+Dagster and the definitions are imported and built once, in the `bat-pipeline` process;
+each partition's process is a fork of it (copy-on-write: no interpreter to start, nothing
+to import again), so a partition starts working in milliseconds while keeping what a
+process of its own buys: a crash or a stuck agent costs that partition only, its agents
+die with it (PR_SET_PDEATHSIG), and killing `bat-pipeline run` takes every partition along.
+The charts' run happens in the `bat-pipeline` process itself once the partitions have ended.
+
+fork() is safe here because the parent has one thread when it forks (checked): Dagster's
+instance, its SQLite connections and every thread are created in the children.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sys
+import threading
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+FAILURE_MARK = "FAILED: "
+"""Starts the lines a partition process prints for what failed (a step, a gate)."""
+
+
+@dataclass
+class PartitionProcess:
+    """One partition's process: a fork of `bat-pipeline run`."""
+
+    key: str
+    pid: int
+    log: Path
+    returncode: int | None = None
+
+    def poll(self) -> int | None:
+        """The exit code once the process has ended, else None (never blocks)."""
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+
+def instance() -> Any:
+    """The Dagster instance of `$DAGSTER_HOME`, got under an exclusive lock in that folder.
+
+    A fresh home's SQLite storages are created and stamped with alembic on first use; two
+    processes doing that at once (the partitions of a first run) leave two version heads
+    and a home no later run can open. Taking turns costs nothing once it exists."""
+    import dagster as dg
+
+    home = os.environ.get("DAGSTER_HOME")
+    if not home:
+        return dg.DagsterInstance.get()
+    Path(home).mkdir(parents=True, exist_ok=True)
+    with open(Path(home) / ".instance.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return dg.DagsterInstance.get()
+
+
+def start_partition(defs: Any, key: str, tags: dict[str, str], log: Path) -> PartitionProcess:
+    """Fork a process that runs the `evaluate` job for partition `key` with `tags`, its
+    output (Dagster's log, the failure lines) going to `log`."""
+    from bat_pipeline.resources.agent_process import die_with_parent
+
+    if threading.active_count() > 1:
+        raise RuntimeError("bat-pipeline run forks its partitions and must be single-threaded when it does; "
+                           f"threads running: {[t.name for t in threading.enumerate()]}")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid:
+        return PartitionProcess(key, pid, log)
+    code = 1
+    try:
+        die_with_parent()
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.close(devnull)
+        sys.stdout = open(1, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
+        sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
+        code = run_partition(defs, key, tags)
+    except BaseException:  # noqa: BLE001 - the child reports everything, then exits
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def run_partition(defs: Any, key: str, tags: dict[str, str]) -> int:
+    """One Dagster run of the `evaluate` job for `key`; prints a FAILURE_MARK line for each
+    failed step and gate; 0 when it succeeded."""
+    from bat_pipeline.automation import EVALUATE_JOB
+
+    job = defs.resolve_job_def(EVALUATE_JOB)
+    result = job.execute_in_process(partition_key=key, instance=instance(), tags=tags, raise_on_error=False)
+    for event in result.all_events:
+        if event.is_step_failure:
+            lines = user_message(event.step_failure_data.error).splitlines() or [""]
+            print(f"{FAILURE_MARK}step {event.step_key} failed: {lines[0]}")
+            for line in lines[1:]:
+                print(f"{FAILURE_MARK}    {line}")
+        if event.event_type_value == "ASSET_CHECK_EVALUATION":
+            data = event.event_specific_data  # an AssetCheckEvaluation
+            if not data.passed:
+                message = data.metadata.get("message")
+                print(f"{FAILURE_MARK}gate {data.check_name} failed: {getattr(message, 'value', message) or ''}")
+    return 0 if result.success else 1
+
+
+def run_charts(defs: Any) -> str | None:
+    """The charts' run, in this process; None when it succeeded, else why not."""
+    from bat_pipeline.automation import CHARTS_JOB
+
+    # In the user's terminal: Dagster's own console log only for what went wrong.
+    quiet = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
+    result = defs.resolve_job_def(CHARTS_JOB).execute_in_process(instance=instance(), raise_on_error=False,
+                                                                 run_config=quiet)
+    if result.success:
+        return None
+    failures = [user_message(e.step_failure_data.error) for e in result.all_events if e.is_step_failure]
+    return "\n".join(failures) or "the charts' run failed"
+
+
+def user_message(error: Any) -> str:
+    """What went wrong in the user's terms: the exception raised in the step (not Dagster's
+    wrapper around it), without its class's module path."""
+    while error.cause is not None and error.cls_name == "DagsterExecutionStepExecutionError":
+        error = error.cause
+    message = str(error.message).strip()
+    head, sep, rest = message.partition(f"{error.cls_name}: ")
+    return rest if sep and " " not in head else message
+
+
+def failure_lines(log: Path) -> list[str]:
+    """What a partition process said failed, one line each (without the mark)."""
+    if not log.exists():
+        return []
+    lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    return [f"  {line[len(FAILURE_MARK):]}" for line in lines if line.startswith(FAILURE_MARK)]
