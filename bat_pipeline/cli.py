@@ -41,16 +41,17 @@ def cmd_run(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    from bat_pipeline.example.demo_llm import EXAMPLE_AGENT_DIR
+    from bat_pipeline.locations import BUNDLED_AGENT_DIR
     from bat_pipeline.runner import run_evaluation
 
-    return run_evaluation(EXAMPLE_AGENT_DIR, models=args.model)
+    return run_evaluation(BUNDLED_AGENT_DIR, models=args.model)
 
 
 def cmd_ui(args) -> int:
+    from bat_pipeline.locations import BUNDLED_AGENT_DIR
     from bat_pipeline.ui import serve_ui
 
-    return serve_ui(_agent(args.agent) if args.agent else None, port=args.port)
+    return serve_ui(_agent(args.agent) if args.agent else BUNDLED_AGENT_DIR, port=args.port)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -109,12 +109,9 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
     """Run the chain for the chosen models in parallel; 0 when every model ran and passed its
     gates, 1 otherwise. InputError (exit 2) before anything starts on bad configuration,
     including a judge that is on and has no API key."""
-    from bat_pipeline.example.demo_llm import ensure_demo_llm, is_example
     from bat_pipeline.resources.agent_process import AgentLauncher
 
     agent_dir = Path(agent_dir).resolve()
-    if is_example(agent_dir):
-        ensure_demo_llm()
     config = load_eval_config(agent_dir)
     warnings = list(config.warnings)
     tasks = load_tasks(config.resolve(config.evaluation.dataset), warnings)
@@ -170,8 +167,7 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
     if charts_dir:
         out(f"charts: {charts_dir}")
     command = Path(sys.executable).parent / "bat-pipeline"
-    out(f"UI: {command if command.exists() else 'bat-pipeline'} ui" + ("" if is_example(agent_dir) else f" {agent_dir}")
-        + "   (or `make ui` for the example)")
+    out(f"UI: {command if command.exists() else 'bat-pipeline'} ui {agent_dir}")
     return 1 if failed else 0
 
 
@@ -260,7 +256,8 @@ def _run_partition(key: str, run_id: str, resume: bool) -> int:
     """In the partition's own process: one Dagster run of the `evaluate` job."""
     from bat_pipeline.assets.common import RESUME_TAG, RUN_ID_TAG
     from bat_pipeline.automation import EVALUATE_JOB
-    from bat_pipeline.definitions import agent_dir_from_env, build_definitions
+    from bat_pipeline.definitions import build_definitions
+    from bat_pipeline.locations import agent_dir_from_env
 
     defs = build_definitions(agent_dir_from_env(), default_root())
     job = defs.resolve_job_def(EVALUATE_JOB)
@@ -283,7 +280,8 @@ def _run_partition(key: str, run_id: str, resume: bool) -> int:
 
 def _run_charts() -> int:
     from bat_pipeline.automation import CHARTS_JOB
-    from bat_pipeline.definitions import agent_dir_from_env, build_definitions
+    from bat_pipeline.definitions import build_definitions
+    from bat_pipeline.locations import agent_dir_from_env
 
     agent_dir = agent_dir_from_env()
     defs = build_definitions(agent_dir, default_root())

@@ -8,17 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bat_pipeline.example.demo_llm import EXAMPLE_AGENT_DIR, ensure_demo_llm, is_example
 from bat_pipeline.runner import dagster_home
 from bat_pipeline.storage import default_root
 
 STOP_GRACE_S = 30
 
 
-def serve_ui(agent_dir: Path | None, *, port: int = 3000) -> int:
-    agent_dir = Path(agent_dir or EXAMPLE_AGENT_DIR).resolve()
-    if is_example(agent_dir):
-        ensure_demo_llm()
+def serve_ui(agent_dir: Path, *, port: int = 3000) -> int:
+    agent_dir = Path(agent_dir).resolve()
     root = default_root()
     env = {**os.environ, "BAT_AGENT_DIR": str(agent_dir), "BAT_PIPELINE_HOME": str(root),
            "DAGSTER_HOME": str(dagster_home(root))}
