@@ -41,16 +41,17 @@ def cmd_run(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    from bat_pipeline.example.demo_llm import EXAMPLE_AGENT_DIR
+    from bat_pipeline.locations import BUNDLED_AGENT_DIR
     from bat_pipeline.runner import run_evaluation
 
-    return run_evaluation(EXAMPLE_AGENT_DIR, models=args.model)
+    return run_evaluation(BUNDLED_AGENT_DIR, models=args.model)
 
 
 def cmd_ui(args) -> int:
+    from bat_pipeline.locations import agent_dir_from_env
     from bat_pipeline.ui import serve_ui
 
-    return serve_ui(_agent(args.agent) if args.agent else None, port=args.port)
+    return serve_ui(_agent(args.agent) if args.agent else agent_dir_from_env(), port=args.port)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -77,7 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", action="append")
     p.set_defaults(func=cmd_demo)
 
-    p = sub.add_parser("ui", help="the Dagster UI on an agent (default: the bundled example)")
+    p = sub.add_parser("ui", help="the Dagster UI on an agent (default: $BAT_AGENT_DIR, else the current "
+                                  "folder when it holds eval/eval.yaml, else the bundled example)")
     p.add_argument("agent", nargs="?")
     p.add_argument("--port", type=int, default=3000)
     p.set_defaults(func=cmd_ui)

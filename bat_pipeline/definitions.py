@@ -1,9 +1,10 @@
 """Assembles the asset graph for one agent folder: assets, checks, resources, schedules.
 
 The agent folder is `$BAT_AGENT_DIR`, else the current folder when it holds
-eval/eval.yaml, else the bundled example agent; results go under `$BAT_PIPELINE_HOME`
-(default: `.bat_pipeline` in the current folder). Several agents: one code location each
-in workspace.yaml, with the agent folder as its working_directory.
+eval/eval.yaml, else the bundled example agent (locations.agent_dir_from_env); results go
+under `$BAT_PIPELINE_HOME` (default: `.bat_pipeline` in the current folder). Several
+agents: one code location each in workspace.yaml, with the agent folder as its
+working_directory.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ import dagster as dg
 from bat_pipeline.assets import charts, episodes, judge, metrics, tasks, trajectories, verdicts
 from bat_pipeline.automation import build_automation
 from bat_pipeline.engine.loading import load_eval_config
-from bat_pipeline.example.demo_llm import EXAMPLE_AGENT_DIR, ensure_demo_llm, is_example
+from bat_pipeline.locations import agent_dir_from_env
 from bat_pipeline.resources.evaluation import EvaluationResource
 from bat_pipeline.resources.judge import JudgeResource
+from bat_pipeline.resources.scripted_llm import ScriptedLlmResource
 from bat_pipeline.resources.warehouse import DEFAULT_MAX_WAIT_S, WarehouseResource
 from bat_pipeline.storage import default_root
 
@@ -27,17 +29,7 @@ WAREHOUSE_WAIT_VAR = "BAT_PIPELINE_WAREHOUSE_WAIT_S"
 """Seconds the metrics step waits for another process holding the warehouse (default 60)."""
 
 
-def agent_dir_from_env() -> Path:
-    if os.environ.get("BAT_AGENT_DIR"):
-        return Path(os.environ["BAT_AGENT_DIR"]).expanduser().resolve()
-    if (Path.cwd() / "eval" / "eval.yaml").is_file():
-        return Path.cwd().resolve()
-    return EXAMPLE_AGENT_DIR
-
-
 def build_definitions(agent_dir: Path, storage_root: Path) -> dg.Definitions:
-    if is_example(agent_dir):
-        ensure_demo_llm()
     config = load_eval_config(agent_dir)
     partitions = dg.StaticPartitionsDefinition([m.partition_key for m in config.models])
     # Asset keys carry the agent id, so two agents' code locations in one workspace (and
@@ -64,7 +56,9 @@ def build_definitions(agent_dir: Path, storage_root: Path) -> dg.Definitions:
         schedules=schedules,
         sensors=sensors,
         resources={
-            "evaluation": EvaluationResource(agent_dir=str(agent_dir), storage_root=str(storage_root)),
+            # The scripted model server starts only in a run whose eval.yaml names it.
+            "evaluation": EvaluationResource(agent_dir=str(agent_dir), storage_root=str(storage_root),
+                                             scripted_llm=ScriptedLlmResource()),
             "judge": JudgeResource(storage_root=str(storage_root)),
             "warehouse": WarehouseResource(database=str(storage_root / "warehouse.duckdb"),
                                            max_wait_s=float(os.environ.get(WAREHOUSE_WAIT_VAR) or DEFAULT_MAX_WAIT_S)),

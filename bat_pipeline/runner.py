@@ -79,12 +79,9 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
     """Run the chain for the chosen models in parallel; 0 when every model ran and passed its
     gates, 1 otherwise. InputError (exit 2) before anything starts on bad configuration,
     including a judge that is on and has no API key."""
-    from bat_pipeline.example.demo_llm import ensure_demo_llm, is_example
     from bat_pipeline.resources.agent_process import AgentLauncher
 
     agent_dir = Path(agent_dir).resolve()
-    if is_example(agent_dir):
-        ensure_demo_llm()
     config = load_eval_config(agent_dir)
     warnings = list(config.warnings)
     tasks = load_tasks(config.resolve(config.evaluation.dataset), warnings)
@@ -150,8 +147,7 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
     if charts_dir:
         out(f"charts: {charts_dir}")
     command = Path(sys.executable).parent / "bat-pipeline"
-    out(f"UI: {command if command.exists() else 'bat-pipeline'} ui" + ("" if is_example(agent_dir) else f" {agent_dir}")
-        + "   (or `make ui` for the example)")
+    out(f"UI: {command if command.exists() else 'bat-pipeline'} ui {agent_dir}")
     return 1 if failed else 0
 
 

@@ -1,47 +1,93 @@
-"""`bat-pipeline ui`: `dagster dev` on one agent folder."""
+"""`bat-pipeline ui`: `dagster dev` on one agent folder, as its own process group."""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
-from bat_pipeline.example.demo_llm import EXAMPLE_AGENT_DIR, ensure_demo_llm, is_example
+from bat_pipeline.engine.errors import InputError
+from bat_pipeline.engine.loading import load_eval_config, load_tasks
+from bat_pipeline.locations import AGENT_DIR_VAR
+from bat_pipeline.resources.agent_process import die_with_parent
 from bat_pipeline.runner import dagster_home
 from bat_pipeline.storage import default_root
 
-STOP_GRACE_S = 30
+HOST = "127.0.0.1"
+STOP_GRACE_S = 8.0
+"""After Ctrl-C or SIGTERM, how long `dagster dev` gets to stop before its group is killed
+(a stop takes 10 s at most)."""
 
 
-def serve_ui(agent_dir: Path | None, *, port: int = 3000) -> int:
-    agent_dir = Path(agent_dir or EXAMPLE_AGENT_DIR).resolve()
-    if is_example(agent_dir):
-        ensure_demo_llm()
-    root = default_root()
-    env = {**os.environ, "BAT_AGENT_DIR": str(agent_dir), "BAT_PIPELINE_HOME": str(root),
-           "DAGSTER_HOME": str(dagster_home(root))}
-    print(f"Dagster UI for {agent_dir} on http://127.0.0.1:{port} (Ctrl-C to stop)", flush=True)
-    command = [sys.executable, "-m", "dagster", "dev", "-m", "bat_pipeline.definitions",
-               "-h", "127.0.0.1", "-p", str(port)]
-    # `dagster dev` shuts its webserver, daemon and code servers down cleanly on SIGINT to
-    # its process group, but hangs on SIGTERM: both are passed on to it as SIGINT.
-    process = subprocess.Popen(command, env=env, start_new_session=True)
-
-    def stop(signum, frame):
+def check_port_free(port: int, host: str = HOST) -> None:
+    """InputError when something listens on host:port already (another UI, most likely)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # As the webserver binds: a port left in TIME_WAIT by an earlier UI is free.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            os.killpg(process.pid, signal.SIGINT)
-        except ProcessLookupError:
-            pass
+            sock.bind((host, port))
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                raise InputError(f"{host}:{port}", f"cannot listen there: {exc.strerror}") from None
+            raise InputError(f"{host}:{port}", "the port is in use (another `bat-pipeline ui` or "
+                             "`dagster dev`?): stop it, or choose another port with --port") from None
 
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
+
+def serve_ui(agent_dir: Path, *, port: int = 3000) -> int:
+    """Run the UI until Ctrl-C or SIGTERM, then stop `dagster dev` and its whole process
+    group (webserver, daemon, code servers, runs in flight) within 10 s: SIGTERM to the
+    group, then SIGKILL to what is left once `dagster dev` has exited or STOP_GRACE_S has
+    passed. Returns `dagster dev`'s exit code, or 128 + the signal's number when stopped.
+
+    Raises InputError before anything starts on what `bat-pipeline run` refuses in
+    eval.yaml and the dataset, and on a port already in use."""
+    agent_dir = Path(agent_dir).resolve()
+    config = load_eval_config(agent_dir)
+    load_tasks(config.resolve(config.evaluation.dataset))
+    check_port_free(port)
+    root = default_root()
+    env = {**os.environ, AGENT_DIR_VAR: str(agent_dir), "BAT_PIPELINE_HOME": str(root),
+           "DAGSTER_HOME": str(dagster_home(root))}
+    print(f"Dagster UI for {agent_dir} on http://{HOST}:{port} (Ctrl-C to stop)", flush=True)
+    command = [sys.executable, "-m", "dagster", "dev", "-m", "bat_pipeline.definitions",
+               "-h", HOST, "-p", str(port)]
+    stop = threading.Event()
+    received: list[int] = []
+
+    def on_signal(signum, frame):
+        received.append(signum)
+        stop.set()
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    # Its own group: a terminal's Ctrl-C reaches this process only, which stops the group.
+    # A SIGKILLed `bat-pipeline ui` still takes `dagster dev` along (die_with_parent).
+    process = subprocess.Popen(command, env=env, start_new_session=True, stdin=subprocess.DEVNULL,
+                               preexec_fn=die_with_parent)
     try:
-        return process.wait()
+        while process.poll() is None and not stop.wait(0.2):
+            pass
     finally:
-        if process.poll() is None:
-            try:
-                process.wait(timeout=STOP_GRACE_S)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
+        _stop_group(process)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    return 128 + received[0] if received else process.returncode
+
+
+def _stop_group(process: subprocess.Popen) -> None:
+    # On SIGTERM `dagster dev` shuts its webserver and daemon down (a few seconds), but a
+    # code server it started may linger until its heartbeat times out (45 s): whatever of
+    # the group outlives `dagster dev` is killed.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=STOP_GRACE_S)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=1)

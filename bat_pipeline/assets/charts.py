@@ -28,7 +28,7 @@ def build(prefix: str) -> dg.AssetsDefinition:
                     warehouse: WarehouseResource) -> None:
         from bat_pipeline.engine.charts import render_all  # matplotlib: loaded only to draw
 
-        config = evaluation.config()
+        config = evaluation.config(models=False)
         data = warehouse.warehouse(on_wait=context.log.warning).chart_data(agent_id=config.agent_id)
         out_dir = evaluation.root / "charts" / config.agent_id
         written = render_all(data, out_dir)

@@ -13,7 +13,7 @@ def build(prefix: str) -> dg.AssetsDefinition:
     @dg.asset(key_prefix=prefix, group_name=GROUP,
               description="The tasks of eval/input/tasks.json, validated (SPEC §3).")
     def task_specs(context: dg.AssetExecutionContext, evaluation: EvaluationResource) -> list[Task]:
-        config = evaluation.config()
+        config = evaluation.config(models=False)
         warnings = list(config.warnings)
         tasks = evaluation.tasks(warnings)
         for warning in warnings:

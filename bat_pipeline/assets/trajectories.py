@@ -22,7 +22,7 @@ def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefiniti
     def span_trajectories(context: dg.AssetExecutionContext, evaluation: EvaluationResource,
                           agent_episodes: PartitionRef, task_specs: list[Task]) -> PartitionRef:
         ref = agent_episodes
-        settings = evaluation.config().evaluation
+        settings = evaluation.config(models=False).evaluation
         # An agent left running (agent.url) may still hold spans of the last conversations.
         ended = datetime.fromisoformat(ref.finished_at).timestamp() if ref.finished_at else 0.0
         waited, quiet = wait_until_quiet(ref.span_paths(), settle_s=settings.spans_settle_s,

@@ -340,3 +340,14 @@ def _kill_group(pgid: int, grace_s: float) -> None:
     if _group_alive(pgid):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGKILL)
+
+
+def stop_process_group(process: subprocess.Popen, grace_s: float, first_signal: int = signal.SIGTERM) -> None:
+    """Stop a process started with `start_new_session=True` and everything in its group:
+    `first_signal` to the group, SIGKILL to whatever is left after `grace_s`; the leader is
+    reaped. A group already gone is no error."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, first_signal)
+    _kill_group(process.pid, grace_s)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=5)

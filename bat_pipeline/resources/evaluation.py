@@ -11,9 +11,11 @@ from pydantic import PrivateAttr
 
 from bat_pipeline.engine.contracts import EvalConfig, Task
 from bat_pipeline.engine.environment import agent_environment, find_dotenv, project_environ, read_dotenv
+from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.loading import load_eval_config, load_tasks
 from bat_pipeline.engine.redaction import Redactor, secret_values
 from bat_pipeline.resources.judge import JudgeConfigError, resolve_api_key
+from bat_pipeline.resources.scripted_llm import PLACEHOLDER, ScriptedLlmResource, uses_scripted_llm
 
 
 class EvaluationResource(dg.ConfigurableResource):
@@ -23,18 +25,35 @@ class EvaluationResource(dg.ConfigurableResource):
     """The agent folder holding `eval/eval.yaml`."""
     storage_root: str
     """Shared storage for partition files, the judge cache and the warehouse."""
+    scripted_llm: ScriptedLlmResource | None = None
+    """Serves `{scripted_llm}` in eval.yaml (resources.scripted_llm); without it, such a
+    file is refused when a step needs its models."""
 
+    _declared: EvalConfig | None = PrivateAttr(default=None)
     _config: EvalConfig | None = PrivateAttr(default=None)
     _redactor: Redactor | None = PrivateAttr(default=None)
 
-    def config(self) -> EvalConfig:
+    def config(self, *, models: bool = True) -> EvalConfig:
+        """eval.yaml, validated, with the model servers' addresses: a `{scripted_llm}` in it
+        starts the scripted model server for this run (once). `models=False`: as written,
+        starting nothing, for steps that call no model."""
+        if self._declared is None:
+            self._declared = load_eval_config(Path(self.agent_dir))
+        if not models:
+            return self._declared
         if self._config is None:
-            self._config = load_eval_config(Path(self.agent_dir))
+            if self.scripted_llm is not None:
+                self._config = self.scripted_llm.resolve(self._declared)
+            elif uses_scripted_llm(self._declared):
+                raise InputError(str(self._declared.source), f"{PLACEHOLDER} names the scripted model "
+                                 "server, and this code location has no scripted_llm resource to start it")
+            else:
+                self._config = self._declared
         return self._config
 
     def tasks(self, warnings: list[str] | None = None) -> list[Task]:
         """The dataset; what it ignored is appended to `warnings`."""
-        config = self.config()
+        config = self.config(models=False)
         return load_tasks(config.resolve(config.evaluation.dataset), warnings)
 
     @property
@@ -46,7 +65,7 @@ class EvaluationResource(dg.ConfigurableResource):
         model's provider key as its agent gets it, and secret-named values of `.env`,
         `agent.env`, the models' `env` and `judge.env`, from the current environment."""
         if self._redactor is None:
-            config = self.config()
+            config = self.config(models=False)
             dotenv = read_dotenv(find_dotenv(config.agent_dir))
             shell = dict(os.environ)
             agent_envs = {m.partition_key: agent_environment(config, m, base_env=shell, dotenv=dotenv,

@@ -20,7 +20,7 @@ from typing import Callable
 
 import httpx
 
-from bat_pipeline.example.demo_llm import start_scripted_llm
+from bat_pipeline.resources.scripted_llm import start_scripted_llm
 from bat_pipeline_tests.pipeline.support import VENV_BIN, copy_agent, pipeline_env
 from bat_pipeline_tests.pipeline.support import run as run_process
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from bat_pipeline.example.demo_llm import start_scripted_llm
+from bat_pipeline.resources.scripted_llm import start_scripted_llm
 from bat_pipeline_tests.example.processes import Agent, launch_agent
 
 

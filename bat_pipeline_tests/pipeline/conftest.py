@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bat_pipeline.example.demo_llm import start_scripted_llm
+from bat_pipeline.resources.scripted_llm import start_scripted_llm
 from bat_pipeline_tests.pipeline.support import copy_agent, pipeline_env
 
 

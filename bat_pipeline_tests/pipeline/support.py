@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from bat_pipeline.example.demo_llm import EXAMPLE_AGENT_DIR
+from bat_pipeline.locations import BUNDLED_AGENT_DIR as EXAMPLE_AGENT_DIR
 
 FEW_TASKS = ("weather_paris", "add_numbers", "capital_of_france")
 """Quick tasks (no sub-agent) the competent persona passes and the sloppy one fails."""

@@ -210,7 +210,7 @@ def test_a_model_whose_every_episode_errored_fails_and_says_why(workspace_factor
     # The agent starts, but its model is unreachable: every conversation ends in error.
     ws = workspace_factory("run_all_errored", models=("openai-competent",))
     eval_file = ws.agent / "eval" / "eval.yaml"
-    eval_file.write_text(eval_file.read_text().replace("${BAT_DEMO_LLM_URL}/v1", "http://127.0.0.1:9/v1"))
+    eval_file.write_text(eval_file.read_text().replace("{scripted_llm}/v1", "http://127.0.0.1:9/v1"))
     result = bat_pipeline_run(ws)
     assert result.returncode == 1, result.stdout[-4000:]
     assert "✗ openai-competent failed" in result.stdout
