@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from bat_pipeline.engine.errors import InputError
-from bat_pipeline.engine.loading import load_eval_config, load_tasks
+from bat_pipeline.engine.config import load_eval_config, load_tasks
 
 TEMPLATE_FILES = ("eval/eval.yaml", "eval/input/tasks.json")
 

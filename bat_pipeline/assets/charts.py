@@ -1,13 +1,13 @@
 """`eval_charts`: the charts across models and runs, drawn from the warehouse."""
 
 import base64
-import shutil
 
 import dagster as dg
 
 from bat_pipeline.assets.common import GROUP
 from bat_pipeline.resources.evaluation import EvaluationResource
 from bat_pipeline.resources.warehouse import WarehouseResource
+from bat_pipeline.storage import charts_dir, publish_charts
 
 
 def _embedded(path) -> dg.MetadataValue:
@@ -30,12 +30,9 @@ def build(prefix: str) -> dg.AssetsDefinition:
 
         config = evaluation.config(models=False)
         data = warehouse.warehouse(on_wait=context.log.warning).chart_data(agent_id=config.agent_id)
-        out_dir = evaluation.root / "charts" / config.agent_id
+        out_dir = charts_dir(evaluation.root, config.agent_id)
         written = render_all(data, out_dir)
-        reference_charts = config.resolve(config.evaluation.output_dir) / "charts"
-        reference_charts.mkdir(parents=True, exist_ok=True)
-        for path in written.values():
-            shutil.copyfile(path, reference_charts / path.name)
+        publish_charts(config, written.values())
         context.add_output_metadata({
             "agent": config.agent_id,
             "charts_dir": dg.MetadataValue.path(str(out_dir)),

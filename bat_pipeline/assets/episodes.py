@@ -2,28 +2,26 @@
 
 import asyncio
 import secrets
-import shutil
 from datetime import datetime, timezone
 
 import dagster as dg
 
 from bat_pipeline.assets.common import GROUP, episode_table, evaluation_run_id, redact_log, wants_resume
 from bat_pipeline.engine.contracts import Episode, EvalConfig, Task
-from bat_pipeline.engine.contracts.episode import conversation_id
+from bat_pipeline.engine.contracts.names import conversation_id
 from bat_pipeline.resources.a2a_conversations import Attempt, run_attempts
 from bat_pipeline.resources.agent_process import AgentLauncher, AgentStartError
 from bat_pipeline.resources.evaluation import EvaluationResource
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.storage import (
-    check_writable,
+    AGENT_SPANS,
     PartitionRef,
-    latest_run_dir,
+    check_result_folders,
     load_episodes,
-    load_ref,
-    partition_dir,
-    reference_dir,
+    new_partition,
+    resumed_partition,
     save_ref,
-    write_episode,
+    store_episodes,
 )
 
 
@@ -31,29 +29,6 @@ class EpisodesConfig(dg.Config):
     resume: bool = False
     """Re-run only the episodes of this model's last run that are missing or ended in an
     eval error; keep the others (also set by the run tag `bat_pipeline/resume=true`)."""
-
-
-def _fresh_ref(context, config: EvalConfig, evaluation: EvaluationResource, model_key: str) -> PartitionRef:
-    model = config.model(model_key)
-    run_id = evaluation_run_id(context)
-    directory = partition_dir(evaluation.root, run_id, model_key)
-    # A retry of the same run overwrites: nothing from a previous attempt is mixed in.
-    if directory.exists():
-        shutil.rmtree(directory)
-    return PartitionRef(
-        run_id=run_id, run_name=config.evaluation.run_name, agent_id=config.agent_id, model_key=model_key,
-        model_name=model.name, k=config.evaluation.k, agent_dir=config.agent_dir, dir=directory,
-        output_dir=reference_dir(config.resolve(config.evaluation.output_dir), run_id,
-                                 config.evaluation.run_name, model.name),
-        dagster_run_id=context.run.run_id)
-
-
-def _resumed_ref(context, evaluation: EvaluationResource, model_key: str) -> PartitionRef | None:
-    directory = latest_run_dir(evaluation.root, model_key, evaluation.config().agent_id)
-    if directory is None:
-        return None
-    ref = load_ref(directory)
-    return ref.model_copy(update={"dagster_run_id": context.run.run_id})
 
 
 def plan_attempts(tasks: list[Task], k: int, kept: list[Episode], conversation_suffix: str = "") -> list[Attempt]:
@@ -83,18 +58,18 @@ def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefiniti
         eval_config = evaluation.config()
         model_key = context.partition_key
         try:  # a full disk or a read-only folder is found before the agent starts
-            check_writable(evaluation.root, "pipeline's results (BAT_PIPELINE_HOME)")
-            check_writable(eval_config.resolve(eval_config.evaluation.output_dir), "output files")
+            check_result_folders(evaluation.root, eval_config)
         except InputError as exc:
             raise dg.Failure(description=str(exc)) from None
         model = eval_config.model(model_key)
-        ref = _resumed_ref(context, evaluation, model_key) if wants_resume(context, config.resume) else None
+        ref = resumed_partition(evaluation.root, model_key, eval_config.agent_id, context.run.run_id) \
+            if wants_resume(context, config.resume) else None
         resumed = ref is not None
         kept: list[Episode] = []
         if ref is None:
-            ref = _fresh_ref(context, eval_config, evaluation, model_key)
+            ref = new_partition(evaluation.root, eval_config, model_key, evaluation_run_id(context), context.run.run_id)
         else:
-            kept = [e for e in load_episodes(ref.episodes_dir) if not e.eval_error]
+            kept = [e for e in load_episodes(ref) if not e.eval_error]
             context.log.info(f"resuming run {ref.run_id}: {len(kept)} episodes kept")
         ref.started_at = ref.started_at or datetime.now(timezone.utc).isoformat()
         ref.dir.mkdir(parents=True, exist_ok=True)
@@ -111,7 +86,8 @@ def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefiniti
 
         def store(episode: Episode) -> None:
             episode = redactor.record(episode)
-            write_episode(ref.episodes_dir, episode)
+            store_episodes(ref, [episode])
+            save_ref(ref)
             done["n"] += 1
             done["completed"] += episode.final_status == "completed"
             done["errors"] += bool(episode.eval_error)
@@ -119,7 +95,7 @@ def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefiniti
                              f"{done['errors']} eval errors) for {model.name}")
 
         extra_spans = [eval_config.resolve(p) for p in eval_config.evaluation.extra_spans]
-        spans_name = f"agent-resume-{launch}.jsonl" if resumed else "agent.jsonl"
+        spans_name = f"agent-resume-{launch}.jsonl" if resumed else AGENT_SPANS
         launcher = AgentLauncher(eval_config, model, ref.dir, log=context.log.info, spans_name=spans_name,
                                  redactor=redactor)
         if attempts:
@@ -137,7 +113,7 @@ def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefiniti
                 # Not chained: Dagster would store the cause's unredacted message too.
                 raise dg.Failure(description=redactor.text(f"{model.name}: {exc}"),
                                  metadata={"agent_log": dg.MetadataValue.path(str(ref.log_file))}) from None
-        episodes = load_episodes(ref.episodes_dir)
+        episodes = load_episodes(ref)
         ref.add_span_files(extra_spans)
         ref.finished_at = datetime.now(timezone.utc).isoformat()
         save_ref(ref)

@@ -70,7 +70,7 @@ def judge_partition(ref: PartitionRef, config: EvalConfig, tasks: list[Task],
 
     As an asset (`judge_scores`): return `ref` and attach `outcome.metadata()`.
     """
-    episodes = storage.load_episodes(ref.episodes_dir)
+    episodes = storage.load_episodes(ref)
     settings = config.judge
     if not config.evaluation.qualitative or settings is None:
         reason = ("evaluation.qualitative is false in eval.yaml" if not config.evaluation.qualitative
@@ -86,7 +86,7 @@ def judge_partition(ref: PartitionRef, config: EvalConfig, tasks: list[Task],
         client = judge
     load_project_scorers(config)
     result = _run(judge_episodes(client, episodes, tasks, config.evaluation.scorers))
-    storage.write_episodes(ref.episodes_dir, episodes)
+    storage.store_episodes(ref, episodes)
     storage.write_json(ref.file("judge.json"), report(client.settings, _now(), result.stats, episodes))
     return JudgeOutcome(enabled=True, judge=client.name, mode=client.settings.mode, episodes=len(episodes),
                         stats=result.stats, mean_scores=result.mean_scores())
@@ -125,7 +125,7 @@ def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefiniti
         except JudgeConfigError as exc:
             raise dg.Failure(description=f"the judge cannot run: {exc}") from None
         if outcome.enabled:
-            storage.publish_reference(ref, storage.load_episodes(ref.episodes_dir))
+            storage.publish_reference(ref, storage.load_episodes(ref))
         context.add_output_metadata(outcome.metadata())
         return ref
 

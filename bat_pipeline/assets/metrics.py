@@ -8,27 +8,23 @@ import dagster as dg
 
 from bat_pipeline.assets.common import GROUP, counts, score_table
 from bat_pipeline.engine.contracts import EvalConfig, Task
-from bat_pipeline.engine.gates import evaluate_gates, nothing_ran
+from bat_pipeline.engine.gates import evaluate_gates, nothing_ran, set_gates
 from bat_pipeline.engine.metrics import build_metrics, build_summary, in_dataset_order, summary_timestamp
 from bat_pipeline.resources.evaluation import EvaluationResource
 from bat_pipeline.resources.warehouse import WarehouseResource
 from bat_pipeline.storage import PartitionRef, load_episodes, publish_reference, write_json
 
-GATES = ("min_pass_rate", "max_error_episodes", "max_regression")
-
-
 def gate_specs(config: EvalConfig, partitions: dg.PartitionsDefinition | None = None) -> list[dg.AssetCheckSpec]:
     """One blocking check per gate set in eval.yaml; partitioned like the asset, so each
     model's last result is kept (and shown) apart from the others'."""
-    gate = config.evaluation.gate
     # Partitioned checks are a Dagster preview (dagster is pinned to one version in
     # pyproject.toml); without them the UI shows one status for all models: the last run's.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dg.PreviewWarning)
         return [
             dg.AssetCheckSpec(name=name, asset=dg.AssetKey([config.agent_id, "eval_metrics"]), blocking=True, partitions_def=partitions,
-                              description=f"evaluation.gate.{name} = {getattr(gate, name)}")
-            for name in GATES if getattr(gate, name) is not None
+                              description=f"evaluation.gate.{name} = {limit}")
+            for name, limit in set_gates(config.evaluation.gate).items()
         ]
 
 
@@ -41,7 +37,7 @@ def build(partitions: dg.PartitionsDefinition, config: EvalConfig) -> dg.AssetsD
     def eval_metrics(context: dg.AssetExecutionContext, judge_scores: PartitionRef,
                      task_specs: list[Task], warehouse: WarehouseResource, evaluation: EvaluationResource):
         ref = judge_scores
-        episodes = in_dataset_order(load_episodes(ref.episodes_dir), [t.id for t in task_specs])
+        episodes = in_dataset_order(load_episodes(ref), [t.id for t in task_specs])
         metrics = build_metrics(episodes, k=ref.k)
         # bat-cli stamps the start of the model's evaluation.
         started = datetime.fromisoformat(ref.started_at) if ref.started_at else datetime.now(timezone.utc)

@@ -10,7 +10,7 @@ from bat_pipeline.engine.contracts import Task
 from bat_pipeline.engine.spans import load_spans, wait_until_quiet
 from bat_pipeline.engine.trajectories import build_trajectory, recorded_tool_calls
 from bat_pipeline.resources.evaluation import EvaluationResource
-from bat_pipeline.storage import PartitionRef, load_episodes, write_episodes, write_json
+from bat_pipeline.storage import PartitionRef, load_episodes, store_episodes, write_json
 
 
 def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefinition:
@@ -36,7 +36,7 @@ def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefiniti
         for message in index.messages():
             context.log.warning(message)
         turns = {t.id: t.turns for t in task_specs}
-        episodes = load_episodes(ref.episodes_dir)
+        episodes = load_episodes(ref)
         trajectories = {}
         for episode in episodes:
             trajectory = build_trajectory(index, episode.conversation_id, turns.get(episode.task_id, []))
@@ -45,7 +45,7 @@ def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefiniti
             trajectories[episode.conversation_id] = trajectory.model_dump(mode="json")
         # Span files outside the partition folder (agent.spans, extra_spans) are not scrubbed.
         redactor = evaluation.redactor()
-        write_episodes(ref.episodes_dir, [redactor.record(e) for e in episodes])
+        store_episodes(ref, [redactor.record(e) for e in episodes])
         write_json(ref.file("trajectories.json"), redactor.data(trajectories))
         found = sum(1 for e in episodes if e.trace.trajectory.found)
         context.add_output_metadata({

@@ -7,7 +7,7 @@ from bat_pipeline.assets.common import GROUP, counts, episode_table
 from bat_pipeline.engine.contracts import Task
 from bat_pipeline.engine.verdicts import check_partition
 from bat_pipeline.resources.evaluation import EvaluationResource
-from bat_pipeline.storage import PartitionRef, load_episodes, publish_reference, write_episodes, write_json
+from bat_pipeline.storage import PartitionRef, load_episodes, publish_reference, store_episodes, write_json
 
 
 def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefinition:
@@ -19,8 +19,8 @@ def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefiniti
     def episode_verdicts(context: dg.AssetExecutionContext, span_trajectories: PartitionRef,
                          task_specs: list[Task], evaluation: EvaluationResource) -> PartitionRef:
         ref = span_trajectories
-        episodes = check_partition(load_episodes(ref.episodes_dir), task_specs, evaluation.config())
-        write_episodes(ref.episodes_dir, episodes)
+        episodes = check_partition(load_episodes(ref), task_specs, evaluation.config())
+        store_episodes(ref, episodes)
         write_json(ref.file("verdicts.json"), {
             e.conversation_id: e.verdict.model_dump(mode="json") for e in episodes if e.verdict})
         out = publish_reference(ref, episodes, copy=[*ref.own_span_files(), ref.log_file])

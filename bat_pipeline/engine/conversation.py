@@ -9,7 +9,7 @@ import time
 from typing import Callable
 
 from bat_pipeline.engine.contracts import A2AEvent, Episode, EpisodeTrace, Task, Trajectory
-from bat_pipeline.engine.contracts.episode import conversation_id
+from bat_pipeline.engine.contracts.names import conversation_id
 
 MAX_EVENTS = 200
 PREVIEW_CHARS = 200
@@ -34,12 +34,17 @@ def normalise_state(state: str | None) -> str | None:
     """`TASK_STATE_INPUT_REQUIRED`, `input_required` or `input-required` → `input-required`.
 
     Unknown or unspecified states give None (the event is kept, the status unchanged)."""
-    if not state:
-        return None
+    return _STATUS.get(a2a_state_name(state)) if state else None
+
+
+def a2a_state_name(state: str) -> str:
+    """An A2A task state as the protocol spells it in JSON: `TASK_STATE_INPUT_REQUIRED`
+    (the protobuf enum name, as bat-adk and a2a-sdk give it) and `input_required` become
+    `input-required`."""
     name = state.strip().lower()
     if name.startswith("task_state_"):
         name = name[len("task_state_"):]
-    return _STATUS.get(name.replace("_", "-"))
+    return name.replace("_", "-")
 
 
 class ConversationRecorder:

@@ -15,8 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from bat_pipeline.engine.contracts import RUBRICS, Episode, JudgeScores, JudgeSettings, ScoreRow, Task
-from bat_pipeline.engine.contracts.episode import SCORE_FIELDS
+from bat_pipeline.engine.contracts import RUBRICS, SCORE_FIELDS, Episode, JudgeScores, JudgeSettings, ScoreRow, Task
 from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.engine.scorers.judging import FAILED, SKIPPED, Judge, null_row, stand_in_task
 from bat_pipeline.engine.scorers.registry import Scorer, ScoringInput, scorers_for

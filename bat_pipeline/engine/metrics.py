@@ -7,7 +7,7 @@ import math
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 
-from bat_pipeline.engine.contracts.episode import SCORE_FIELDS, Episode
+from bat_pipeline.engine.contracts.episode import Episode
 from bat_pipeline.engine.contracts.metrics import (
     EpisodeMetrics,
     EpisodeQualitative,
@@ -24,10 +24,8 @@ from bat_pipeline.engine.contracts.metrics import (
     TimeSummary,
     TokenSummary,
 )
+from bat_pipeline.engine.contracts.scores import QUALITATIVE_FIELDS
 from bat_pipeline.engine.score_stats import scorer_stats
-
-QUALITATIVE_FIELDS = tuple(SCORE_FIELDS.values())
-"""Judge score fields, in rubric order."""
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
