@@ -158,6 +158,10 @@ class PartitionRef(BaseModel):
         folder's name (as `EvalConfig.agent_id` makes it)."""
         return self.agent_id or safe_key(Path(self.agent_dir).name)
 
+    def started_time(self) -> datetime:
+        """`started_at`; now when unset."""
+        return datetime.fromisoformat(self.started_at) if self.started_at else datetime.now(timezone.utc)
+
     def finished_timestamp(self) -> float:
         """`finished_at` as unix time; 0 when unset."""
         return datetime.fromisoformat(self.finished_at).timestamp() if self.finished_at else 0.0
@@ -286,6 +290,14 @@ def publish_reference(ref: PartitionRef, episodes: Iterable[Episode], *, files: 
         write_json(out / name, data)
     _copy_into(out, copy)
     return out
+
+
+def write_results(ref: PartitionRef, files: dict[str, Any]) -> Path:
+    """Each file (name → JSON data) into the partition folder and the reference's folder;
+    returns the latter."""
+    for name, data in files.items():
+        write_json(ref.file(name), data)
+    return publish_reference(ref, (), files=files)
 
 
 def publish_charts(config: EvalConfig, charts: Iterable[Path]) -> Path:

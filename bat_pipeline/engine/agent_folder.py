@@ -142,7 +142,7 @@ def detect_layout(agent_dir: Path) -> AgentLayout:
 SPAN_SUFFIXES = (".jsonl",)  # SPEC §5: span files are JSON lines
 
 
-def spans_files(agent_dir: Path, entries: Iterable[str], *, primary: Path | None = None) -> list[Path]:
+def spans_files(agent_dir: Path, entries: Iterable[str | Path], *, primary: Path | None = None) -> list[Path]:
     """The span files to read: `primary` first, then each entry, deduplicated, all existing.
 
     Entries (`evaluation.extra_spans`, `agent.spans`) are files or folders, relative to

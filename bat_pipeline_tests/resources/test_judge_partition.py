@@ -9,7 +9,7 @@ import pytest
 from dagster import MaterializeResult, asset, materialize
 
 from bat_pipeline import storage
-from bat_pipeline.assets.judge import judge_partition
+from bat_pipeline.resources.judge_partition import judge_partition
 from bat_pipeline.engine.contracts import EvalConfig, JudgeSettings, ModelSpec
 from bat_pipeline.example.scripted_llm import serve_scripted_llm
 from bat_pipeline.resources.judge import JudgeClient, JudgeConfigError, JudgeResource, judge_episodes

@@ -25,55 +25,37 @@ FINAL_OUTPUT_CHARS = 2000
 TEXT_CHARS = 4000
 """Score reasons, judge errors and eval errors are cut to this length."""
 
+def _columns(spec: str) -> tuple[tuple[str, str], ...]:
+    """`"name TYPE, name TYPE, ..."` → ((name, TYPE), ...)."""
+    return tuple((name, kind) for name, kind in (column.split() for column in spec.split(",")))
+
+
+_PARTITION = "run_id VARCHAR, model_key VARCHAR"
+
 TABLES: dict[str, tuple[tuple[str, str], ...]] = {
-    "runs": (
-        ("run_id", "VARCHAR"), ("model_key", "VARCHAR"), ("agent_id", "VARCHAR"), ("model_name", "VARCHAR"),
-        ("run_name", "VARCHAR"), ("agent_dir", "VARCHAR"), ("started_at", "VARCHAR"),
-        ("finished_at", "VARCHAR"), ("k", "INTEGER"), ("dagster_run_id", "VARCHAR"),
-        ("written_at", "VARCHAR"),
-    ),
-    "tasks": (
-        ("run_id", "VARCHAR"), ("model_key", "VARCHAR"), ("task_id", "VARCHAR"),
-        ("category", "VARCHAR"), ("expected_status", "VARCHAR"),
-        ("expected_outcome", "VARCHAR"), ("n_turns", "INTEGER"),
-    ),
-    "episodes": (
-        ("run_id", "VARCHAR"), ("model_key", "VARCHAR"), ("task_id", "VARCHAR"),
-        ("attempt", "INTEGER"), ("final_status", "VARCHAR"), ("passed", "BOOLEAN"),
-        ("wall_ms", "DOUBLE"), ("tokens_in", "BIGINT"), ("tokens_out", "BIGINT"),
-        ("tokens_cached", "BIGINT"), ("eval_error", "VARCHAR"), ("final_output", "VARCHAR"),
-    ),
-    "episode_scores": (
-        ("run_id", "VARCHAR"), ("model_key", "VARCHAR"), ("agent_id", "VARCHAR"), ("task_id", "VARCHAR"),
-        ("attempt", "INTEGER"), ("position", "INTEGER"), ("scorer", "VARCHAR"), ("criterion", "VARCHAR"),
-        ("value", "DOUBLE"), ("raw", "DOUBLE"), ("scale", "VARCHAR"), ("passed", "BOOLEAN"),
-        ("gating", "BOOLEAN"), ("sample", "INTEGER"), ("judge", "VARCHAR"), ("reason", "VARCHAR"),
-        ("details", "VARCHAR"),
-    ),
-    "trajectory_totals": (
-        ("run_id", "VARCHAR"), ("model_key", "VARCHAR"), ("task_id", "VARCHAR"),
-        ("attempt", "INTEGER"), ("found", "BOOLEAN"), ("model_calls", "BIGINT"),
-        ("tokens_in", "BIGINT"), ("tokens_out", "BIGINT"), ("tokens_cached", "BIGINT"),
-        ("tool_calls", "BIGINT"), ("agent_calls", "BIGINT"), ("errors", "BIGINT"),
-        ("truncated", "BOOLEAN"),
-    ),
-    "model_metrics": (
-        ("run_id", "VARCHAR"), ("model_key", "VARCHAR"), ("tasks", "INTEGER"),
-        ("episodes", "INTEGER"), ("passed", "INTEGER"), ("failed", "INTEGER"),
-        ("pass_rate", "DOUBLE"), ("pass_at_k", "DOUBLE"), ("pass_hat_k", "DOUBLE"),
-        ("error_episodes", "INTEGER"), ("p50_ms", "DOUBLE"), ("p90_ms", "DOUBLE"),
-        ("p95_ms", "DOUBLE"), ("p99_ms", "DOUBLE"), ("avg_wall_ms", "DOUBLE"),
-        ("min_wall_ms", "DOUBLE"), ("max_wall_ms", "DOUBLE"), ("total_wall_ms", "DOUBLE"),
-        ("prompt_tokens_total", "BIGINT"), ("completion_tokens_total", "BIGINT"),
-        ("total_tokens_total", "BIGINT"), ("cached_prompt_pct", "DOUBLE"),
-        ("avg_total_tokens", "DOUBLE"),
-        *((column, "DOUBLE") for column in QUALITATIVE_FIELDS),
-    ),
-    "task_metrics": (
-        ("run_id", "VARCHAR"), ("model_key", "VARCHAR"), ("task_id", "VARCHAR"),
-        ("attempts", "INTEGER"), ("passed", "INTEGER"), ("pass_at_k", "DOUBLE"),
-        ("pass_hat_k", "DOUBLE"),
-    ),
+    "runs": _columns(f"{_PARTITION}, agent_id VARCHAR, model_name VARCHAR, run_name VARCHAR, agent_dir VARCHAR, "
+                     "started_at VARCHAR, finished_at VARCHAR, k INTEGER, dagster_run_id VARCHAR, written_at VARCHAR"),
+    "tasks": _columns(f"{_PARTITION}, task_id VARCHAR, category VARCHAR, expected_status VARCHAR, "
+                      "expected_outcome VARCHAR, n_turns INTEGER"),
+    "episodes": _columns(f"{_PARTITION}, task_id VARCHAR, attempt INTEGER, final_status VARCHAR, passed BOOLEAN, "
+                         "wall_ms DOUBLE, tokens_in BIGINT, tokens_out BIGINT, tokens_cached BIGINT, "
+                         "eval_error VARCHAR, final_output VARCHAR"),
+    "episode_scores": _columns(f"{_PARTITION}, agent_id VARCHAR, task_id VARCHAR, attempt INTEGER, position INTEGER, "
+                               "scorer VARCHAR, criterion VARCHAR, value DOUBLE, raw DOUBLE, scale VARCHAR, "
+                               "passed BOOLEAN, gating BOOLEAN, sample INTEGER, judge VARCHAR, reason VARCHAR, "
+                               "details VARCHAR"),
+    "trajectory_totals": _columns(f"{_PARTITION}, task_id VARCHAR, attempt INTEGER, found BOOLEAN, model_calls BIGINT, "
+                                  "tokens_in BIGINT, tokens_out BIGINT, tokens_cached BIGINT, tool_calls BIGINT, "
+                                  "agent_calls BIGINT, errors BIGINT, truncated BOOLEAN"),
+    "model_metrics": _columns(f"{_PARTITION}, tasks INTEGER, episodes INTEGER, passed INTEGER, failed INTEGER, "
+                              "pass_rate DOUBLE, pass_at_k DOUBLE, pass_hat_k DOUBLE, error_episodes INTEGER, "
+                              "p50_ms DOUBLE, p90_ms DOUBLE, p95_ms DOUBLE, p99_ms DOUBLE, avg_wall_ms DOUBLE, "
+                              "min_wall_ms DOUBLE, max_wall_ms DOUBLE, total_wall_ms DOUBLE, "
+                              "prompt_tokens_total BIGINT, completion_tokens_total BIGINT, total_tokens_total BIGINT, "
+                              "cached_prompt_pct DOUBLE, avg_total_tokens DOUBLE, "
+                              + ", ".join(f"{column} DOUBLE" for column in QUALITATIVE_FIELDS)),
+    "task_metrics": _columns(f"{_PARTITION}, task_id VARCHAR, attempts INTEGER, passed INTEGER, pass_at_k DOUBLE, "
+                             "pass_hat_k DOUBLE"),
 }
 """Table → (column, DuckDB type). Every table starts with run_id, model_key.
 
