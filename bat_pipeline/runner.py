@@ -134,8 +134,10 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
     out(f"reference files: {config.resolve(config.evaluation.output_dir)}")
     if charts:
         out(f"charts: {charts}")
-    command = Path(sys.executable).parent / "bat-pipeline"
-    out(f"UI: {command if command.exists() else 'bat-pipeline'} ui {agent_dir}")
+    from bat_pipeline.cli import PROGRAM
+
+    command = Path(sys.executable).parent / PROGRAM
+    out(f"UI: {command if command.exists() else PROGRAM} ui {agent_dir}")
     return 1 if failed else 0
 
 

@@ -39,7 +39,12 @@ PARTITION_FILE = "partition.json"
 AGENT_LOG = "agent.log"
 SPANS_DIR = "spans"
 AGENT_SPANS = "agent.jsonl"
-"""The agent's span file in a partition's `spans/` (a resumed run adds `agent-resume-<hex>.jsonl`)."""
+"""The agent's span file in a partition's `spans/` (a resumed run adds its own, `resumed_spans`)."""
+
+
+def resumed_spans(launch: str) -> str:
+    """The span file of the agent of a resumed run, `agent-resume-<launch>.jsonl`."""
+    return f"agent-resume-{launch}.jsonl"
 
 
 def default_root() -> Path:

@@ -15,10 +15,9 @@ from pathlib import Path
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.config import load_eval_config, load_tasks
 from bat_pipeline.locations import AGENT_DIR_VAR, DAGSTER_HOME_VAR, dagster_home
-from bat_pipeline.resources.agent_process import die_with_parent
+from bat_pipeline.resources.agent_process import LOOPBACK as HOST, die_with_parent
 from bat_pipeline.storage import HOME_VAR, default_root
 
-HOST = "127.0.0.1"
 STOP_GRACE_S = 8.0
 """After Ctrl-C or SIGTERM, how long `dagster dev` gets to stop before its group is killed
 (a stop takes 10 s at most)."""

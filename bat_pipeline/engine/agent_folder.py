@@ -13,8 +13,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from bat_pipeline.engine.errors import InputError
+from bat_pipeline.engine.spans import span_files_in
 
 CONFIG_FILE = "config.yaml"
+AGENT_CARD = "agent.json"
 EVAL_FILE = Path("eval") / "eval.yaml"
 
 
@@ -23,7 +25,7 @@ def is_blueprint_root(folder: Path) -> bool:
     return (
         (folder / "pyproject.toml").is_file()
         and (folder / "__main__.py").is_file()
-        and not (folder / "agent.json").exists()
+        and not (folder / AGENT_CARD).exists()
     )
 
 
@@ -127,7 +129,7 @@ def detect_layout(agent_dir: Path) -> AgentLayout:
     agent_dir = Path(agent_dir).resolve()
     config = agent_dir / CONFIG_FILE
     has_config = config.is_file()
-    if has_config and (agent_dir / "agent.json").is_file() and (agent_dir / "pyproject.toml").is_file():
+    if has_config and (agent_dir / AGENT_CARD).is_file() and (agent_dir / "pyproject.toml").is_file():
         return AgentLayout(kind="standalone", agent_dir=agent_dir, root=agent_dir, name=agent_dir.name, config_file=config)
     if has_config and is_blueprint_root(agent_dir.parent):
         return AgentLayout(
@@ -139,15 +141,12 @@ def detect_layout(agent_dir: Path) -> AgentLayout:
     )
 
 
-SPAN_SUFFIXES = (".jsonl",)  # SPEC §5: span files are JSON lines
-
-
 def spans_files(agent_dir: Path, entries: Iterable[str | Path], *, primary: Path | None = None) -> list[Path]:
     """The span files to read: `primary` first, then each entry, deduplicated, all existing.
 
     Entries (`evaluation.extra_spans`, `agent.spans`) are files or folders, relative to
-    the agent folder unless absolute; a folder contributes its `*.jsonl`
-    files (not recursive, sorted). Missing entries are skipped: a called agent may not
+    the agent folder unless absolute; a folder contributes its span files
+    (`spans.span_files_in`). Missing entries are skipped: a called agent may not
     have written its file yet, and a run where it never did simply has fewer spans.
     """
     agent_dir = Path(agent_dir)
@@ -166,10 +165,6 @@ def spans_files(agent_dir: Path, entries: Iterable[str | Path], *, primary: Path
         path = Path(entry).expanduser()
         if not path.is_absolute():
             path = agent_dir / path
-        if path.is_dir():
-            for child in sorted(path.iterdir()):
-                if child.suffix in SPAN_SUFFIXES:
-                    add(child)
-        else:
-            add(path)
+        for file in span_files_in(path) if path.is_dir() else [path]:
+            add(file)
     return found

@@ -24,7 +24,7 @@ from typing import Iterator
 import httpx
 import yaml
 
-from bat_pipeline.engine.agent_folder import detect_layout
+from bat_pipeline.engine.agent_folder import CONFIG_FILE, detect_layout
 from bat_pipeline.engine.config.agent_yaml import check_telemetry_privacy, evaluation_config_copy, read_agent_config
 from bat_pipeline.engine.contracts import EvalConfig, ModelSpec
 from bat_pipeline.engine.errors import InputError
@@ -33,6 +33,8 @@ from bat_pipeline.engine.privacy_floor import check_privacy_floors
 from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.storage import AGENT_LOG, AGENT_SPANS, SPANS_DIR
 
+LOOPBACK = "127.0.0.1"
+"""Where the processes this machine starts for a run listen (agents, the UI)."""
 LOG_TAIL_LINES = 30
 _PR_SET_PDEATHSIG = 1
 
@@ -66,7 +68,7 @@ class RunningAgent:
         return self.process is None or self.process.poll() is None
 
 
-def free_port(host: str = "127.0.0.1") -> int:
+def free_port(host: str = LOOPBACK) -> int:
     """A port free right now; the agent may still lose a race for it (then we retry)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
@@ -202,12 +204,12 @@ class AgentLauncher:
         # In the partition's folder, not /tmp: a killed pipeline leaves it where the next
         # run of the partition clears it. It holds ${VAR} references, never their values.
         tmpdir = Path(tempfile.mkdtemp(prefix=".agent-config-", dir=self.workdir))
-        config_copy = tmpdir / "config.yaml"
+        config_copy = tmpdir / CONFIG_FILE
         if config_file is not None:
             # Read without expanding ${VAR}: the copy must not hold secrets the original
             # only referenced; the agent expands them itself.
             original = read_agent_config(config_file)
-            copy = evaluation_config_copy(original, port=port, host="127.0.0.1", spans_file=spans_file)
+            copy = evaluation_config_copy(original, port=port, host=LOOPBACK, spans_file=spans_file)
             config_copy.write_text(yaml.safe_dump(copy, sort_keys=False), encoding="utf-8")
             env["CONFIG_PATH"] = str(config_copy)
         env["BAT_AGENT_PORT"] = str(port)
@@ -227,7 +229,7 @@ class AgentLauncher:
         finally:
             log_handle.close()
         files = [spans_file, *(self.config.resolve(p) for p in self.config.agent.spans)]
-        return RunningAgent(url=f"http://127.0.0.1:{port}", spans_files=files, log_file=log_file,
+        return RunningAgent(url=f"http://{LOOPBACK}:{port}", spans_files=files, log_file=log_file,
                             process=process, port=port, command=command, log_offset=log_offset,
                             tmpdir=tmpdir)
 

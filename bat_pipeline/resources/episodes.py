@@ -24,6 +24,7 @@ from bat_pipeline.storage import (
     load_episodes,
     new_partition,
     resumed_partition,
+    resumed_spans,
     save_ref,
     store_episodes,
 )
@@ -113,7 +114,7 @@ def collect_episodes(config: EvalConfig, root: Path, model_key: str, tasks: list
         progress.stored(episode)
 
     extra_spans = [config.resolve(p) for p in config.evaluation.extra_spans]
-    spans_name = f"agent-resume-{launch}.jsonl" if resumed else AGENT_SPANS
+    spans_name = resumed_spans(launch) if resumed else AGENT_SPANS
     launcher = AgentLauncher(config, model, ref.dir, log=log, spans_name=spans_name, redactor=redactor)
     if attempts:
         try:

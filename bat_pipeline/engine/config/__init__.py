@@ -6,8 +6,8 @@ the dataset `tasks.json` (SPEC §3) and the agent's own `config.yaml` (SPEC §1)
 - `rules`: checks across fields (cron, rubrics, partition keys, the agent's target);
 - `dataset`: tasks.json into Tasks;
 - `agent_yaml`: the agent's config.yaml, and the copy an evaluation hands the agent;
-- `unknown_keys`, `messages`, `yaml_file`: what the readers share (keys bat-cli ignores,
-  refusals in the user's terms, YAML with duplicate keys refused).
+- `unknown_keys`, `messages`, `files`: what the readers share (keys bat-cli ignores,
+  refusals in the user's terms, files read with YAML's duplicate keys refused).
 
 Every refusal is an InputError naming the file, the entry (`models[2]`, `judge`,
 `tasks[3] (id 'x')`) and the field; no pydantic ValidationError, YAML or JSON exception

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from bat_pipeline.engine.config.yaml_file import read_yaml
+from bat_pipeline.engine.config.files import read_yaml
 from bat_pipeline.engine.errors import InputError
 
 PRIVACY_LEVELS = ("none", "content", "names", "full")

@@ -8,7 +8,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from bat_pipeline.engine.config.messages import dotted, drop_unknown_keys, explain, first_error, kind
+from bat_pipeline.engine.config.files import read_text
+from bat_pipeline.engine.config.messages import dotted, drop_unknown_keys, explain, first_error, kind, more_problems
 from bat_pipeline.engine.contracts.names import task_file_stem
 from bat_pipeline.engine.contracts.tasks import Task
 from bat_pipeline.engine.errors import InputError
@@ -31,12 +32,7 @@ def load_tasks(path: str | Path, warnings: list[str] | None = None) -> list[Task
     """
     path = Path(path)
     file = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(file, "dataset not found (evaluation.dataset in eval.yaml names it)") from None
-    except OSError as exc:
-        raise InputError(file, f"cannot read: {exc.strerror or exc}") from None
+    text = read_text(path, missing="dataset not found (evaluation.dataset in eval.yaml names it)")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -63,8 +59,7 @@ def load_tasks(path: str | Path, warnings: list[str] | None = None) -> list[Task
         except ValidationError as exc:
             error, more = first_error(exc)
             message = explain(error, Task, json_words=True)
-            if more:
-                message += f" (and {more} more problem{'s' if more > 1 else ''})"
+            message += more_problems(more)
             raise InputError(file, message, entry=entry, field=dotted(tuple(error["loc"])) or None) from None
         if task.id in first_index:
             raise InputError(file, f"duplicate id '{task.id}' (also tasks[{first_index[task.id]}])",

@@ -11,9 +11,17 @@ from pydantic import ValidationError
 
 from bat_pipeline.engine.agent_folder import EVAL_FILE
 from bat_pipeline.engine.config.lenient import lenient_sections, normalize_models
-from bat_pipeline.engine.config.messages import SET_BY_LOADER, dotted, drop_unknown_keys, explain, first_error, kind
+from bat_pipeline.engine.config.messages import (
+    SET_BY_LOADER,
+    dotted,
+    drop_unknown_keys,
+    explain,
+    first_error,
+    kind,
+    more_problems,
+)
 from bat_pipeline.engine.config.rules import check_config
-from bat_pipeline.engine.config.yaml_file import read_yaml
+from bat_pipeline.engine.config.files import read_yaml
 from bat_pipeline.engine.contracts.config import EvalConfig
 from bat_pipeline.engine.environment import map_judge_key, project_environ
 from bat_pipeline.engine.errors import InputError
@@ -164,8 +172,7 @@ def load_eval_config(
         message = explain(error, EvalConfig, json_words=False)
         if error["loc"] == ("models",) and error["type"] in ("missing", "too_short"):
             message = "no models: list at least one, e.g. `models: [\"ollama:llama3\"]`"
-        if more:
-            message += f" (and {more} more problem{'s' if more > 1 else ''})"
+        message += more_problems(more)
         raise InputError(file, message, entry=entry, field=field) from None
     check_config(config, file)
     load_project_scorers(config)

@@ -132,6 +132,11 @@ def first_error(exc: ValidationError) -> tuple[dict, int]:
     return errors[0], len(errors) - 1
 
 
+def more_problems(count: int) -> str:
+    """` (and N more problems)` after the one reported; nothing when there are none."""
+    return f" (and {count} more problem{'s' if count > 1 else ''})" if count else ""
+
+
 SET_BY_LOADER = ("agent_dir", "source", "warnings")
 """EvalConfig fields the loader fills in: never written in eval.yaml, never offered as known keys."""
 

@@ -10,7 +10,7 @@ than any span is (MAX_DEPTH); such lines are skipped and counted per file, never
 - `settle`: waiting for a live writer to finish before the files are read.
 """
 
-from bat_pipeline.engine.spans.index import FileStats, SpanIndex, load_spans
+from bat_pipeline.engine.spans.index import FileStats, SpanIndex, load_spans, span_files_in
 from bat_pipeline.engine.spans.lines import (
     AGENT_CALL,
     AGENT_ROOT,
@@ -28,5 +28,6 @@ from bat_pipeline.engine.spans.settle import wait_until_quiet
 
 __all__ = [
     "AGENT_CALL", "AGENT_ROOT", "INVOKE_AGENT", "MAX_DEPTH", "MODEL", "TOOL", "FileStats", "Span", "SpanIndex",
-    "failure_reason", "load_spans", "parse_json_text", "start_order", "too_deep", "wait_until_quiet",
+    "failure_reason", "load_spans", "parse_json_text", "span_files_in", "start_order", "too_deep",
+    "wait_until_quiet",
 ]

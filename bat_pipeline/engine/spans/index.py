@@ -117,11 +117,9 @@ class SpanIndex:
         return stats
 
     def add_path(self, path: str | Path) -> list[FileStats]:
-        """A file, or a folder: every `*.jsonl` in it (not recursive), in name order."""
+        """A file, or a folder: its span files (`span_files_in`)."""
         p = Path(path)
-        if p.is_dir():
-            return [self.add_file(c) for c in sorted(p.glob("*.jsonl")) if c.is_file()]
-        return [self.add_file(p)]
+        return [self.add_file(f) for f in span_files_in(p)] if p.is_dir() else [self.add_file(p)]
 
     def _read(self, f, stats: FileStats) -> None:
         by_id = self.by_span_id
@@ -201,6 +199,12 @@ class SpanIndex:
 
     def __len__(self) -> int:
         return len(self.by_span_id)
+
+
+def span_files_in(folder: Path) -> list[Path]:
+    """The span files of a folder (SPEC §5: JSON lines, `*.jsonl`; not recursive, hidden
+    ones left out), in name order."""
+    return sorted(p for p in Path(folder).glob("*.jsonl") if p.is_file())
 
 
 def load_spans(paths: Iterable[str | Path]) -> SpanIndex:

@@ -8,6 +8,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Callable
 
+from bat_pipeline.engine.spans.index import span_files_in
+
 
 def wait_until_quiet(paths: Iterable[str | Path], *, settle_s: float, wait_s: float, since: float = 0.0,
                      clock: Callable[[], float] = time.time,
@@ -29,7 +31,7 @@ def wait_until_quiet(paths: Iterable[str | Path], *, settle_s: float, wait_s: fl
         seen: dict[Path, tuple[int, int]] = {}
         newest = 0.0
         for path in paths:
-            files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
+            files = span_files_in(path) if path.is_dir() else [path]
             for file in files:
                 try:
                     stat = os.stat(file)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from contextlib import suppress
 from datetime import datetime, timezone
 from typing import Any
 
@@ -22,7 +21,7 @@ from bat_pipeline.engine.derived_scores import score_rows
 from bat_pipeline.engine.metrics import build_metrics
 from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.engine.contracts.scores import QUALITATIVE_FIELDS
-from bat_pipeline.resources.warehouse.schema import FINAL_OUTPUT_CHARS, TABLES, TEXT_CHARS
+from bat_pipeline.resources.warehouse.schema import FINAL_OUTPUT_CHARS, TABLES, TEXT_CHARS, transaction
 from bat_pipeline.storage import PartitionRef
 
 Rows = dict[str, list[dict[str, Any]]]
@@ -67,17 +66,11 @@ def partition_rows(ref: PartitionRef, episodes: Sequence[Episode], tasks: Sequen
 
 def replace_partition(conn: duckdb.DuckDBPyConnection, run_id: str, model_key: str, rows: Rows) -> None:
     """Delete the partition's rows from every table and insert `rows`, in one transaction."""
-    conn.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(conn):
         for table in TABLES:
             conn.execute(f"DELETE FROM {table} WHERE run_id = ? AND model_key = ?", [run_id, model_key])
         for table, table_rows in rows.items():
             _insert(conn, table, table_rows)
-        conn.execute("COMMIT")
-    except BaseException:
-        with suppress(duckdb.Error):  # no transaction left when COMMIT itself failed
-            conn.execute("ROLLBACK")
-        raise
 
 
 def _episode_rows(rows: Rows, key: dict[str, str], agent_id: str, episode: Episode) -> None:

@@ -7,7 +7,8 @@ score row in `episode_scores`, with `verdict_checks` and `judge_scores` as views
 
 from __future__ import annotations
 
-from contextlib import suppress
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from typing import Any
 
 import duckdb
@@ -149,8 +150,7 @@ def _base_tables(conn: duckdb.DuckDBPyConnection) -> set[str]:
 
 def _migrate(conn: duckdb.DuckDBPyConnection, version: int) -> None:
     """Bring a warehouse of schema `version` to SCHEMA_VERSION, in one transaction."""
-    conn.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(conn):
         if version < 2:
             # Runs written before agents had an identity belong to their agent folder's name.
             conn.execute("ALTER TABLE runs ADD COLUMN agent_id VARCHAR")
@@ -161,9 +161,17 @@ def _migrate(conn: duckdb.DuckDBPyConnection, version: int) -> None:
         conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER)")
         conn.execute("DELETE FROM schema_version")
         conn.execute("INSERT INTO schema_version VALUES (?)", [SCHEMA_VERSION])
+
+
+@contextmanager
+def transaction(conn: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Everything done inside is committed together, or rolled back when it raises."""
+    conn.execute("BEGIN TRANSACTION")
+    try:
+        yield
         conn.execute("COMMIT")
     except BaseException:
-        with suppress(duckdb.Error):
+        with suppress(duckdb.Error):  # no transaction left when COMMIT itself failed
             conn.execute("ROLLBACK")
         raise
 

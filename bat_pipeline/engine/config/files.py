@@ -1,4 +1,4 @@
-"""YAML files read safely, with refusals that say where the problem is."""
+"""The input files read, refused (InputError) with what went wrong and where: text, YAML."""
 
 from __future__ import annotations
 
@@ -30,16 +30,22 @@ def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, 
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
 
 
+def read_text(path: Path, *, missing: str = "file not found") -> str:
+    """The file's text (UTF-8). Refuses a missing file (saying `missing`) and an unreadable
+    one (saying why)."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(str(path), missing) from None
+    except OSError as exc:
+        raise InputError(str(path), f"cannot read: {exc.strerror or exc}") from None
+
+
 def read_yaml(path: Path, *, unique_keys: bool = True) -> Any:
     """The YAML document of a file (None when empty). Refuses (InputError) a missing or
     unreadable file, invalid YAML (with its line and column) and, with `unique_keys`, a key
     written twice in one mapping."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(str(path), "file not found") from None
-    except OSError as exc:
-        raise InputError(str(path), f"cannot read: {exc.strerror or exc}") from None
+    text = read_text(path)
     loader = _UniqueKeyLoader if unique_keys else yaml.SafeLoader
     try:
         return yaml.load(text, Loader=loader)  # noqa: S506 - SafeLoader or a subclass
