@@ -32,6 +32,9 @@ class JudgeStats(BaseModel):
     """Questions sent to the judge, i.e. not served from the cache."""
     requests: int = 0
     """HTTP requests made, retries and structured-output fallbacks included."""
+    text_fallbacks: list[str] = Field(default_factory=list)
+    """Purposes switched to plain-text answers because structured output was refused
+    (each cost one more request)."""
     retries: int = 0
     cache_hits: int = 0
     failures: int = 0
@@ -39,8 +42,6 @@ class JudgeStats(BaseModel):
     skipped: int = 0
     """Rows with nothing to judge (tool_call for a task without expected tool calls, the
     rubrics outcome mode does not ask)."""
-    text_fallbacks: list[str] = Field(default_factory=list)
-    """Purposes switched to plain-text answers because structured output was refused."""
 
 
 class JudgeRunResult(BaseModel):
