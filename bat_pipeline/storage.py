@@ -232,19 +232,26 @@ def write_episodes(directory: Path, episodes: Iterable[Episode]) -> None:
         write_json(Path(directory) / episode_file_name(ep.task_id, ep.attempt_index), ep)
 
 
-def store_episodes(ref: PartitionRef, episodes: Iterable[Episode]) -> None:
+def store_episodes(ref: PartitionRef, episodes: Iterable[Episode], *, save_record: bool = False) -> None:
     """Write each episode into the partition and record its file in `ref` (once); the
-    files of other episodes are left alone. `ref` is not saved."""
-    for episode in episodes:
-        name = episode_file_name(episode.task_id, episode.attempt_index)
+    files of other episodes are left alone. With `save_record`, `ref` is saved when it
+    records a new file, before the files are written: a process killed in between leaves
+    no episode file its record does not list, only a listed one not written yet."""
+    episodes = list(episodes)
+    names = [episode_file_name(e.task_id, e.attempt_index) for e in episodes]
+    new = [name for name in dict.fromkeys(names) if name not in ref.episode_files]
+    ref.episode_files.extend(new)
+    if save_record and new:
+        save_ref(ref)
+    for name, episode in zip(names, episodes):
         write_json(ref.episodes_dir / name, episode)
-        if name not in ref.episode_files:
-            ref.episode_files.append(name)
 
 
 def load_episodes(ref: PartitionRef) -> list[Episode]:
-    """The episodes recorded in `ref`, ordered by task id then attempt."""
-    episodes = [Episode.model_validate(read_json(ref.episodes_dir / name)) for name in ref.episode_files]
+    """The episodes recorded in `ref`, ordered by task id then attempt. A recorded file
+    that is not there (its process was killed before writing it) is left out."""
+    paths = [ref.episodes_dir / name for name in ref.episode_files]
+    episodes = [Episode.model_validate(read_json(path)) for path in paths if path.is_file()]
     episodes.sort(key=lambda e: (e.task_id, e.attempt_index))
     return episodes
 

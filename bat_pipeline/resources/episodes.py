@@ -109,8 +109,7 @@ def collect_episodes(config: EvalConfig, root: Path, model_key: str, tasks: list
 
     def store(episode: Episode) -> None:
         episode = redactor.record(episode)
-        store_episodes(ref, [episode])
-        save_ref(ref)
+        store_episodes(ref, [episode], save_record=True)
         progress.stored(episode)
 
     extra_spans = [config.resolve(p) for p in config.evaluation.extra_spans]

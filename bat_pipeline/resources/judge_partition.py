@@ -55,7 +55,7 @@ def judge_partition(ref: PartitionRef, config: EvalConfig, tasks: list[Task],
                     judge: JudgeClient | JudgeResource, redactor: Redactor | None = None) -> JudgeOutcome:
     """Run the LLM scorers on the stored episodes of one partition and record their rows.
 
-    When `config.evaluation.qualitative` is on: loads the episodes of `ref.episodes_dir`
+    When `config.evaluation.qualitative` is on: loads the episodes `ref` records
     and the project's scorer modules (`evaluation.scorers`), runs every LLM scorer that
     applies (engine.judge), writes each episode back with its rows and derived
     `qualitative_scores`, and writes `ref.file("judge.json")` (judge, stats, means, scores
