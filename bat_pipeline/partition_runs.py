@@ -64,6 +64,13 @@ def instance() -> Any:
         return dg.DagsterInstance.get()
 
 
+def warm_up() -> None:
+    """Before the partitions fork: open the Dagster instance once (its storage modules are
+    imported, a fresh home's databases created and migrated), then let go of it — every
+    child opens its own connections, already warm."""
+    instance().dispose()
+
+
 def start_partition(defs: Any, key: str, tags: dict[str, str], log: Path) -> PartitionProcess:
     """Fork a process that runs the `evaluate` job for partition `key` with `tags`, its
     output (Dagster's log, the failure lines) going to `log`."""

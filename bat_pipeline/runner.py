@@ -20,7 +20,7 @@ from bat_pipeline.engine.environment import require_judge_key
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.config import load_eval_config, load_tasks
 from bat_pipeline.locations import AGENT_DIR_VAR, DAGSTER_HOME_VAR, dagster_home
-from bat_pipeline.partition_runs import failure_lines, run_charts, start_partition
+from bat_pipeline.partition_runs import failure_lines, run_charts, start_partition, warm_up
 from bat_pipeline.storage import (
     HOME_VAR,
     charts_dir,
@@ -101,9 +101,12 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
     from bat_pipeline.definitions import build_definitions
 
     defs = build_definitions(agent_dir, root)
+    warm_up()
     tags = {RUN_ID_TAG: run_id, **({RESUME_TAG: "true"} if resume else {})}
     running = [start_partition(defs, key, tags, logs / f"{safe_key(run_id)}-{safe_key(key)}.log")
                for key in keys]
+    # While the partitions work, this process only waits: load the charts' drawing now.
+    import bat_pipeline.engine.charts  # noqa: F401 - imports matplotlib
 
     shown = ""
     last = 0.0
