@@ -9,6 +9,8 @@ from pathlib import Path
 
 from bat_pipeline.engine.errors import InputError
 
+PROGRAM = "bat-pipeline"
+"""The command's name (pyproject.toml's console script)."""
 EXIT_CONFIG = 2
 
 
@@ -55,7 +57,7 @@ def cmd_ui(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="bat-pipeline", description="Evaluate A2A agents across models with Dagster.")
+    parser = argparse.ArgumentParser(prog=PROGRAM, description="Evaluate A2A agents across models with Dagster.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("init", help="write eval/eval.yaml and eval/input/tasks.json for an agent")

@@ -16,13 +16,13 @@ import dagster as dg
 
 from bat_pipeline.assets import charts, episodes, judge, metrics, tasks, trajectories, verdicts
 from bat_pipeline.automation import build_automation
-from bat_pipeline.engine.loading import load_eval_config
+from bat_pipeline.engine.config import load_eval_config
 from bat_pipeline.locations import agent_dir_from_env
 from bat_pipeline.resources.evaluation import EvaluationResource
 from bat_pipeline.resources.judge import JudgeResource
 from bat_pipeline.resources.scripted_llm import ScriptedLlmResource
 from bat_pipeline.resources.warehouse import DEFAULT_MAX_WAIT_S, WarehouseResource
-from bat_pipeline.storage import default_root
+from bat_pipeline.storage import default_root, warehouse_path
 
 
 WAREHOUSE_WAIT_VAR = "BAT_PIPELINE_WAREHOUSE_WAIT_S"
@@ -60,7 +60,7 @@ def build_definitions(agent_dir: Path, storage_root: Path) -> dg.Definitions:
             "evaluation": EvaluationResource(agent_dir=str(agent_dir), storage_root=str(storage_root),
                                              scripted_llm=ScriptedLlmResource()),
             "judge": JudgeResource(storage_root=str(storage_root)),
-            "warehouse": WarehouseResource(database=str(storage_root / "warehouse.duckdb"),
+            "warehouse": WarehouseResource(database=str(warehouse_path(storage_root)),
                                            max_wait_s=float(os.environ.get(WAREHOUSE_WAIT_VAR) or DEFAULT_MAX_WAIT_S)),
         },
     )

@@ -1,15 +1,20 @@
-"""Which agent folder a process evaluates when it is not told: the rule every code
-location follows (`dagster dev`, `dagster asset materialize`, the partition processes of
-`bat-pipeline run`)."""
+"""Where a process finds what it works on when it is not told: the agent folder every code
+location evaluates (`dagster dev`, `dagster asset materialize`, the partition processes of
+`bat-pipeline run`) and the Dagster instance's home."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
+from bat_pipeline.engine.agent_folder import EVAL_FILE
+
 AGENT_DIR_VAR = "BAT_AGENT_DIR"
+DAGSTER_HOME_VAR = "DAGSTER_HOME"
 BUNDLED_AGENT_DIR = Path(__file__).resolve().parent / "example" / "weather_agent"
 """The bundled example agent folder (scripted models, see its eval/eval.yaml)."""
+INSTANCE_SETTINGS = Path(__file__).resolve().parent.parent / "dagster.yaml"
+"""The project's Dagster instance settings, copied into a fresh home."""
 
 
 def agent_dir_from_env() -> Path:
@@ -17,6 +22,17 @@ def agent_dir_from_env() -> Path:
     bundled example; absolute."""
     if os.environ.get(AGENT_DIR_VAR):
         return Path(os.environ[AGENT_DIR_VAR]).expanduser().resolve()
-    if (Path.cwd() / "eval" / "eval.yaml").is_file():
+    if (Path.cwd() / EVAL_FILE).is_file():
         return Path.cwd().resolve()
     return BUNDLED_AGENT_DIR
+
+
+def dagster_home(root: Path) -> Path:
+    """`$DAGSTER_HOME` when set, else `<storage root>/dagster` (made on first use, with the
+    project's dagster.yaml when there is one)."""
+    home = Path(os.environ.get(DAGSTER_HOME_VAR) or (root / "dagster")).resolve()
+    home.mkdir(parents=True, exist_ok=True)
+    settings = home / "dagster.yaml"
+    if not settings.exists() and INSTANCE_SETTINGS.is_file():
+        settings.write_text(INSTANCE_SETTINGS.read_text(encoding="utf-8"), encoding="utf-8")
+    return home

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bat_pipeline.locations import DAGSTER_HOME_VAR
+
 FAILURE_MARK = "FAILED: "
 """Starts the lines a partition process prints for what failed (a step, a gate)."""
 
@@ -53,7 +55,7 @@ def instance() -> Any:
     and a home no later run can open. Taking turns costs nothing once it exists."""
     import dagster as dg
 
-    home = os.environ.get("DAGSTER_HOME")
+    home = os.environ.get(DAGSTER_HOME_VAR)
     if not home:
         return dg.DagsterInstance.get()
     Path(home).mkdir(parents=True, exist_ok=True)

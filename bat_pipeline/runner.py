@@ -2,7 +2,8 @@
 
 Each partition is a Dagster run of the `evaluate` job tagged with the shared evaluation run
 id, in a process of its own forked from this one (partition_runs); the charts are redrawn
-in this process once all have ended. Progress is read from the episode files as they land.
+in this process once all have ended. Progress is read from each partition's record
+(partition.json), which counts its episodes as they are stored.
 """
 
 from __future__ import annotations
@@ -13,39 +14,28 @@ import sys
 import time
 from pathlib import Path
 
-from bat_pipeline.engine.contracts import EvalConfig
+from bat_pipeline.engine.contracts import QUALITATIVE_FIELDS, EvalConfig
+from bat_pipeline.engine.contracts.names import safe_key
 from bat_pipeline.engine.environment import require_judge_key
 from bat_pipeline.engine.errors import InputError
-from bat_pipeline.engine.loading import load_eval_config, load_tasks
+from bat_pipeline.engine.config import load_eval_config, load_tasks
+from bat_pipeline.locations import AGENT_DIR_VAR, DAGSTER_HOME_VAR, dagster_home
 from bat_pipeline.partition_runs import failure_lines, run_charts, start_partition, warm_up
 from bat_pipeline.storage import (
-    check_writable,
+    HOME_VAR,
+    charts_dir,
+    check_result_folders,
     default_root,
+    has_ref,
     latest_run_dir,
     load_ref,
     new_run_id,
     partition_dir,
-    safe_name,
+    warehouse_path,
 )
 
 POLL_S = 0.5
 PROGRESS_EVERY_S = 3.0
-JUDGE_FIELDS = ("response_relevance", "task_completion_quality", "hallucination_score",
-                "tool_call_appropriateness")
-
-
-INSTANCE_SETTINGS = Path(__file__).resolve().parent.parent / "dagster.yaml"
-
-
-def dagster_home(root: Path) -> Path:
-    """`$DAGSTER_HOME` when set, else `<storage root>/dagster` (made on first use, with the
-    project's dagster.yaml when there is one)."""
-    home = Path(os.environ.get("DAGSTER_HOME") or (root / "dagster")).resolve()
-    home.mkdir(parents=True, exist_ok=True)
-    settings = home / "dagster.yaml"
-    if not settings.exists() and INSTANCE_SETTINGS.is_file():
-        settings.write_text(INSTANCE_SETTINGS.read_text(encoding="utf-8"), encoding="utf-8")
-    return home
 
 
 def select_models(config: EvalConfig, wanted: list[str] | None) -> list[str]:
@@ -68,10 +58,9 @@ def _partition_folder(root: Path, run_id: str, key: str, resume: bool, agent_id:
 
 
 def _episode_count(root: Path, run_id: str, key: str, resume: bool, agent_id: str) -> int:
+    """Episodes the partition has stored so far, as its record says."""
     folder = _partition_folder(root, run_id, key, resume, agent_id)
-    if folder is None or not (folder / "episodes").is_dir():
-        return 0
-    return sum(1 for _ in (folder / "episodes").glob("*.json"))
+    return len(load_ref(folder).episode_files) if folder is not None and has_ref(folder) else 0
 
 
 def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: bool = False,
@@ -79,7 +68,7 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
     """Run the chain for the chosen models in parallel; 0 when every model ran and passed its
     gates, 1 otherwise. InputError (exit 2) before anything starts on bad configuration,
     including a judge that is on and has no API key."""
-    from bat_pipeline.resources.agent_process import AgentLauncher
+    from bat_pipeline.resources.agent_process import AgentLauncher, log_tail
 
     agent_dir = Path(agent_dir).resolve()
     config = load_eval_config(agent_dir)
@@ -95,15 +84,14 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
                 warnings.append(warning)
                 print(f"warning: {warning}", file=sys.stderr)
     require_judge_key(config)
-    check_writable(root, "pipeline's results (BAT_PIPELINE_HOME)")
-    check_writable(config.resolve(config.evaluation.output_dir), "output files (evaluation.output_dir)")
+    check_result_folders(root, config)
 
     # Two evaluations of one agent can start within the same second; the suffix keeps their
     # reference folders (<output_dir>/<run id>/...) apart. Ids still sort by start time.
     run_id = f"{new_run_id()}-{secrets.token_hex(4)}"
     # The definitions, the resources and the forked partitions read these.
-    os.environ.update({"BAT_AGENT_DIR": str(agent_dir), "BAT_PIPELINE_HOME": str(root),
-                       "DAGSTER_HOME": str(dagster_home(root))})
+    os.environ.update({AGENT_DIR_VAR: str(agent_dir), HOME_VAR: str(root),
+                       DAGSTER_HOME_VAR: str(dagster_home(root))})
     logs = root / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     total = len(tasks) * config.evaluation.k
@@ -115,7 +103,7 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
     defs = build_definitions(agent_dir, root)
     warm_up()
     tags = {RUN_ID_TAG: run_id, **({RESUME_TAG: "true"} if resume else {})}
-    running = [start_partition(defs, key, tags, logs / f"{safe_name(run_id)}-{safe_name(key)}.log")
+    running = [start_partition(defs, key, tags, logs / f"{safe_key(run_id)}-{safe_key(key)}.log")
                for key in keys]
     # While the partitions work, this process only waits: load the charts' drawing now.
     import bat_pipeline.engine.charts  # noqa: F401 - imports matplotlib
@@ -138,19 +126,21 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
     failed = [p for p in running if p.returncode != 0]
     for p in failed:
         reasons = failure_lines(p.log)
-        out(f"\n✗ {p.key} failed (log: {p.log}):\n" + ("\n".join(reasons) if reasons else _tail(p.log)))
+        out(f"\n✗ {p.key} failed (log: {p.log}):\n" + ("\n".join(reasons) if reasons else log_tail(p.log)))
     problem = run_charts(defs)
-    charts_dir = None if problem else root / "charts" / config.agent_id
+    charts = None if problem else charts_dir(root, config.agent_id)
     if problem:
         out(f"charts could not be drawn: {problem}")
     _print_summary(root, [(p.key, _partition_folder(root, run_id, p.key, resume, config.agent_id))
                           for p in running], out)
     out(f"\nresults: {root / 'runs'}")
     out(f"reference files: {config.resolve(config.evaluation.output_dir)}")
-    if charts_dir:
-        out(f"charts: {charts_dir}")
-    command = Path(sys.executable).parent / "bat-pipeline"
-    out(f"UI: {command if command.exists() else 'bat-pipeline'} ui {agent_dir}")
+    if charts:
+        out(f"charts: {charts}")
+    from bat_pipeline.cli import PROGRAM
+
+    command = Path(sys.executable).parent / PROGRAM
+    out(f"UI: {command if command.exists() else PROGRAM} ui {agent_dir}")
     return 1 if failed else 0
 
 
@@ -159,14 +149,14 @@ def _print_summary(root: Path, partitions: list[tuple[str, Path | None]], out) -
     partition: the run it resumed), never another run's."""
     from bat_pipeline.resources.warehouse import Warehouse, WarehouseBusyError
 
-    path = root / "warehouse.duckdb"
+    path = warehouse_path(root)
     if not path.exists():
         return
     rows = []
     try:
         warehouse = Warehouse(path, max_wait_s=5)
         for key, folder in partitions:
-            if folder is None or not (folder / "partition.json").exists():
+            if folder is None or not has_ref(folder):
                 continue
             run_id = load_ref(folder).run_id
             rows.extend(r for r in warehouse.model_summary(run_id) if r["model_key"] == key)
@@ -177,7 +167,7 @@ def _print_summary(root: Path, partitions: list[tuple[str, Path | None]], out) -
         return
     out("\nmodel                          pass   pass@k  pass^k  p50 ms  p95 ms   tokens  judge")
     for r in rows:
-        scores = [r[f] for f in JUDGE_FIELDS if r.get(f) is not None]
+        scores = [r[f] for f in QUALITATIVE_FIELDS if r.get(f) is not None]
         judge = f"{sum(scores) / len(scores):.2f}" if scores else "-"
         out(f"{r['model_key'][:30]:30} {r['pass_rate'] or 0:5.0%}  {r.get('pass_at_k') or 0:6.2f}  "
             f"{r.get('pass_hat_k') or 0:6.2f}  {r.get('p50_ms') or 0:6.0f}  {r.get('p95_ms') or 0:6.0f}  "

@@ -8,14 +8,17 @@ from pathlib import Path
 
 import yaml
 
+from bat_pipeline.engine.agent_folder import AGENT_CARD, EVAL_FILE
+from bat_pipeline.engine.contracts import EvaluationSettings
 from bat_pipeline.engine.errors import InputError
-from bat_pipeline.engine.loading import load_eval_config, load_tasks
+from bat_pipeline.engine.config import load_eval_config, load_tasks
 
-TEMPLATE_FILES = ("eval/eval.yaml", "eval/input/tasks.json")
+TEMPLATE_FILES = (EVAL_FILE.as_posix(), EvaluationSettings.model_fields["dataset"].default)
+"""What `init` writes, from the files of the same paths under bat_pipeline/templates."""
 
 
 def _agent_name(agent_dir: Path) -> str:
-    card = agent_dir / "agent.json"
+    card = agent_dir / AGENT_CARD
     if card.is_file():
         try:
             return str(json.loads(card.read_text(encoding="utf-8")).get("name") or agent_dir.name)

@@ -8,11 +8,14 @@ Layout under the storage root (shared storage in a distributed deployment):
         spans/                  the agent's span file(s) and extra copies
         agent.log               the agent's output
         trajectories.json, verdicts.json, judge.json, metrics.json, summary.json
+    <root>/charts/<agent id>/   the charts
     <root>/judge_cache/         judge answers keyed by content
     <root>/warehouse.duckdb     history across runs
 
 Every write replaces a whole file atomically (write to a temp file, then rename), so a
-retried step overwrites rather than appends, and a reader never sees half a file.
+retried step overwrites rather than appends, and a reader never sees half a file. What one
+step writes and the next reads (episode files, span files) is recorded in the partition's
+PartitionRef, never found by listing a folder.
 """
 
 from __future__ import annotations
@@ -27,24 +30,34 @@ from typing import Any, Iterable
 
 from pydantic import BaseModel
 
-from bat_pipeline.engine.contracts import Episode
-from bat_pipeline.engine.contracts.config import safe_key
+from bat_pipeline.engine.contracts import Episode, EvalConfig
+from bat_pipeline.engine.contracts.names import episode_file_name, safe_key
 from bat_pipeline.engine.errors import InputError
-from bat_pipeline.engine.contracts.tasks import task_file_stem
 
-safe_name = safe_key
-"""A file name from any text: characters outside [A-Za-z0-9_.-] become `_`; never `.`/`..`."""
+HOME_VAR = "BAT_PIPELINE_HOME"
+PARTITION_FILE = "partition.json"
+AGENT_LOG = "agent.log"
+SPANS_DIR = "spans"
+AGENT_SPANS = "agent.jsonl"
+"""The agent's span file in a partition's `spans/` (a resumed run adds its own, `resumed_spans`)."""
 
 
-def episode_file_name(task_id: str, attempt_index: int) -> str:
-    """`<task file stem>__try<n>.json` (see `task_file_stem`: long ids are shortened with a
-    hash, never cut into another task's name)."""
-    return f"{task_file_stem(task_id)}__try{attempt_index}.json"
+def resumed_spans(launch: str) -> str:
+    """The span file of the agent of a resumed run, `agent-resume-<launch>.jsonl`."""
+    return f"agent-resume-{launch}.jsonl"
 
 
 def default_root() -> Path:
     """`$BAT_PIPELINE_HOME`, else `.bat_pipeline` in the current folder."""
-    return Path(os.environ.get("BAT_PIPELINE_HOME") or ".bat_pipeline").resolve()
+    return Path(os.environ.get(HOME_VAR) or ".bat_pipeline").resolve()
+
+
+def warehouse_path(root: Path) -> Path:
+    return Path(root) / "warehouse.duckdb"
+
+
+def charts_dir(root: Path, agent_id: str) -> Path:
+    return Path(root) / "charts" / agent_id
 
 
 def new_run_id(now: datetime | None = None) -> str:
@@ -74,6 +87,12 @@ def check_writable(folder: Path, what: str) -> None:
     if free < MIN_FREE_BYTES:
         raise InputError(str(folder), f"cannot write the {what} here: only {free // (1024 * 1024)} MB free "
                          f"on this file system (at least {MIN_FREE_BYTES // (1024 * 1024)} MB needed)")
+
+
+def check_result_folders(root: Path, config: EvalConfig) -> None:
+    """`check_writable` on the storage root and on the reference's output folder."""
+    check_writable(root, f"pipeline's results ({HOME_VAR})")
+    check_writable(config.resolve(config.evaluation.output_dir), "output files (evaluation.output_dir)")
 
 
 def write_text_atomic(path: Path, text: str) -> None:
@@ -122,6 +141,9 @@ class PartitionRef(BaseModel):
     own file(s) of each attempt of the run (a resumed run adds its own), `agent.spans`,
     then the files and folders of `evaluation.extra_spans` (a folder is listed when read).
     The partition's own files are relative to `dir`; the others absolute."""
+    episode_files: list[str] = []
+    """The partition's episode files (names in `episodes_dir`), in the order first stored:
+    what the steps after the episodes step read."""
 
     @property
     def episodes_dir(self) -> Path:
@@ -129,11 +151,25 @@ class PartitionRef(BaseModel):
 
     @property
     def spans_dir(self) -> Path:
-        return self.dir / "spans"
+        return self.dir / SPANS_DIR
 
     @property
     def log_file(self) -> Path:
-        return self.dir / "agent.log"
+        return self.dir / AGENT_LOG
+
+    @property
+    def agent_identity(self) -> str:
+        """`agent_id`; for a partition recorded before agents had an identity, its agent
+        folder's name (as `EvalConfig.agent_id` makes it)."""
+        return self.agent_id or safe_key(Path(self.agent_dir).name)
+
+    def started_time(self) -> datetime:
+        """`started_at`; now when unset."""
+        return datetime.fromisoformat(self.started_at) if self.started_at else datetime.now(timezone.utc)
+
+    def finished_timestamp(self) -> float:
+        """`finished_at` as unix time; 0 when unset."""
+        return datetime.fromisoformat(self.finished_at).timestamp() if self.finished_at else 0.0
 
     def span_paths(self) -> list[Path]:
         """`span_files` as paths, the partition's own resolved against `dir`."""
@@ -157,42 +193,79 @@ class PartitionRef(BaseModel):
 
 
 def partition_dir(root: Path, run_id: str, model_key: str) -> Path:
-    return Path(root) / "runs" / safe_name(run_id) / safe_name(model_key)
+    return Path(root) / "runs" / safe_key(run_id) / safe_key(model_key)
 
 
 def reference_dir(output_dir: Path, run_id: str, run_name: str, model_name: str) -> Path:
     """SPEC §8: `output_dir/<run id>/<run_name>_<model with ':' → '-'>/`."""
-    return Path(output_dir) / safe_name(run_id) / safe_name(f"{run_name}_{model_name.replace(':', '-')}")
+    return Path(output_dir) / safe_key(run_id) / safe_key(f"{run_name}_{model_name.replace(':', '-')}")
+
+
+def new_partition(root: Path, config: EvalConfig, model_key: str, run_id: str,
+                  dagster_run_id: str | None) -> PartitionRef:
+    """The record of a fresh partition of `run_id` (not saved yet). A folder left by an
+    earlier attempt of the same run is deleted: nothing of it is mixed in."""
+    model = config.model(model_key)
+    directory = partition_dir(root, run_id, model_key)
+    if directory.exists():
+        shutil.rmtree(directory)
+    return PartitionRef(
+        run_id=run_id, run_name=config.evaluation.run_name, agent_id=config.agent_id, model_key=model_key,
+        model_name=model.name, k=config.evaluation.k, agent_dir=config.agent_dir, dir=directory,
+        output_dir=reference_dir(config.resolve(config.evaluation.output_dir), run_id,
+                                 config.evaluation.run_name, model.name),
+        dagster_run_id=dagster_run_id)
+
+
+def resumed_partition(root: Path, model_key: str, agent_id: str, dagster_run_id: str | None) -> PartitionRef | None:
+    """The record of the agent's newest partition of this model, now continued by
+    `dagster_run_id`; None when there is none."""
+    directory = latest_run_dir(root, model_key, agent_id)
+    if directory is None:
+        return None
+    return load_ref(directory).model_copy(update={"dagster_run_id": dagster_run_id})
 
 
 def write_episodes(directory: Path, episodes: Iterable[Episode]) -> None:
-    """One file per episode; files of episodes not given are left alone."""
+    """One file per episode (`episode_file_name`); files of episodes not given are left alone."""
     for ep in episodes:
         write_json(Path(directory) / episode_file_name(ep.task_id, ep.attempt_index), ep)
 
 
-def write_episode(directory: Path, episode: Episode) -> Path:
-    path = Path(directory) / episode_file_name(episode.task_id, episode.attempt_index)
-    write_json(path, episode)
-    return path
+def store_episodes(ref: PartitionRef, episodes: Iterable[Episode], *, save_record: bool = False) -> None:
+    """Write each episode into the partition and record its file in `ref` (once); the
+    files of other episodes are left alone. With `save_record`, `ref` is saved when it
+    records a new file, before the files are written: a process killed in between leaves
+    no episode file its record does not list, only a listed one not written yet."""
+    episodes = list(episodes)
+    names = [episode_file_name(e.task_id, e.attempt_index) for e in episodes]
+    new = [name for name in dict.fromkeys(names) if name not in ref.episode_files]
+    ref.episode_files.extend(new)
+    if save_record and new:
+        save_ref(ref)
+    for name, episode in zip(names, episodes):
+        write_json(ref.episodes_dir / name, episode)
 
 
-def load_episodes(directory: Path) -> list[Episode]:
-    """All episodes of a folder, ordered by task id then attempt."""
-    folder = Path(directory)
-    if not folder.is_dir():
-        return []
-    episodes = [Episode.model_validate(read_json(p)) for p in sorted(folder.glob("*.json"))]
+def load_episodes(ref: PartitionRef) -> list[Episode]:
+    """The episodes recorded in `ref`, ordered by task id then attempt. A recorded file
+    that is not there (its process was killed before writing it) is left out."""
+    paths = [ref.episodes_dir / name for name in ref.episode_files]
+    episodes = [Episode.model_validate(read_json(path)) for path in paths if path.is_file()]
     episodes.sort(key=lambda e: (e.task_id, e.attempt_index))
     return episodes
 
 
 def save_ref(ref: PartitionRef) -> None:
-    write_json(ref.file("partition.json"), ref)
+    write_json(ref.file(PARTITION_FILE), ref)
 
 
 def load_ref(directory: Path) -> PartitionRef:
-    return PartitionRef.model_validate(read_json(Path(directory) / "partition.json"))
+    return PartitionRef.model_validate(read_json(Path(directory) / PARTITION_FILE))
+
+
+def has_ref(directory: Path) -> bool:
+    return (Path(directory) / PARTITION_FILE).is_file()
 
 
 def latest_run_dir(root: Path, model_key: str, agent_id: str | None = None) -> Path | None:
@@ -203,8 +276,8 @@ def latest_run_dir(root: Path, model_key: str, agent_id: str | None = None) -> P
     if not runs.is_dir():
         return None
     for run in sorted((p for p in runs.iterdir() if p.is_dir()), key=lambda p: p.name, reverse=True):
-        folder = run / safe_name(model_key)
-        if not (folder / "partition.json").exists():
+        folder = run / safe_key(model_key)
+        if not has_ref(folder):
             continue
         if agent_id is None:
             return folder
@@ -212,7 +285,7 @@ def latest_run_dir(root: Path, model_key: str, agent_id: str | None = None) -> P
             ref = load_ref(folder)
         except (OSError, ValueError):
             continue
-        if (ref.agent_id or safe_name(Path(ref.agent_dir).name)) == agent_id:
+        if ref.agent_identity == agent_id:
             return folder
     return None
 
@@ -227,11 +300,31 @@ def publish_reference(ref: PartitionRef, episodes: Iterable[Episode], *, files: 
     write_episodes(out / "episodes", episodes)
     for name, data in (files or {}).items():
         write_json(out / name, data)
-    for source in copy:
-        source = Path(source)
-        if source.is_file():
-            out.mkdir(parents=True, exist_ok=True)
-            tmp = out / f".{source.name}.tmp"
-            shutil.copyfile(source, tmp)
-            os.replace(tmp, out / source.name)
+    _copy_into(out, copy)
     return out
+
+
+def write_results(ref: PartitionRef, files: dict[str, Any]) -> Path:
+    """Each file (name → JSON data) into the partition folder and the reference's folder;
+    returns the latter."""
+    for name, data in files.items():
+        write_json(ref.file(name), data)
+    return publish_reference(ref, (), files=files)
+
+
+def publish_charts(config: EvalConfig, charts: Iterable[Path]) -> Path:
+    """Copy the charts into the reference's `output_dir/charts/` (SPEC §8); returns it."""
+    out = config.resolve(config.evaluation.output_dir) / "charts"
+    out.mkdir(parents=True, exist_ok=True)
+    _copy_into(out, charts)
+    return out
+
+
+def _copy_into(folder: Path, files: Iterable[Path]) -> None:
+    """Each existing file copied into `folder` under its own name, replacing it whole."""
+    for source in map(Path, files):
+        if source.is_file():
+            folder.mkdir(parents=True, exist_ok=True)
+            tmp = folder / f".{source.name}.tmp"
+            shutil.copyfile(source, tmp)
+            os.replace(tmp, folder / source.name)

@@ -13,13 +13,11 @@ import threading
 from pathlib import Path
 
 from bat_pipeline.engine.errors import InputError
-from bat_pipeline.engine.loading import load_eval_config, load_tasks
-from bat_pipeline.locations import AGENT_DIR_VAR
-from bat_pipeline.resources.agent_process import die_with_parent
-from bat_pipeline.runner import dagster_home
-from bat_pipeline.storage import default_root
+from bat_pipeline.engine.config import load_eval_config, load_tasks
+from bat_pipeline.locations import AGENT_DIR_VAR, DAGSTER_HOME_VAR, dagster_home
+from bat_pipeline.resources.agent_process import LOOPBACK as HOST, die_with_parent
+from bat_pipeline.storage import HOME_VAR, default_root
 
-HOST = "127.0.0.1"
 STOP_GRACE_S = 8.0
 """After Ctrl-C or SIGTERM, how long `dagster dev` gets to stop before its group is killed
 (a stop takes 10 s at most)."""
@@ -52,8 +50,7 @@ def serve_ui(agent_dir: Path, *, port: int = 3000) -> int:
     load_tasks(config.resolve(config.evaluation.dataset))
     check_port_free(port)
     root = default_root()
-    env = {**os.environ, AGENT_DIR_VAR: str(agent_dir), "BAT_PIPELINE_HOME": str(root),
-           "DAGSTER_HOME": str(dagster_home(root))}
+    env = {**os.environ, AGENT_DIR_VAR: str(agent_dir), HOME_VAR: str(root), DAGSTER_HOME_VAR: str(dagster_home(root))}
     print(f"Dagster UI for {agent_dir} on http://{HOST}:{port} (Ctrl-C to stop)", flush=True)
     command = [sys.executable, "-m", "dagster", "dev", "-m", "bat_pipeline.definitions",
                "-h", HOST, "-p", str(port)]

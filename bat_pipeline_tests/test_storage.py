@@ -5,24 +5,35 @@ from __future__ import annotations
 from pathlib import Path
 
 from bat_pipeline.engine.contracts import Episode
-from bat_pipeline.storage import PartitionRef, load_episodes, write_episode, write_episodes
+from bat_pipeline.storage import PartitionRef, load_episodes, load_ref, store_episodes
 
 
 def test_long_task_ids_are_stored_under_distinct_short_names_with_the_full_id_inside(tmp_path: Path):
     ids = ["é" * 300 + "/one", "é" * 300 + "/two", "short"]
     episodes = [Episode(model_name="openai:m", task_id=task_id, aux={"attempt_index": 1}) for task_id in ids]
-    write_episodes(tmp_path, episodes[:2])
-    write_episode(tmp_path, episodes[2])
-    names = sorted(p.name for p in tmp_path.iterdir())
+    ref = _ref(tmp_path)
+    store_episodes(ref, episodes[:2])
+    store_episodes(ref, episodes[1:])
+    names = sorted(p.name for p in ref.episodes_dir.iterdir())
     assert len(names) == 3 and all(len(n.encode()) < 255 for n in names)
-    assert "short__try1.json" in names
-    assert sorted(e.task_id for e in load_episodes(tmp_path)) == sorted(ids)
+    assert "short__try1.json" in names and sorted(ref.episode_files) == names
+    assert sorted(e.task_id for e in load_episodes(ref)) == sorted(ids)
 
 
 def _ref(tmp_path: Path) -> PartitionRef:
     return PartitionRef(run_id="r", run_name="n", model_key="m", model_name="openai:m", k=1,
                         agent_dir=tmp_path / "agent", dir=tmp_path / "runs" / "r" / "m",
                         output_dir=tmp_path / "out")
+
+
+def test_a_partition_reads_the_episode_files_its_record_lists(tmp_path: Path):
+    ref = _ref(tmp_path)
+    store_episodes(ref, [Episode(model_name="openai:m", task_id="kept", aux={"attempt_index": 0})], save_record=True)
+    assert load_ref(ref.dir).episode_files == ["kept__try0.json"]
+    stray = Episode(model_name="openai:m", task_id="stray", aux={"attempt_index": 0})
+    (ref.episodes_dir / "stray__try0.json").write_text(stray.model_dump_json())  # in the folder, not recorded
+    ref.episode_files.append("killed__try0.json")  # recorded, never written
+    assert [e.task_id for e in load_episodes(ref)] == ["kept"]
 
 
 def test_span_files_inside_the_partition_are_recorded_relative_to_it(tmp_path: Path):

@@ -1,15 +1,16 @@
-"""What the stage assets share: the evaluation run id, tags, and metadata helpers."""
+"""What the stage assets share: how a step becomes an asset, the evaluation run id and its
+tags, the step's log redacted, and plain figures made Dagster metadata."""
 
 import logging
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
-from typing import Iterable, Sequence
+from pathlib import Path
+from typing import Any
 
 import dagster as dg
 
-from bat_pipeline.engine.contracts import Episode
-from bat_pipeline.engine.contracts.metrics import CriterionStats
+from bat_pipeline.engine.figures import Columns
 from bat_pipeline.engine.redaction import Redactor
-from bat_pipeline.engine.score_stats import scores_table
 from bat_pipeline.storage import new_run_id
 
 RUN_ID_TAG = "bat_pipeline/run_id"
@@ -54,46 +55,35 @@ def redact_log(context: dg.AssetExecutionContext, redactor: Redactor) -> None:
         context.log.addFilter(_RedactingFilter(redactor))
 
 
-def episode_table(episodes: Sequence[Episode], limit: int = 20) -> dg.TableMetadataValue:
-    """A small preview of episodes for the UI."""
-    rows = [
-        dg.TableRecord({
-            "task": ep.task_id,
-            "try": ep.attempt_index,
-            "status": ep.final_status or "",
-            "passed": bool(ep.verdict.passed) if ep.verdict else False,
-            "wall_ms": round(ep.trace.wall_ms, 1),
-            "output": (ep.final_output or "")[:80],
-        })
-        for ep in episodes[:limit]
-    ]
-    schema = dg.TableSchema(columns=[
-        dg.TableColumn("task", "string"), dg.TableColumn("try", "int"),
-        dg.TableColumn("status", "string"), dg.TableColumn("passed", "bool"),
-        dg.TableColumn("wall_ms", "float"), dg.TableColumn("output", "string"),
-    ])
-    return dg.MetadataValue.table(rows, schema=schema)
+def stage_asset(step: Callable[..., Any], prefix: str, description: str, **options: Any) -> dg.AssetsDefinition:
+    """`step` as the asset of its name in the evaluation group, its key prefixed by the agent
+    id (several agents live side by side in one workspace). `options`: more dg.asset
+    arguments (`partitions_def`, `check_specs`, ...)."""
+    return dg.asset(key_prefix=prefix, group_name=GROUP, description=description, **options)(step)
 
 
-def score_table(scorers: dict[str, dict[str, CriterionStats]]) -> dg.TableMetadataValue:
-    """metrics.json's `summary.scorers` as a table: one row per scorer and criterion."""
-    schema = dg.TableSchema(columns=[
-        dg.TableColumn("scorer", "string"), dg.TableColumn("criterion", "string"),
-        dg.TableColumn("mean", "float"), dg.TableColumn("passed", "int"),
-        dg.TableColumn("failed", "int"), dg.TableColumn("count", "int"),
-    ])
-    return dg.MetadataValue.table([dg.TableRecord(row) for row in scores_table(scorers)], schema=schema)
+def table(rows: Sequence[Mapping[str, Any]], columns: Columns) -> dg.TableMetadataValue:
+    """Rows (engine.figures) as a table the UI shows; `columns`: (name, type) pairs."""
+    schema = dg.TableSchema(columns=[dg.TableColumn(name, kind) for name, kind in columns])
+    return dg.MetadataValue.table([dg.TableRecord(dict(row)) for row in rows], schema=schema)
 
 
-def counts(episodes: Iterable[Episode]) -> dict[str, int | float]:
-    episodes = list(episodes)
-    judged = [e for e in episodes if e.verdict is not None]
-    passed = sum(1 for e in judged if e.verdict.passed)
-    errors = sum(1 for e in episodes if e.eval_error or e.final_status == "error")
-    return {
-        "episodes": len(episodes),
-        "passed": passed,
-        "failed": len(judged) - passed,
-        "pass_rate": round(passed / len(judged), 4) if judged else 0.0,
-        "error_episodes": errors,
-    }
+def markdown_table(rows: Sequence[Mapping[str, Any]], headers: Sequence[str]) -> dg.MarkdownMetadataValue:
+    """Rows as a markdown table, one column per header."""
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(str(row[h]) for h in headers) + " |" for row in rows]
+    return dg.MetadataValue.md("\n".join(lines))
+
+
+def metadata(figures: Mapping[str, Any]) -> dict[str, Any]:
+    """Plain figures as Dagster metadata: paths as paths, lists and mappings as JSON, the
+    rest as they are."""
+    return {name: _value(value) for name, value in figures.items()}
+
+
+def _value(value: Any) -> Any:
+    if isinstance(value, Path):
+        return dg.MetadataValue.path(str(value))
+    if isinstance(value, (list, tuple, dict)):
+        return dg.MetadataValue.json(value)
+    return value

@@ -1,5 +1,5 @@
 """The evaluation itself, with no Dagster: one module per stage over the records in `contracts`.
 
-loading / agent_folder → conversation → spans + trajectories → verdicts → judge_view + rubrics
+config / agent_folder → conversation → spans + trajectories → verdicts → judge_view + rubrics
 → metrics + gates → charts.
 """

@@ -1,31 +1,23 @@
-"""The agent folder: where it is, how it is laid out, and its `config.yaml` (SPEC §1).
+"""The agent folder: where it is, how it is laid out, and where its spans are (SPEC §1).
 
-Pure functions over paths and dicts: nothing here starts a process or writes a file.
-The user's `config.yaml` is only ever read; `evaluation_config_copy` returns the dict the
-caller writes to a temporary file and hands to the agent through `CONFIG_PATH`.
+Pure functions over paths: nothing here starts a process or writes a file. The agent's
+`config.yaml` is read by engine.config.agent_yaml.
 """
 
 from __future__ import annotations
 
-import copy
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
-from urllib.parse import urlsplit, urlunsplit
+from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict
 
 from bat_pipeline.engine.errors import InputError
+from bat_pipeline.engine.spans import span_files_in
 
 CONFIG_FILE = "config.yaml"
+AGENT_CARD = "agent.json"
 EVAL_FILE = Path("eval") / "eval.yaml"
-PRIVACY_LEVELS = ("none", "content", "names", "full")
-DEFAULT_ENDPOINT_URL = "http://localhost"
-
-# The agent (bat-adk) expands `${VAR}` in config.yaml values; only that form.
-_CONFIG_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def is_blueprint_root(folder: Path) -> bool:
@@ -33,7 +25,7 @@ def is_blueprint_root(folder: Path) -> bool:
     return (
         (folder / "pyproject.toml").is_file()
         and (folder / "__main__.py").is_file()
-        and not (folder / "agent.json").exists()
+        and not (folder / AGENT_CARD).exists()
     )
 
 
@@ -137,7 +129,7 @@ def detect_layout(agent_dir: Path) -> AgentLayout:
     agent_dir = Path(agent_dir).resolve()
     config = agent_dir / CONFIG_FILE
     has_config = config.is_file()
-    if has_config and (agent_dir / "agent.json").is_file() and (agent_dir / "pyproject.toml").is_file():
+    if has_config and (agent_dir / AGENT_CARD).is_file() and (agent_dir / "pyproject.toml").is_file():
         return AgentLayout(kind="standalone", agent_dir=agent_dir, root=agent_dir, name=agent_dir.name, config_file=config)
     if has_config and is_blueprint_root(agent_dir.parent):
         return AgentLayout(
@@ -149,113 +141,12 @@ def detect_layout(agent_dir: Path) -> AgentLayout:
     )
 
 
-def _expand_config_values(value: Any, environ: Mapping[str, str]) -> Any:
-    if isinstance(value, str):
-        return _CONFIG_VAR.sub(lambda m: environ.get(m.group(1), m.group(0)), value)
-    if isinstance(value, dict):
-        return {key: _expand_config_values(item, environ) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_expand_config_values(item, environ) for item in value]
-    return value
-
-
-def read_agent_config(config_file: Path, environ: Mapping[str, str] | None = None) -> dict:
-    """The agent's config.yaml as a dict; `{}` for an empty file.
-
-    With `environ`, `${VAR}` in string values is replaced from it (an unset variable is
-    left as written, as the agent would see no value either). Without it the values are
-    raw: use that for `evaluation_config_copy`, so secrets are never written out expanded.
-    Refuses a missing file, invalid YAML (with its line) and a top level that is not a
-    mapping.
-    """
-    path = Path(config_file)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(str(path), "file not found") from None
-    except OSError as exc:
-        raise InputError(str(path), f"cannot read: {exc.strerror or exc}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise InputError(str(path), f"invalid YAML{where}: {problem}") from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise InputError(str(path), f"the top level must be a mapping, got {type(data).__name__}")
-    return _expand_config_values(data, environ) if environ is not None else data
-
-
-def check_telemetry_privacy(config: Mapping[str, Any], config_file: Path | str) -> None:
-    """Refuse `telemetry.privacy` above `none`: redacted spans hide what the evaluation reads.
-
-    A missing `telemetry`, `privacy` or a null value counts as `none`.
-    """
-    telemetry = config.get("telemetry") or {}
-    if not isinstance(telemetry, Mapping):
-        return
-    privacy = telemetry.get("privacy")
-    if privacy is None or str(privacy).strip().lower() == "none":
-        return
-    fix = f"set `telemetry.privacy: none` in {config_file} (or remove the line) to evaluate this agent"
-    if str(privacy).strip().lower() in PRIVACY_LEVELS:
-        message = (
-            f"privacy is '{privacy}', which redacts the spans; the evaluation needs spans with "
-            f"their content (model output, tool arguments and results): {fix}"
-        )
-    else:
-        message = f"unknown privacy level '{privacy}' (valid: {', '.join(PRIVACY_LEVELS)}); {fix}"
-    raise InputError(str(config_file), message, entry="telemetry", field="privacy")
-
-
-def _with_host(url: str, host: str) -> str:
-    parts = urlsplit(url if "://" in url else f"http://{url}")
-    netloc = f"{host}:{parts.port}" if parts.port is not None else host
-    return urlunsplit((parts.scheme or "http", netloc, parts.path, parts.query, parts.fragment))
-
-
-def evaluation_config_copy(
-    original: Mapping[str, Any], *, port: int, spans_file: Path, host: str | None = None
-) -> dict:
-    """The agent's config for one evaluation run; `original` is not modified.
-
-    Sets `endpoint.port`; `endpoint.url` keeps its scheme and gets `host` when given (when
-    absent it becomes `http://<host or localhost>`). `telemetry.output` becomes the one
-    local file `spans_file` and `telemetry.privacy` becomes `none`. Every other key,
-    including the rest of `endpoint` and `telemetry`, is left as it was.
-    """
-    result = copy.deepcopy(dict(original))
-    endpoint = result.get("endpoint")
-    endpoint = dict(endpoint) if isinstance(endpoint, Mapping) else {}
-    url = endpoint.get("url")
-    if not isinstance(url, str) or not url:
-        url = DEFAULT_ENDPOINT_URL
-        if host is None:
-            endpoint["url"] = url
-    if host is not None:
-        endpoint["url"] = _with_host(url, host)
-    endpoint["port"] = int(port)
-    result["endpoint"] = endpoint
-    telemetry = result.get("telemetry")
-    telemetry = dict(telemetry) if isinstance(telemetry, Mapping) else {}
-    telemetry["output"] = [{"type": "local", "file_path": str(spans_file)}]
-    telemetry["privacy"] = "none"
-    result["telemetry"] = telemetry
-    return result
-
-
-SPAN_SUFFIXES = (".jsonl",)  # SPEC §5: span files are JSON lines
-
-
-def spans_files(agent_dir: Path, entries: Iterable[str], *, primary: Path | None = None) -> list[Path]:
+def spans_files(agent_dir: Path, entries: Iterable[str | Path], *, primary: Path | None = None) -> list[Path]:
     """The span files to read: `primary` first, then each entry, deduplicated, all existing.
 
     Entries (`evaluation.extra_spans`, `agent.spans`) are files or folders, relative to
-    the agent folder unless absolute; a folder contributes its `*.jsonl`
-    files (not recursive, sorted). Missing entries are skipped: a called agent may not
+    the agent folder unless absolute; a folder contributes its span files
+    (`spans.span_files_in`). Missing entries are skipped: a called agent may not
     have written its file yet, and a run where it never did simply has fewer spans.
     """
     agent_dir = Path(agent_dir)
@@ -274,10 +165,6 @@ def spans_files(agent_dir: Path, entries: Iterable[str], *, primary: Path | None
         path = Path(entry).expanduser()
         if not path.is_absolute():
             path = agent_dir / path
-        if path.is_dir():
-            for child in sorted(path.iterdir()):
-                if child.suffix in SPAN_SUFFIXES:
-                    add(child)
-        else:
-            add(path)
+        for file in span_files_in(path) if path.is_dir() else [path]:
+            add(file)
     return found

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from bat_pipeline.engine import chart_drawing as draw
 from bat_pipeline.engine.chart_drawing import Colors, Row, model_colors
-from bat_pipeline.engine.contracts.episode import SCORE_FIELDS
+from bat_pipeline.engine.contracts.scores import QUALITATIVE_FIELDS, SCORE_FIELDS
 
 MAX_TASKS = 40
 """The per-task chart shows at most this many tasks: those with the lowest pass rate."""
@@ -112,7 +112,7 @@ def judge_scores_chart(scores: Sequence[Row], colors: Colors | None = None) -> b
     """Mean score of each of bat-cli's judge rubrics, one bar per model (every model with
     score rows, judged or not); says so when nothing was judged."""
     rows = _judge_means(scores)
-    fields = list(SCORE_FIELDS.values())
+    fields = list(QUALITATIVE_FIELDS)
     if not rows or all(draw.num(r.get(f)) is None for r in rows for f in fields):
         return draw.no_data("Judge scores", "no judge scores" if rows else "no data")
     colors = colors or model_colors(r["model_key"] for r in rows)

@@ -1,15 +1,18 @@
-"""What an A2A conversation said, turned into an episode's status, output and events (SPEC §4).
+"""The conversations of a partition (SPEC §4): which attempts to hold, and what each said,
+turned into an episode's status, output and events.
 
-Transport-free: the agent client feeds it plain (state, text) updates as they stream in.
+Transport-free: the agent client feeds a ConversationRecorder plain (state, text) updates
+as they stream in.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Callable
 
-from bat_pipeline.engine.contracts import A2AEvent, Episode, EpisodeTrace, Task, Trajectory
-from bat_pipeline.engine.contracts.episode import conversation_id
+from bat_pipeline.engine.contracts import A2AEvent, EvalConfig, Episode, EpisodeTrace, Task, Trajectory
+from bat_pipeline.engine.contracts.names import conversation_id
 
 MAX_EVENTS = 200
 PREVIEW_CHARS = 200
@@ -30,16 +33,48 @@ _STATUS = {
 TERMINAL = ("completed", "error", "input-required")
 
 
+@dataclass(frozen=True)
+class Attempt:
+    """One conversation to hold: a task's attempt."""
+
+    task: Task
+    attempt_index: int
+    conversation_id: str | None = None
+    """The A2A context id when it is not `<task id>__try<n>` (a resumed attempt, an agent
+    whose span files outlive the run); kept in the episode's `aux.conversation_id`."""
+
+
+def plan_attempts(tasks: list[Task], k: int, kept: list[Episode], conversation_suffix: str = "") -> list[Attempt]:
+    """Every (task, attempt) not already stored without an eval error. With a suffix each
+    conversation id is `<task id>__try<n><suffix>`, else `<task id>__try<n>`."""
+    done = {(e.task_id, e.attempt_index) for e in kept if not e.eval_error}
+    return [Attempt(t, i, f"{conversation_id(t.id, i)}{conversation_suffix}" if conversation_suffix else None)
+            for t in tasks for i in range(k) if (t.id, i) not in done]
+
+
+def needs_fresh_conversation_ids(config: EvalConfig, resumed: bool) -> bool:
+    """Whether `<task id>__try<n>` could name conversations other than this run's in the
+    span files read: a resumed run (the killed run's half-done conversations), an agent
+    at `agent.url` or one writing to `agent.spans` (files kept across runs and shared by
+    the models' partitions)."""
+    return resumed or bool(config.agent.url) or bool(config.agent.spans)
+
+
 def normalise_state(state: str | None) -> str | None:
     """`TASK_STATE_INPUT_REQUIRED`, `input_required` or `input-required` → `input-required`.
 
     Unknown or unspecified states give None (the event is kept, the status unchanged)."""
-    if not state:
-        return None
+    return _STATUS.get(a2a_state_name(state)) if state else None
+
+
+def a2a_state_name(state: str) -> str:
+    """An A2A task state as the protocol spells it in JSON: `TASK_STATE_INPUT_REQUIRED`
+    (the protobuf enum name, as bat-adk and a2a-sdk give it) and `input_required` become
+    `input-required`."""
     name = state.strip().lower()
     if name.startswith("task_state_"):
         name = name[len("task_state_"):]
-    return _STATUS.get(name.replace("_", "-"))
+    return name.replace("_", "-")
 
 
 class ConversationRecorder:

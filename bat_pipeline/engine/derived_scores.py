@@ -8,30 +8,25 @@ and read like new ones.
 
 from __future__ import annotations
 
-from bat_pipeline.engine.contracts.episode import SCORE_FIELDS, Episode, VerdictCheck
-from bat_pipeline.engine.contracts.scores import ScoreRow
+from bat_pipeline.engine.contracts.episode import Episode
+from bat_pipeline.engine.contracts.scores import SCORE_FIELDS, ScoreRow
+from bat_pipeline.engine.scorers.judge_rubrics import SCALE as RUBRIC_SCALE
+from bat_pipeline.engine.scorers.judging import FAILED
+from bat_pipeline.engine.scorers.registry import registered
+from bat_pipeline.engine.scorers.support import pass_fail
 
-CHECK_SCORERS: dict[str, str] = {
-    "output[": "output",
-    "tool_call:": "tool_calls",
-    "agent_call:": "agent_calls",
-    "model_calls": "limits",
-    "tokens": "limits",
-    "no_errors": "errors",
-}
-"""Start of a verdict check's name → the scorer (engine.scorers) that writes it. Any other
-check (`status`, `spans`, `attempt`) is written by the scorer of its own name."""
 
-JUDGE_SCALE = "0..1"
-"""bat-cli's rubrics score from 0 to 1."""
+def check_prefixes() -> dict[str, str]:
+    """How a verdict check's name begins → the built-in scorer that writes it (each
+    scorer's `criteria`, else its name), in scorer order."""
+    return {prefix: scorer.name for scorer in registered("check", ())
+            for prefix in scorer.criteria or (scorer.name,)}
 
 
 def check_scorer(check: str) -> str:
-    """The scorer that writes the verdict check named `check`."""
-    for prefix, scorer in CHECK_SCORERS.items():
-        if check.startswith(prefix):
-            return scorer
-    return check
+    """The built-in scorer that writes the verdict check named `check`; any other check
+    (`spans`, `attempt`) is written by the scorer of its own name."""
+    return next((scorer for prefix, scorer in check_prefixes().items() if check.startswith(prefix)), check)
 
 
 def score_rows(episode: Episode) -> list[ScoreRow]:
@@ -46,21 +41,16 @@ def score_rows(episode: Episode) -> list[ScoreRow]:
     """
     rows = list(episode.scores)
     if not any(row.gating for row in rows):
-        rows[:0] = [_check_row(check) for check in (episode.verdict.checks if episode.verdict else [])]
+        rows[:0] = [pass_fail(check_scorer(c.check), c.check, c.passed, c.detail)
+                     for c in (episode.verdict.checks if episode.verdict else [])]
     judged = episode.qualitative_scores
     if judged is not None and not any(row.scorer in SCORE_FIELDS for row in rows):
         for rubric, field in SCORE_FIELDS.items():
             value = judged.score(rubric)
             error = judged.judge_errors.get(rubric)
             rows.append(ScoreRow(
-                scorer=rubric, criterion=field, value=value, raw=value, scale=JUDGE_SCALE,
-                reason=judged.judge_reasoning.get(rubric) or (f"judge failed: {error}" if error else ""),
+                scorer=rubric, criterion=field, value=value, raw=value, scale=RUBRIC_SCALE,
+                reason=judged.judge_reasoning.get(rubric) or (f"{FAILED}{error}" if error else ""),
                 details={"error": error} if error else {},
             ))
     return rows
-
-
-def _check_row(check: VerdictCheck) -> ScoreRow:
-    value = 1.0 if check.passed else 0.0
-    return ScoreRow(scorer=check_scorer(check.check), criterion=check.check, value=value, raw=value,
-                    scale="pass/fail", passed=check.passed, gating=True, reason=check.detail)

@@ -4,7 +4,9 @@ against `GateSettings`. Pure; a gate that is not set produces no result."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -25,6 +27,23 @@ class GateResult(BaseModel):
     """The model, the figures and the limit, e.g. `m: pass rate 0.40 < min_pass_rate 0.80`."""
 
 
+@dataclass(frozen=True)
+class GateFigures:
+    """What the gates of one model's run compare."""
+
+    model_key: str
+    pass_rate: float | None
+    """None: the run has no episodes."""
+    error_episodes: int
+    previous_pass_rate: float | None
+    """The model's pass rate in its previous run; None without one."""
+
+
+def set_gates(gate: GateSettings) -> dict[str, float]:
+    """The gates that are set, name (GateSettings field) → limit, in GateSettings order."""
+    return {name: limit for name, limit in gate.model_dump().items() if limit is not None}
+
+
 def evaluate_gates(gate: GateSettings, *, model_key: str, pass_rate: float | None,
                    error_episodes: int, previous_pass_rate: float | None) -> list[GateResult]:
     """Check every gate that is set, in GateSettings order.
@@ -32,52 +51,57 @@ def evaluate_gates(gate: GateSettings, *, model_key: str, pass_rate: float | Non
     A pass rate of None (no episodes) fails min_pass_rate and is not compared for
     regression; max_regression with no previous run passes and says so.
     """
-    results = []
-    if gate.min_pass_rate is not None:
-        results.append(_min_pass_rate(model_key, pass_rate, gate.min_pass_rate))
-    if gate.max_error_episodes is not None:
-        limit = gate.max_error_episodes
-        ok = error_episodes <= limit
-        results.append(GateResult(
-            name="max_error_episodes", passed=ok,
-            message=f"{model_key}: {error_episodes} error episode{'s' * (error_episodes != 1)} "
-                    f"{'<=' if ok else '>'} max_error_episodes {limit}"))
-    if gate.max_regression is not None:
-        results.append(_max_regression(model_key, pass_rate, previous_pass_rate, gate.max_regression))
-    return results
+    figures = GateFigures(model_key, pass_rate, error_episodes, previous_pass_rate)
+    return [GateResult(name=name, **_CHECKS[name](figures, limit)) for name, limit in set_gates(gate).items()]
 
 
-def _min_pass_rate(model_key: str, pass_rate: float | None, limit: float) -> GateResult:
-    if pass_rate is None:
-        return GateResult(name="min_pass_rate", passed=False,
-                          message=f"{model_key}: no episodes, so no pass rate to hold to "
-                                  f"min_pass_rate {limit:.2f}")
-    ok = pass_rate >= limit - _EPSILON
-    shown, bound = _figures(pass_rate, limit)
-    return GateResult(name="min_pass_rate", passed=ok,
-                      message=f"{model_key}: pass rate {shown} {'>=' if ok else '<'} min_pass_rate {bound}")
+Outcome = dict[str, Any]
+"""`passed` and `message` of a GateResult."""
 
 
-def _max_regression(model_key: str, pass_rate: float | None, previous: float | None,
-                    limit: float) -> GateResult:
+def _outcome(passed: bool, message: str) -> Outcome:
+    return {"passed": passed, "message": message}
+
+
+def _min_pass_rate(run: GateFigures, limit: float) -> Outcome:
+    if run.pass_rate is None:
+        return _outcome(False, f"{run.model_key}: no episodes, so no pass rate to hold to min_pass_rate {limit:.2f}")
+    ok = run.pass_rate >= limit - _EPSILON
+    shown, bound = _figures(run.pass_rate, limit)
+    return _outcome(ok, f"{run.model_key}: pass rate {shown} {'>=' if ok else '<'} min_pass_rate {bound}")
+
+
+def _max_error_episodes(run: GateFigures, limit: float) -> Outcome:
+    count = run.error_episodes
+    ok = count <= limit
+    return _outcome(ok, f"{run.model_key}: {count} error episode{'s' * (count != 1)} "
+                        f"{'<=' if ok else '>'} max_error_episodes {limit}")
+
+
+def _max_regression(run: GateFigures, limit: float) -> Outcome:
+    previous, pass_rate = run.previous_pass_rate, run.pass_rate
     if previous is None:
-        return GateResult(name="max_regression", passed=True,
-                          message=f"{model_key}: no previous run to compare with; "
-                                  f"max_regression {limit:.2f} not applied")
+        return _outcome(True, f"{run.model_key}: no previous run to compare with; "
+                              f"max_regression {limit:.2f} not applied")
     if pass_rate is None:
-        return GateResult(name="max_regression", passed=True,
-                          message=f"{model_key}: no pass rate in this run (previous {previous:.2f}); "
-                                  f"max_regression {limit:.2f} not applied")
+        return _outcome(True, f"{run.model_key}: no pass rate in this run (previous {previous:.2f}); "
+                              f"max_regression {limit:.2f} not applied")
     drop = previous - pass_rate
-    ok = drop <= limit + _EPSILON
     figures = f"pass rate {pass_rate:.2f} vs previous {previous:.2f}"
     if drop <= 0:
-        return GateResult(name="max_regression", passed=True,
-                          message=f"{model_key}: {figures}, no drop (max_regression {limit:.2f})")
+        return _outcome(True, f"{run.model_key}: {figures}, no drop (max_regression {limit:.2f})")
+    ok = drop <= limit + _EPSILON
     shown, bound = _figures(drop, limit)
-    return GateResult(name="max_regression", passed=ok,
-                      message=f"{model_key}: {figures}, a drop of {shown} "
-                              f"{'<=' if ok else '>'} max_regression {bound}")
+    return _outcome(ok, f"{run.model_key}: {figures}, a drop of {shown} {'<=' if ok else '>'} max_regression {bound}")
+
+
+_CHECKS: dict[str, Callable[[GateFigures, float], Outcome]] = {
+    "min_pass_rate": _min_pass_rate,
+    "max_error_episodes": _max_error_episodes,
+    "max_regression": _max_regression,
+}
+"""One check per GateSettings field."""
+assert tuple(_CHECKS) == tuple(GateSettings.model_fields), "a gate without its check, or a check without its gate"
 
 
 def _figures(value: float, limit: float) -> tuple[str, str]:

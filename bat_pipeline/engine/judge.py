@@ -15,8 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from bat_pipeline.engine.contracts import RUBRICS, Episode, JudgeScores, JudgeSettings, ScoreRow, Task
-from bat_pipeline.engine.contracts.episode import SCORE_FIELDS
+from bat_pipeline.engine.contracts import RUBRICS, SCORE_FIELDS, Episode, JudgeScores, JudgeSettings, ScoreRow, Task
 from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.engine.scorers.judging import FAILED, SKIPPED, Judge, null_row, stand_in_task
 from bat_pipeline.engine.scorers.registry import Scorer, ScoringInput, scorers_for
@@ -33,6 +32,9 @@ class JudgeStats(BaseModel):
     """Questions sent to the judge, i.e. not served from the cache."""
     requests: int = 0
     """HTTP requests made, retries and structured-output fallbacks included."""
+    text_fallbacks: list[str] = Field(default_factory=list)
+    """Purposes switched to plain-text answers because structured output was refused
+    (each cost one more request)."""
     retries: int = 0
     cache_hits: int = 0
     failures: int = 0
@@ -40,8 +42,6 @@ class JudgeStats(BaseModel):
     skipped: int = 0
     """Rows with nothing to judge (tool_call for a task without expected tool calls, the
     rubrics outcome mode does not ask)."""
-    text_fallbacks: list[str] = Field(default_factory=list)
-    """Purposes switched to plain-text answers because structured output was refused."""
 
 
 class JudgeRunResult(BaseModel):

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from bat_pipeline.engine.contracts.episode import SCORE_FIELDS, Episode
+from bat_pipeline.engine.contracts.episode import Episode
+from bat_pipeline.engine.contracts.tasks import Task
 from bat_pipeline.engine.contracts.metrics import (
     EpisodeMetrics,
     EpisodeQualitative,
@@ -24,10 +26,8 @@ from bat_pipeline.engine.contracts.metrics import (
     TimeSummary,
     TokenSummary,
 )
+from bat_pipeline.engine.contracts.scores import QUALITATIVE_FIELDS
 from bat_pipeline.engine.score_stats import scorer_stats
-
-QUALITATIVE_FIELDS = tuple(SCORE_FIELDS.values())
-"""Judge score fields, in rubric order."""
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -77,6 +77,29 @@ def in_dataset_order(episodes: Iterable[Episode], task_ids: Sequence[str]) -> li
     writes them); episodes of a task not in `task_ids` come last, by task id."""
     position = {task_id: index for index, task_id in enumerate(task_ids)}
     return sorted(episodes, key=lambda e: (position.get(e.task_id, len(position)), e.task_id, e.attempt_index))
+
+
+@dataclass
+class Measured:
+    """One partition measured: its episodes in dataset order, metrics.json, summary.json."""
+
+    episodes: list[Episode]
+    metrics: MetricsFile
+    summary: SummaryFile
+
+    def files(self) -> dict[str, MetricsFile | SummaryFile]:
+        return {"metrics.json": self.metrics, "summary.json": self.summary}
+
+
+def measure(episodes: Iterable[Episode], tasks: Sequence[Task], *, k: int, run_name: str, model_name: str,
+            started: datetime) -> Measured:
+    """metrics.json and summary.json of one partition, over its episodes in dataset order
+    (in_dataset_order); summary.json is stamped with `started`, as bat-cli stamps the start
+    of the model's evaluation."""
+    ordered = in_dataset_order(episodes, [t.id for t in tasks])
+    return Measured(episodes=ordered, metrics=build_metrics(ordered, k=k),
+                    summary=build_summary(ordered, run_name=run_name, k=k, model_name=model_name,
+                                          timestamp_utc=summary_timestamp(started)))
 
 
 def build_summary(episodes: Sequence[Episode], *, run_name: str, k: int, model_name: str,

@@ -12,7 +12,7 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-from bat_pipeline.engine.agent_folder import PRIVACY_LEVELS
+from bat_pipeline.engine.config.agent_yaml import PRIVACY_LEVELS
 from bat_pipeline.engine.errors import InputError
 
 KEYWORD = "telemetry_privacy_floor"

@@ -14,9 +14,9 @@ import json
 import math
 from typing import Any
 
-from bat_pipeline.engine.contracts import Episode, JudgeSettings, RUBRICS, Task
-from bat_pipeline.engine.contracts.episode import SCORE_FIELDS
+from bat_pipeline.engine.contracts import RUBRICS, SCORE_FIELDS, Episode, JudgeSettings, Task
 from bat_pipeline.engine.judge_view import render_episode_for_judge
+from bat_pipeline.engine.trajectories.attributes import THINK_END
 
 __all__ = [
     "JSON_SCHEMA", "JudgeAnswerError", "RUBRICS", "SCORE_FIELDS",
@@ -99,7 +99,7 @@ def parse_answer(text: str) -> tuple[float, str]:
     or the score is not a number within 0..1 (see the module docstring)."""
     if not isinstance(text, str) or not text.strip():
         raise JudgeAnswerError("the judge's answer is empty")
-    said = text.rsplit("</think>", 1)[-1]
+    said = text.rsplit(THINK_END, 1)[-1]
     found: dict[str, Any] | None = None
     for obj in _json_objects(said):
         holder = _score_holder(obj)

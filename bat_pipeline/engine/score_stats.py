@@ -37,6 +37,11 @@ def criterion_stats(rows: Iterable[ScoreRow]) -> CriterionStats:
     )
 
 
+SCORE_COLUMNS = (("scorer", "string"), ("criterion", "string"), ("mean", "float"), ("passed", "int"),
+                 ("failed", "int"), ("count", "int"))
+"""The columns of `scores_table`, with their types."""
+
+
 def scores_table(scorers: dict[str, dict[str, CriterionStats]]) -> list[dict[str, Any]]:
     """One record per scorer and criterion: scorer, criterion, mean (4 decimals, null
     without values), passed, failed, count."""

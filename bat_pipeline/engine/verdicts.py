@@ -97,6 +97,11 @@ def check_partition(episodes: Sequence[Episode], tasks: Iterable[Task],
     return checked
 
 
+def verdicts_by_conversation(episodes: Iterable[Episode]) -> dict[str, object]:
+    """verdicts.json: conversation id → verdict, for the episodes that have one."""
+    return {e.conversation_id: e.verdict.model_dump(mode="json") for e in episodes if e.verdict}
+
+
 def _run(scorer: Scorer, item: ScoringInput) -> list[ScoreRow]:
     try:
         rows = list(scorer.fn(item))

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import uuid
 from datetime import datetime, timezone
-from dataclasses import dataclass
 from typing import Awaitable, Callable, Iterable
 
 import httpx
@@ -16,20 +15,11 @@ from a2a.client import ClientConfig, ClientFactory
 from a2a.client.card_resolver import A2ACardResolver
 from a2a.types import Message, Part, Role, SendMessageRequest, StreamResponse, TaskState
 
-from bat_pipeline.engine.contracts import Episode, Task
-from bat_pipeline.engine.conversation import ConversationRecorder
+from bat_pipeline.engine.contracts import Episode
+from bat_pipeline.engine.conversation import Attempt, ConversationRecorder
 
 
 HTTP_TIMEOUT_MARGIN_S = 5.0
-
-
-@dataclass(frozen=True)
-class Attempt:
-    task: Task
-    attempt_index: int
-    conversation_id: str | None = None
-    """The A2A context id when it is not `<task id>__try<n>` (a resumed attempt, an agent
-    whose span files outlive the run); kept in the episode's `aux.conversation_id`."""
 
 
 def _text(parts) -> str:

@@ -24,24 +24,28 @@ from typing import Iterator
 import httpx
 import yaml
 
-from bat_pipeline.engine.agent_folder import (
-    check_telemetry_privacy,
-    detect_layout,
-    evaluation_config_copy,
-    read_agent_config,
-)
+from bat_pipeline.engine.agent_folder import CONFIG_FILE, detect_layout
+from bat_pipeline.engine.config.agent_yaml import check_telemetry_privacy, evaluation_config_copy, read_agent_config
 from bat_pipeline.engine.contracts import EvalConfig, ModelSpec
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.environment import agent_environment
 from bat_pipeline.engine.privacy_floor import check_privacy_floors
 from bat_pipeline.engine.redaction import Redactor
+from bat_pipeline.storage import AGENT_LOG, AGENT_SPANS, SPANS_DIR
 
+LOOPBACK = "127.0.0.1"
+"""Where the processes this machine starts for a run listen (agents, the UI)."""
 LOG_TAIL_LINES = 30
 _PR_SET_PDEATHSIG = 1
 
 
 class AgentStartError(RuntimeError):
     """The agent exited or never answered its agent card; carries its last log lines."""
+
+    def __init__(self, message: str, log_file: Path | None = None):
+        super().__init__(message)
+        self.log_file = log_file
+        """The agent's whole log, when there is one."""
 
 
 @dataclass
@@ -64,7 +68,7 @@ class RunningAgent:
         return self.process is None or self.process.poll() is None
 
 
-def free_port(host: str = "127.0.0.1") -> int:
+def free_port(host: str = LOOPBACK) -> int:
     """A port free right now; the agent may still lose a race for it (then we retry)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
@@ -123,7 +127,7 @@ class AgentLauncher:
     """Starts one agent process for one model, and always stops its whole process group."""
 
     def __init__(self, config: EvalConfig, model: ModelSpec, workdir: Path, *,
-                 environ: dict[str, str] | None = None, log=None, spans_name: str = "agent.jsonl",
+                 environ: dict[str, str] | None = None, log=None, spans_name: str = AGENT_SPANS,
                  redactor: Redactor | None = None):
         """`redactor`: secrets removed from the span files and the log in `workdir` each
         time an agent process has stopped (scrub_agent_files)."""
@@ -157,7 +161,7 @@ class AgentLauncher:
         """The agent, ready; stopped (TERM, then KILL) when the block ends, whatever happens."""
         for warning in self.preflight():
             self.log(f"warning: {warning}")
-        spans_dir = self.workdir / "spans"
+        spans_dir = self.workdir / SPANS_DIR
         spans_dir.mkdir(parents=True, exist_ok=True)
         if self.config.agent.url:
             files = [self.config.resolve(p) for p in self.config.agent.spans]
@@ -194,18 +198,18 @@ class AgentLauncher:
     def _start(self, port: int, spans_dir: Path) -> RunningAgent:
         command, cwd, config_file = build_command(self.config)
         spans_file = spans_dir / self.spans_name
-        log_file = self.workdir / "agent.log"
+        log_file = self.workdir / AGENT_LOG
         env = agent_environment(self.config, self.model, base_env=self.environ)
         env.setdefault("PYTHONUNBUFFERED", "1")
         # In the partition's folder, not /tmp: a killed pipeline leaves it where the next
         # run of the partition clears it. It holds ${VAR} references, never their values.
         tmpdir = Path(tempfile.mkdtemp(prefix=".agent-config-", dir=self.workdir))
-        config_copy = tmpdir / "config.yaml"
+        config_copy = tmpdir / CONFIG_FILE
         if config_file is not None:
             # Read without expanding ${VAR}: the copy must not hold secrets the original
             # only referenced; the agent expands them itself.
-            original = yaml.safe_load(config_file.read_text(encoding="utf-8")) or {}
-            copy = evaluation_config_copy(original, port=port, host="127.0.0.1", spans_file=spans_file)
+            original = read_agent_config(config_file)
+            copy = evaluation_config_copy(original, port=port, host=LOOPBACK, spans_file=spans_file)
             config_copy.write_text(yaml.safe_dump(copy, sort_keys=False), encoding="utf-8")
             env["CONFIG_PATH"] = str(config_copy)
         env["BAT_AGENT_PORT"] = str(port)
@@ -225,7 +229,7 @@ class AgentLauncher:
         finally:
             log_handle.close()
         files = [spans_file, *(self.config.resolve(p) for p in self.config.agent.spans)]
-        return RunningAgent(url=f"http://127.0.0.1:{port}", spans_files=files, log_file=log_file,
+        return RunningAgent(url=f"http://{LOOPBACK}:{port}", spans_files=files, log_file=log_file,
                             process=process, port=port, command=command, log_offset=log_offset,
                             tmpdir=tmpdir)
 
@@ -282,11 +286,11 @@ def scrub_agent_files(workdir: Path, redactor: Redactor) -> list[Path]:
     UTF-8 are kept as they are. Files elsewhere (`agent.spans`, `extra_spans`) belong to
     the agent's folder and are not touched."""
     workdir = Path(workdir)
-    spans = workdir / "spans"
+    spans = workdir / SPANS_DIR
     files = sorted(p for p in spans.rglob("*") if p.is_file() and not p.name.startswith(".")) \
         if spans.is_dir() else []
     changed = []
-    for path in [*files, workdir / "agent.log"]:
+    for path in [*files, workdir / AGENT_LOG]:
         if path.is_file() and _redact_file(path, redactor):
             changed.append(path)
     return changed

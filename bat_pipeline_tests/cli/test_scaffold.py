@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from bat_pipeline.cli import main
-from bat_pipeline.engine.loading import load_eval_config, load_tasks
+from bat_pipeline.engine.config import load_eval_config, load_tasks
 
 
 def agent_folder(tmp_path):

@@ -7,14 +7,8 @@ import copy
 import pytest
 import yaml
 
-from bat_pipeline.engine.agent_folder import (
-    check_telemetry_privacy,
-    detect_layout,
-    evaluation_config_copy,
-    read_agent_config,
-    resolve_agent_dir,
-    spans_files,
-)
+from bat_pipeline.engine.agent_folder import detect_layout, resolve_agent_dir, spans_files
+from bat_pipeline.engine.config.agent_yaml import check_telemetry_privacy, evaluation_config_copy, read_agent_config
 from bat_pipeline.engine.errors import InputError
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bat_pipeline.engine.contracts import Episode, JudgeScores, ScoreRow, Verdict, VerdictCheck
-from bat_pipeline.engine.contracts.episode import SCORE_FIELDS
+from bat_pipeline.engine.contracts.scores import SCORE_FIELDS
 from bat_pipeline.engine.derived_scores import score_rows
 
 CHECKS = [("status", "status"), ("output[0]", "output"), ("output[1]", "output"),

@@ -14,7 +14,7 @@ from bat_pipeline.engine.environment import (
     require_judge_key,
 )
 from bat_pipeline.engine.errors import InputError
-from bat_pipeline.engine.loading import load_eval_config
+from bat_pipeline.engine.config import load_eval_config
 
 EVAL = """
 evaluation: {qualitative: true}

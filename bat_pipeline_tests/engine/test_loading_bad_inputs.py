@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from bat_pipeline.engine.errors import InputError
-from bat_pipeline.engine.loading import load_eval_config, load_tasks
+from bat_pipeline.engine.config import load_eval_config, load_tasks
 
 FOLDER = Path(__file__).parent / "bad_inputs"
 CASES = yaml.safe_load((FOLDER / "cases.yaml").read_text())

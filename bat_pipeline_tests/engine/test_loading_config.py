@@ -1,4 +1,4 @@
-"""engine.loading.load_eval_config: eval/eval.yaml (SPEC §2)."""
+"""engine.config.load_eval_config: eval/eval.yaml (SPEC §2)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bat_pipeline.engine.errors import InputError
-from bat_pipeline.engine.loading import load_eval_config
+from bat_pipeline.engine.config import load_eval_config
 
 ENV = {"HOME": "/home/u", "MY_KEY": "secret", "HOST": "gpu1"}
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from bat_pipeline.engine.errors import InputError
-from bat_pipeline.engine.loading import load_eval_config, load_tasks
-from bat_pipeline.engine.unknown_keys import one_edit_apart
+from bat_pipeline.engine.config import load_eval_config, load_tasks
+from bat_pipeline.engine.config.unknown_keys import one_edit_apart
 
 
 def config(tmp_path: Path, text: str):

@@ -1,4 +1,4 @@
-"""engine.loading.load_tasks: eval/input/tasks.json (SPEC §3)."""
+"""engine.config.load_tasks: eval/input/tasks.json (SPEC §3)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import json
 import pytest
 
 from bat_pipeline.engine.errors import InputError
-from bat_pipeline.engine.contracts.tasks import MAX_FILE_STEM_BYTES, task_file_stem
-from bat_pipeline.engine.loading import load_tasks
+from bat_pipeline.engine.contracts.names import MAX_FILE_STEM_BYTES, task_file_stem
+from bat_pipeline.engine.config import load_tasks
 
 
 def write(tmp_path, data) -> str:

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from bat_pipeline.engine.contracts import A2AEvent, Episode, EpisodeTrace
-from bat_pipeline.engine.loading import load_eval_config
+from bat_pipeline.engine.config import load_eval_config
 from bat_pipeline.engine.redaction import MIN_SECRET_CHARS, REDACTED, Redactor, looks_secret, secret_values
 from bat_pipeline.resources.evaluation import EvaluationResource
 

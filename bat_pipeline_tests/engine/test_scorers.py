@@ -21,7 +21,7 @@ from bat_pipeline.engine.contracts import (
 )
 from bat_pipeline.engine.contracts.episode import EpisodeTrace
 from bat_pipeline.engine.errors import InputError
-from bat_pipeline.engine.loading import load_eval_config
+from bat_pipeline.engine.config import load_eval_config
 from bat_pipeline.engine.score_stats import criterion_stats, scorer_stats, scores_table
 from bat_pipeline.engine.scorers import ScoringInput, check, registered
 from bat_pipeline.engine.verdicts import NO_SPANS, check_partition, score_checks, verdict_from_rows

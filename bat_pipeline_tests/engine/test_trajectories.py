@@ -9,10 +9,9 @@ from pathlib import Path
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 
-from bat_pipeline.engine import trajectories
 from bat_pipeline.engine.contracts import AgentStep, ErrorStep, ModelStep, ToolStep, Trajectory
 from bat_pipeline.engine.spans import load_spans
-from bat_pipeline.engine.trajectories import build_trajectory, recorded_tool_calls
+from bat_pipeline.engine.trajectories import build_trajectory, plan, recorded_tool_calls
 from bat_pipeline_tests.engine.span_fixtures.builder import Agent, Clock, tool_message, write_lines
 
 CONV = "c__try0"
@@ -308,8 +307,8 @@ def test_each_trace_is_analysed_once(tmp_path, monkeypatch):
                 a.llm("x")
     index = load_spans([a.write(tmp_path / "a.jsonl")])
     seen = []
-    real = trajectories._plan_trace
-    monkeypatch.setattr(trajectories, "_plan_trace", lambda spans: seen.append(1) or real(spans))
+    real = plan._plan_trace
+    monkeypatch.setattr(plan, "_plan_trace", lambda spans: seen.append(1) or real(spans))
     for _ in range(2):
         for conv in ("a__try0", "b__try0"):
             build_trajectory(index, conv, ["1", "2"])

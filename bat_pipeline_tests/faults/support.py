@@ -155,7 +155,7 @@ def evaluate(agent_dir: Path, root: Path, instance, partition: str, *, assets: l
 
     from bat_pipeline.definitions import build_definitions
 
-    from bat_pipeline.engine.loading import load_eval_config
+    from bat_pipeline.engine.config import load_eval_config
 
     job = build_definitions(agent_dir, root).resolve_job_def("evaluate")
     prefix = load_eval_config(agent_dir).agent_id

@@ -14,7 +14,7 @@ import re
 import dagster as dg
 import pytest
 
-from bat_pipeline.engine.loading import load_tasks
+from bat_pipeline.engine.config import load_tasks
 from bat_pipeline.engine.spans import load_spans
 from bat_pipeline_tests.example.processes import launch_agent
 from bat_pipeline_tests.faults.support import (

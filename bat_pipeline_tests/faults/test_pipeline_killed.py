@@ -25,7 +25,7 @@ import dagster as dg
 import pytest
 
 from bat_pipeline.assets.common import RESUME_TAG
-from bat_pipeline.engine.loading import load_tasks
+from bat_pipeline.engine.config import load_tasks
 from bat_pipeline.engine.spans import load_spans
 from bat_pipeline_tests.faults.support import (
     JUDGE_KEY_VAR,

@@ -9,7 +9,7 @@ import pytest
 from dagster import MaterializeResult, asset, materialize
 
 from bat_pipeline import storage
-from bat_pipeline.assets.judge import judge_partition
+from bat_pipeline.resources.judge_partition import judge_partition
 from bat_pipeline.engine.contracts import EvalConfig, JudgeSettings, ModelSpec
 from bat_pipeline.example.scripted_llm import serve_scripted_llm
 from bat_pipeline.resources.judge import JudgeClient, JudgeConfigError, JudgeResource, judge_episodes
@@ -23,7 +23,7 @@ def make_ref(tmp_path: Path) -> PartitionRef:
     ref = PartitionRef(run_id="20250101T000000Z", run_name="benchmark", model_key="openai-agent-model",
                        model_name="openai:agent-model", k=2, agent_dir=tmp_path,
                        dir=tmp_path / "runs" / "r" / "m", output_dir=tmp_path / "out")
-    storage.write_episodes(ref.episodes_dir, [weather_episode(attempt=0), weather_episode(attempt=1)])
+    storage.store_episodes(ref, [weather_episode(attempt=0), weather_episode(attempt=1)])
     return ref
 
 
@@ -45,7 +45,7 @@ def test_scores_are_written_into_episodes_and_judge_json(tmp_path):
     meta = outcome.metadata()
     assert meta["mean_task_completion_quality"] == 0.8 and meta["calls"] == 8
     assert meta["cache_hits"] == 0 and meta["failures"] == 0
-    for episode in storage.load_episodes(ref.episodes_dir):
+    for episode in storage.load_episodes(ref):
         assert episode.qualitative_scores.response_relevance == 0.8
     written = storage.read_json(ref.file("judge.json"))
     assert written["enabled"] and len(written["episodes"]) == 2
@@ -63,7 +63,7 @@ def test_judge_off_asks_nothing_and_says_so(tmp_path):
     assert not outcome.enabled and "qualitative" in outcome.reason
     assert outcome.metadata()["judge"] == "off"
     assert storage.read_json(ref.file("judge.json"))["enabled"] is False
-    assert all(e.qualitative_scores is None for e in storage.load_episodes(ref.episodes_dir))
+    assert all(e.qualitative_scores is None for e in storage.load_episodes(ref))
 
 
 def test_resource_uses_the_cache_and_checks_the_key(tmp_path, monkeypatch):
@@ -108,7 +108,7 @@ def test_a_broken_judge_loses_no_episode(tmp_path):
         outcome = judge_partition(ref, config, [weather_task()],
                                   JudgeClient(config.judge, environ={"OPENAI_API_KEY": KEY}))
     assert outcome.stats.failures == 8 and outcome.mean_scores["response_relevance"] is None
-    episodes = storage.load_episodes(ref.episodes_dir)
+    episodes = storage.load_episodes(ref)
     assert len(episodes) == 2
     assert all("HTTP 500" in e.qualitative_scores.judge_errors["relevance"] for e in episodes)
 
@@ -119,7 +119,7 @@ def test_unknown_task_is_a_failure_with_the_reason(tmp_path):
         config = make_config(tmp_path, server.base_url)
         outcome = judge_partition(ref, config, [], JudgeClient(config.judge, environ={"OPENAI_API_KEY": KEY}))
         assert server.requests == []
-    episode = storage.load_episodes(ref.episodes_dir)[0]
+    episode = storage.load_episodes(ref)[0]
     assert "not in the dataset" in episode.qualitative_scores.judge_errors["task_completion"]
     assert outcome.stats.failures == 8
 

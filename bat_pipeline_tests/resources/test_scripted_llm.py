@@ -12,7 +12,7 @@ import pytest
 
 from bat_pipeline.engine.environment import require_judge_key
 from bat_pipeline.engine.errors import InputError
-from bat_pipeline.engine.loading import load_eval_config
+from bat_pipeline.engine.config import load_eval_config
 from bat_pipeline.locations import BUNDLED_AGENT_DIR
 from bat_pipeline.resources.agent_process import group_members
 from bat_pipeline.resources.evaluation import EvaluationResource

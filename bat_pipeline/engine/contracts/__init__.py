@@ -11,7 +11,6 @@ from bat_pipeline.engine.contracts.config import (
     GateSettings,
     JudgeSettings,
     ModelSpec,
-    RUBRICS,
 )
 from bat_pipeline.engine.contracts.episode import (
     A2AEvent,
@@ -22,7 +21,7 @@ from bat_pipeline.engine.contracts.episode import (
     Verdict,
     VerdictCheck,
 )
-from bat_pipeline.engine.contracts.scores import ScoreRow
+from bat_pipeline.engine.contracts.scores import QUALITATIVE_FIELDS, RUBRICS, SCORE_FIELDS, RubricScores, ScoreRow
 from bat_pipeline.engine.contracts.tasks import (
     AgentCallExpectation,
     Expected,
@@ -42,9 +41,9 @@ from bat_pipeline.engine.contracts.trajectory import (
 )
 
 __all__ = [
-    "PROVIDERS", "RUBRICS", "AgentTarget", "EvalConfig", "EvaluationSettings", "GateSettings",
+    "PROVIDERS", "AgentTarget", "EvalConfig", "EvaluationSettings", "GateSettings",
     "JudgeSettings", "ModelSpec", "A2AEvent", "Episode", "EpisodeTrace", "JudgeScores",
-    "RecordedToolCall", "ScoreRow", "Verdict", "VerdictCheck", "AgentCallExpectation", "Expected", "Task",
-    "TaskStatus", "ToolCallExpectation", "AgentStep", "ErrorStep", "ModelStep", "Step",
-    "ToolStep", "Totals", "Trajectory", "Turn",
+    "RecordedToolCall", "QUALITATIVE_FIELDS", "RUBRICS", "SCORE_FIELDS", "RubricScores", "ScoreRow",
+    "Verdict", "VerdictCheck", "AgentCallExpectation", "Expected", "Task", "TaskStatus", "ToolCallExpectation",
+    "AgentStep", "ErrorStep", "ModelStep", "Step", "ToolStep", "Totals", "Trajectory", "Turn",
 ]

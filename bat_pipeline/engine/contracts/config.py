@@ -1,32 +1,20 @@
 """`eval/eval.yaml` as typed settings (SPEC §2), plus the fields bat_pipeline adds.
 
 Loading (defaults, shorthand, `$VAR` expansion, refusals with file/entry/field) lives in
-`engine.loading`; these models only describe the validated result.
+`engine.config`; these models only describe the validated result.
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
+
+from bat_pipeline.engine.contracts.names import safe_key
+from bat_pipeline.engine.contracts.strict import Strict
 
 PROVIDERS = ("anthropic", "deepseek", "nvidia", "ollama", "openai")
-RUBRICS = ("relevance", "task_completion", "hallucination", "tool_call")
-
-_UNSAFE_KEY_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
-
-
-def safe_key(text: str) -> str:
-    """Usable as a partition key, a folder name and a Dagster asset key prefix."""
-    key = _UNSAFE_KEY_CHARS.sub("_", text)
-    return key if key.strip(".") else key.replace(".", "_")
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
 
 def _check_provider(value: str) -> str:
     if value not in PROVIDERS:
@@ -34,7 +22,7 @@ def _check_provider(value: str) -> str:
     return value
 
 
-class ModelSpec(_Strict):
+class ModelSpec(Strict):
     """One model the agent is evaluated on: one Dagster partition."""
 
     provider: str
@@ -61,7 +49,7 @@ class ModelSpec(_Strict):
         return self.key or safe_key(f"{self.provider}-{self.model}")
 
 
-class JudgeSettings(_Strict):
+class JudgeSettings(Strict):
     provider: str
     model: str = Field(min_length=1)
     base_url: str | None = None
@@ -72,7 +60,7 @@ class JudgeSettings(_Strict):
     """`outcome`: only task completion, judged from the request and the final answer."""
     max_trajectory_chars: int = Field(default=24000, ge=1)
     prompts: dict[str, str] = Field(default_factory=dict)
-    """Operator context per rubric (keys in RUBRICS, at most 1000 characters each)."""
+    """Operator context per rubric (keys in contracts.scores.RUBRICS, at most 1000 characters each)."""
     max_concurrency: int = Field(default=16, ge=1)
     """Judge calls in flight at most, across every partition judging from the same storage
     root (processes and threads alike)."""
@@ -82,7 +70,7 @@ class JudgeSettings(_Strict):
     _provider = field_validator("provider")(_check_provider)
 
 
-class GateSettings(_Strict):
+class GateSettings(Strict):
     """Blocking asset checks; each is off unless set."""
 
     min_pass_rate: float | None = Field(default=None, ge=0, le=1)
@@ -91,7 +79,7 @@ class GateSettings(_Strict):
     """Largest allowed pass-rate drop against the previous run of the same model."""
 
 
-class EvaluationSettings(_Strict):
+class EvaluationSettings(Strict):
     dataset: str = "eval/input/tasks.json"
     output_dir: str = "eval/output"
     agent_startup_timeout_s: float = Field(default=45, ge=1)
@@ -124,7 +112,7 @@ class EvaluationSettings(_Strict):
     scoring; they register like the built-in ones."""
 
 
-class AgentTarget(_Strict):
+class AgentTarget(Strict):
     """How to reach the agent. Empty: a BAT agent started with `uv run .` (SPEC §1)."""
 
     command: list[str] | None = None
@@ -147,7 +135,7 @@ class AgentTarget(_Strict):
     """Path polled until it answers 200: the agent is ready."""
 
 
-class EvalConfig(_Strict):
+class EvalConfig(Strict):
     """The whole evaluation of one agent folder, validated."""
 
     evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)

@@ -6,7 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from bat_pipeline.engine.contracts.scores import ScoreRow
+from bat_pipeline.engine.contracts.names import conversation_id
+from bat_pipeline.engine.contracts.scores import RubricScores, ScoreRow
 from bat_pipeline.engine.contracts.trajectory import Trajectory
 
 
@@ -49,27 +50,13 @@ class Verdict(BaseModel):
     checks: list[VerdictCheck] = Field(default_factory=list)
 
 
-SCORE_FIELDS = {
-    "relevance": "response_relevance",
-    "task_completion": "task_completion_quality",
-    "hallucination": "hallucination_score",
-    "tool_call": "tool_call_appropriateness",
-}
-"""Rubric name → episode score field."""
+class JudgeScores(RubricScores):
+    """bat-cli's `qualitative_scores` of an episode."""
 
-
-class JudgeScores(BaseModel):
-    response_relevance: float | None = None
-    task_completion_quality: float | None = None
-    hallucination_score: float | None = None
-    tool_call_appropriateness: float | None = None
     judge_reasoning: dict[str, str] = Field(default_factory=dict)
     """Rubric → the judge's reasoning, or why the score is null (skipped, failed)."""
     judge_errors: dict[str, str] = Field(default_factory=dict)
     """Rubric → why the judge failed; its score stays null."""
-
-    def score(self, rubric: str) -> float | None:
-        return getattr(self, SCORE_FIELDS[rubric])
 
 
 class Episode(BaseModel):
@@ -106,8 +93,3 @@ class Episode(BaseModel):
     def eval_error(self) -> str | None:
         """Why the attempt itself failed (not the agent's answer), if it did."""
         return self.aux.get("eval_error")
-
-
-def conversation_id(task_id: str, attempt_index: int) -> str:
-    """`<task id>__try<n>`: the A2A context id of one attempt."""
-    return f"{task_id}__try{attempt_index}"

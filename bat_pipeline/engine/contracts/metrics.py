@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from bat_pipeline.engine.contracts.scores import ScoreRow
+from bat_pipeline.engine.contracts.scores import RubricScores, ScoreRow
 
 
 class TaskAttempts(BaseModel):
@@ -65,13 +65,9 @@ class EpisodeVerdict(BaseModel):
     reason: str
 
 
-class EpisodeQualitative(BaseModel):
+class EpisodeQualitative(RubricScores):
     """The judge's scores of one episode, as in its episode file."""
 
-    response_relevance: float | None = None
-    task_completion_quality: float | None = None
-    hallucination_score: float | None = None
-    tool_call_appropriateness: float | None = None
     judge_reasoning: dict[str, str] | None = None
     """Rubric → the judge's reasons (or why the rubric was skipped or failed); null only
     when the judge did not run on this episode."""

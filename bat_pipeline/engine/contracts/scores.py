@@ -40,3 +40,24 @@ class ScoreRow(BaseModel):
     """Why, in words: the check's detail, the judge's reasoning, or why there is no value."""
     details: dict[str, Any] = Field(default_factory=dict)
     """Anything else the scorer wants to keep (counts, matched calls, the raw answer)."""
+
+
+class RubricScores(BaseModel):
+    """The scores of bat-cli's four judge rubrics, as its episode and metrics files name
+    them (0..1, null when there is none)."""
+
+    response_relevance: float | None = None
+    task_completion_quality: float | None = None
+    hallucination_score: float | None = None
+    tool_call_appropriateness: float | None = None
+
+    def score(self, rubric: str) -> float | None:
+        return getattr(self, SCORE_FIELDS[rubric])
+
+
+RUBRICS = ("relevance", "task_completion", "hallucination", "tool_call")
+"""bat-cli's judge rubrics, in its order (also the names of their LLM scorers)."""
+QUALITATIVE_FIELDS = tuple(RubricScores.model_fields)
+"""The rubrics' score fields, in rubric order."""
+SCORE_FIELDS = dict(zip(RUBRICS, QUALITATIVE_FIELDS))
+"""Rubric name → its score field."""

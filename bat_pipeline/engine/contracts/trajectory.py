@@ -7,10 +7,15 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, Field
 
 
-class ModelStep(BaseModel):
-    kind: Literal["model"] = "model"
+class _Step(BaseModel):
+    kind: str
+    """model, tool, agent or error: which of the step records this is."""
     node: str | None = None
-    """Graph node that made the call."""
+    """Graph node that ran the step."""
+
+
+class ModelStep(_Step):
+    kind: Literal["model"] = "model"
     model: str | None = None
     tokens_in: int = 0
     tokens_out: int = 0
@@ -23,9 +28,8 @@ class ModelStep(BaseModel):
     error: str | None = None
 
 
-class ToolStep(BaseModel):
+class ToolStep(_Step):
     kind: Literal["tool"] = "tool"
-    node: str | None = None
     name: str
     args: Any = None
     """Arguments, parsed from JSON when they are JSON."""
@@ -35,9 +39,8 @@ class ToolStep(BaseModel):
     """Steps run inside the tool (e.g. an agent call)."""
 
 
-class AgentStep(BaseModel):
+class AgentStep(_Step):
     kind: Literal["agent"] = "agent"
-    node: str | None = None
     agent: str | None = None
     asked: str | None = None
     answered: str | None = None
@@ -48,9 +51,8 @@ class AgentStep(BaseModel):
     """Steps of the called agent (from its own span file)."""
 
 
-class ErrorStep(BaseModel):
+class ErrorStep(_Step):
     kind: Literal["error"] = "error"
-    node: str | None = None
     span: str
     """Name of the failed span."""
     error: str

@@ -17,8 +17,7 @@ Without a value the reason says why:
 from __future__ import annotations
 
 from bat_pipeline.engine.contracts import JudgeSettings
-from bat_pipeline.engine.contracts.episode import SCORE_FIELDS
-from bat_pipeline.engine.contracts.scores import ScoreRow
+from bat_pipeline.engine.contracts.scores import SCORE_FIELDS, ScoreRow
 from bat_pipeline.engine.rubrics import JSON_SCHEMA, build_messages, parse_answer, skipped_rubrics
 from bat_pipeline.engine.scorers.judging import FAILED, SKIPPED, Judge, JudgeQuestion, cannot_judge, null_row
 from bat_pipeline.engine.scorers.registry import ScoringInput, llm

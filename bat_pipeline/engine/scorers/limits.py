@@ -14,7 +14,7 @@ def _has_limit(item: ScoringInput) -> bool:
     return expected.max_model_calls is not None or expected.max_tokens is not None
 
 
-@check("limits", applies=_has_limit, order=50, needs_trajectory=True)
+@check("limits", applies=_has_limit, order=50, needs_trajectory=True, criteria=("model_calls", "tokens"))
 def limits(item: ScoringInput) -> list[ScoreRow]:
     """A use equal to the limit holds."""
     expected, totals = item.task.expected, item.trajectory.totals

@@ -57,6 +57,14 @@ class Scorer:
     needs_trajectory: bool = False
     """Judges the spans: when the conversation has no trajectory, one failed `spans` row
     stands for all such scorers."""
+    criteria: tuple[str, ...] = ()
+    """How the criteria of its rows begin (`tool_call:`, `output[`); empty: with the
+    scorer's own name. What traces a verdict check of an older episode file, which has no
+    rows, back to its scorer (engine.derived_scores)."""
+
+    def writes(self, criterion: str) -> bool:
+        """Whether a row with this criterion is one of this scorer's (by `criteria`)."""
+        return criterion.startswith(self.criteria or (self.name,))
 
 
 _REGISTRY: dict[str, Scorer] = {}
@@ -75,10 +83,10 @@ def _register(scorer: Scorer) -> None:
 
 
 def check(name: str, *, applies: Callable[[ScoringInput], bool] = _always, order: int = 100,
-          needs_trajectory: bool = False) -> Callable[[CheckFn], CheckFn]:
-    """Register a deterministic scorer: `fn(input) -> rows`."""
+          needs_trajectory: bool = False, criteria: tuple[str, ...] = ()) -> Callable[[CheckFn], CheckFn]:
+    """Register a deterministic scorer: `fn(input) -> rows` (Scorer's fields)."""
     def decorate(fn: CheckFn) -> CheckFn:
-        _register(Scorer(name, "check", fn, applies, order, needs_trajectory))
+        _register(Scorer(name, "check", fn, applies, order, needs_trajectory, criteria))
         return fn
     return decorate
 

@@ -9,21 +9,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from contextlib import suppress
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from bat_pipeline.engine.contracts.config import safe_key
 from bat_pipeline.engine.contracts.episode import Episode
 from bat_pipeline.engine.contracts.metrics import MetricsFile
 from bat_pipeline.engine.contracts.tasks import Task
 from bat_pipeline.engine.derived_scores import score_rows
 from bat_pipeline.engine.metrics import build_metrics
 from bat_pipeline.engine.redaction import Redactor
-from bat_pipeline.resources.warehouse.schema import FINAL_OUTPUT_CHARS, JUDGE_COLUMNS, TABLES, TEXT_CHARS
+from bat_pipeline.engine.contracts.scores import QUALITATIVE_FIELDS
+from bat_pipeline.resources.warehouse.schema import FINAL_OUTPUT_CHARS, TABLES, TEXT_CHARS, transaction
 from bat_pipeline.storage import PartitionRef
 
 Rows = dict[str, list[dict[str, Any]]]
@@ -39,7 +37,7 @@ def partition_rows(ref: PartitionRef, episodes: Sequence[Episode], tasks: Sequen
     if redactor:
         episodes = [redactor.record(e) for e in episodes]
     key = {"run_id": ref.run_id, "model_key": ref.model_key}
-    agent_id = ref.agent_id or safe_key(Path(ref.agent_dir).name)
+    agent_id = ref.agent_identity
     rows: Rows = {table: [] for table in TABLES}
     rows["runs"].append({
         **key, "agent_id": agent_id, "model_name": ref.model_name, "run_name": ref.run_name,
@@ -68,17 +66,11 @@ def partition_rows(ref: PartitionRef, episodes: Sequence[Episode], tasks: Sequen
 
 def replace_partition(conn: duckdb.DuckDBPyConnection, run_id: str, model_key: str, rows: Rows) -> None:
     """Delete the partition's rows from every table and insert `rows`, in one transaction."""
-    conn.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(conn):
         for table in TABLES:
             conn.execute(f"DELETE FROM {table} WHERE run_id = ? AND model_key = ?", [run_id, model_key])
         for table, table_rows in rows.items():
             _insert(conn, table, table_rows)
-        conn.execute("COMMIT")
-    except BaseException:
-        with suppress(duckdb.Error):  # no transaction left when COMMIT itself failed
-            conn.execute("ROLLBACK")
-        raise
 
 
 def _episode_rows(rows: Rows, key: dict[str, str], agent_id: str, episode: Episode) -> None:
@@ -113,7 +105,7 @@ def _model_metrics_row(key: dict[str, str], metrics: MetricsFile) -> dict[str, A
     summary = metrics.summary
     latency = summary.latency_ms
     judge = {field: (summary.qualitative[field].avg if field in summary.qualitative else None)
-             for field in JUDGE_COLUMNS}
+             for field in QUALITATIVE_FIELDS}
     return {
         **key, "tasks": len(metrics.per_task), "episodes": summary.total_runs,
         "passed": summary.passed, "failed": summary.failed, "pass_rate": summary.pass_rate,

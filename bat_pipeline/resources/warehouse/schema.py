@@ -7,13 +7,18 @@ score row in `episode_scores`, with `verdict_checks` and `judge_scores` as views
 
 from __future__ import annotations
 
-from contextlib import suppress
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from typing import Any
 
 import duckdb
 
-from bat_pipeline.engine.contracts.episode import SCORE_FIELDS
-from bat_pipeline.engine.derived_scores import CHECK_SCORERS, JUDGE_SCALE
+from bat_pipeline.engine.contracts.names import UNSAFE_NAME_CHARS
+from bat_pipeline.engine.contracts.scores import QUALITATIVE_FIELDS, RUBRICS
+from bat_pipeline.engine.derived_scores import check_prefixes
+from bat_pipeline.engine.scorers.judge_rubrics import SCALE as RUBRIC_SCALE
+from bat_pipeline.engine.scorers.judging import FAILED
+from bat_pipeline.engine.scorers.support import PASS_FAIL
 
 SCHEMA_VERSION = 3
 FINAL_OUTPUT_CHARS = 2000
@@ -21,58 +26,37 @@ FINAL_OUTPUT_CHARS = 2000
 TEXT_CHARS = 4000
 """Score reasons, judge errors and eval errors are cut to this length."""
 
-JUDGE_COLUMNS = tuple(SCORE_FIELDS.values())
-"""model_metrics' judge columns: each rubric's mean score."""
+def _columns(spec: str) -> tuple[tuple[str, str], ...]:
+    """`"name TYPE, name TYPE, ..."` → ((name, TYPE), ...)."""
+    return tuple((name, kind) for name, kind in (column.split() for column in spec.split(",")))
+
+
+_PARTITION = "run_id VARCHAR, model_key VARCHAR"
 
 TABLES: dict[str, tuple[tuple[str, str], ...]] = {
-    "runs": (
-        ("run_id", "VARCHAR"), ("model_key", "VARCHAR"), ("agent_id", "VARCHAR"), ("model_name", "VARCHAR"),
-        ("run_name", "VARCHAR"), ("agent_dir", "VARCHAR"), ("started_at", "VARCHAR"),
-        ("finished_at", "VARCHAR"), ("k", "INTEGER"), ("dagster_run_id", "VARCHAR"),
-        ("written_at", "VARCHAR"),
-    ),
-    "tasks": (
-        ("run_id", "VARCHAR"), ("model_key", "VARCHAR"), ("task_id", "VARCHAR"),
-        ("category", "VARCHAR"), ("expected_status", "VARCHAR"),
-        ("expected_outcome", "VARCHAR"), ("n_turns", "INTEGER"),
-    ),
-    "episodes": (
-        ("run_id", "VARCHAR"), ("model_key", "VARCHAR"), ("task_id", "VARCHAR"),
-        ("attempt", "INTEGER"), ("final_status", "VARCHAR"), ("passed", "BOOLEAN"),
-        ("wall_ms", "DOUBLE"), ("tokens_in", "BIGINT"), ("tokens_out", "BIGINT"),
-        ("tokens_cached", "BIGINT"), ("eval_error", "VARCHAR"), ("final_output", "VARCHAR"),
-    ),
-    "episode_scores": (
-        ("run_id", "VARCHAR"), ("model_key", "VARCHAR"), ("agent_id", "VARCHAR"), ("task_id", "VARCHAR"),
-        ("attempt", "INTEGER"), ("position", "INTEGER"), ("scorer", "VARCHAR"), ("criterion", "VARCHAR"),
-        ("value", "DOUBLE"), ("raw", "DOUBLE"), ("scale", "VARCHAR"), ("passed", "BOOLEAN"),
-        ("gating", "BOOLEAN"), ("sample", "INTEGER"), ("judge", "VARCHAR"), ("reason", "VARCHAR"),
-        ("details", "VARCHAR"),
-    ),
-    "trajectory_totals": (
-        ("run_id", "VARCHAR"), ("model_key", "VARCHAR"), ("task_id", "VARCHAR"),
-        ("attempt", "INTEGER"), ("found", "BOOLEAN"), ("model_calls", "BIGINT"),
-        ("tokens_in", "BIGINT"), ("tokens_out", "BIGINT"), ("tokens_cached", "BIGINT"),
-        ("tool_calls", "BIGINT"), ("agent_calls", "BIGINT"), ("errors", "BIGINT"),
-        ("truncated", "BOOLEAN"),
-    ),
-    "model_metrics": (
-        ("run_id", "VARCHAR"), ("model_key", "VARCHAR"), ("tasks", "INTEGER"),
-        ("episodes", "INTEGER"), ("passed", "INTEGER"), ("failed", "INTEGER"),
-        ("pass_rate", "DOUBLE"), ("pass_at_k", "DOUBLE"), ("pass_hat_k", "DOUBLE"),
-        ("error_episodes", "INTEGER"), ("p50_ms", "DOUBLE"), ("p90_ms", "DOUBLE"),
-        ("p95_ms", "DOUBLE"), ("p99_ms", "DOUBLE"), ("avg_wall_ms", "DOUBLE"),
-        ("min_wall_ms", "DOUBLE"), ("max_wall_ms", "DOUBLE"), ("total_wall_ms", "DOUBLE"),
-        ("prompt_tokens_total", "BIGINT"), ("completion_tokens_total", "BIGINT"),
-        ("total_tokens_total", "BIGINT"), ("cached_prompt_pct", "DOUBLE"),
-        ("avg_total_tokens", "DOUBLE"),
-        *((column, "DOUBLE") for column in JUDGE_COLUMNS),
-    ),
-    "task_metrics": (
-        ("run_id", "VARCHAR"), ("model_key", "VARCHAR"), ("task_id", "VARCHAR"),
-        ("attempts", "INTEGER"), ("passed", "INTEGER"), ("pass_at_k", "DOUBLE"),
-        ("pass_hat_k", "DOUBLE"),
-    ),
+    "runs": _columns(f"{_PARTITION}, agent_id VARCHAR, model_name VARCHAR, run_name VARCHAR, agent_dir VARCHAR, "
+                     "started_at VARCHAR, finished_at VARCHAR, k INTEGER, dagster_run_id VARCHAR, written_at VARCHAR"),
+    "tasks": _columns(f"{_PARTITION}, task_id VARCHAR, category VARCHAR, expected_status VARCHAR, "
+                      "expected_outcome VARCHAR, n_turns INTEGER"),
+    "episodes": _columns(f"{_PARTITION}, task_id VARCHAR, attempt INTEGER, final_status VARCHAR, passed BOOLEAN, "
+                         "wall_ms DOUBLE, tokens_in BIGINT, tokens_out BIGINT, tokens_cached BIGINT, "
+                         "eval_error VARCHAR, final_output VARCHAR"),
+    "episode_scores": _columns(f"{_PARTITION}, agent_id VARCHAR, task_id VARCHAR, attempt INTEGER, position INTEGER, "
+                               "scorer VARCHAR, criterion VARCHAR, value DOUBLE, raw DOUBLE, scale VARCHAR, "
+                               "passed BOOLEAN, gating BOOLEAN, sample INTEGER, judge VARCHAR, reason VARCHAR, "
+                               "details VARCHAR"),
+    "trajectory_totals": _columns(f"{_PARTITION}, task_id VARCHAR, attempt INTEGER, found BOOLEAN, model_calls BIGINT, "
+                                  "tokens_in BIGINT, tokens_out BIGINT, tokens_cached BIGINT, tool_calls BIGINT, "
+                                  "agent_calls BIGINT, errors BIGINT, truncated BOOLEAN"),
+    "model_metrics": _columns(f"{_PARTITION}, tasks INTEGER, episodes INTEGER, passed INTEGER, failed INTEGER, "
+                              "pass_rate DOUBLE, pass_at_k DOUBLE, pass_hat_k DOUBLE, error_episodes INTEGER, "
+                              "p50_ms DOUBLE, p90_ms DOUBLE, p95_ms DOUBLE, p99_ms DOUBLE, avg_wall_ms DOUBLE, "
+                              "min_wall_ms DOUBLE, max_wall_ms DOUBLE, total_wall_ms DOUBLE, "
+                              "prompt_tokens_total BIGINT, completion_tokens_total BIGINT, total_tokens_total BIGINT, "
+                              "cached_prompt_pct DOUBLE, avg_total_tokens DOUBLE, "
+                              + ", ".join(f"{column} DOUBLE" for column in QUALITATIVE_FIELDS)),
+    "task_metrics": _columns(f"{_PARTITION}, task_id VARCHAR, attempts INTEGER, passed INTEGER, pass_at_k DOUBLE, "
+                             "pass_hat_k DOUBLE"),
 }
 """Table → (column, DuckDB type). Every table starts with run_id, model_key.
 
@@ -80,7 +64,7 @@ TABLES: dict[str, tuple[tuple[str, str], ...]] = {
 index among its episode's rows, `details` the row's details as JSON text (null when
 empty)."""
 
-_RUBRICS = ", ".join(f"'{rubric}'" for rubric in SCORE_FIELDS)
+_RUBRICS = ", ".join(f"'{rubric}'" for rubric in RUBRICS)
 
 VIEWS = {
     "verdict_checks": """
@@ -94,7 +78,7 @@ VIEWS = {
                value AS score, nullif(reason, '') AS reasoning,
                CASE WHEN value IS NULL THEN left(coalesce(
                    details ->> '$.error',
-                   CASE WHEN starts_with(reason, 'judge failed: ') THEN substr(reason, 15) END), {TEXT_CHARS})
+                   CASE WHEN starts_with(reason, '{FAILED}') THEN substr(reason, {len(FAILED) + 1}) END), {TEXT_CHARS})
                END AS error
         FROM episode_scores WHERE scorer IN ({_RUBRICS})""",
     "latest_model_metrics": """
@@ -166,21 +150,28 @@ def _base_tables(conn: duckdb.DuckDBPyConnection) -> set[str]:
 
 def _migrate(conn: duckdb.DuckDBPyConnection, version: int) -> None:
     """Bring a warehouse of schema `version` to SCHEMA_VERSION, in one transaction."""
-    conn.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(conn):
         if version < 2:
             # Runs written before agents had an identity belong to their agent folder's name.
             conn.execute("ALTER TABLE runs ADD COLUMN agent_id VARCHAR")
             conn.execute("UPDATE runs SET agent_id = regexp_replace("
-                         "regexp_extract(rtrim(agent_dir, '/'), '[^/]*$'), '[^A-Za-z0-9_.-]', '_', 'g')")
+                         f"regexp_extract(rtrim(agent_dir, '/'), '[^/]*$'), '{UNSAFE_NAME_CHARS.pattern}', '_', 'g')")
         if version < 3:
             _scores_into_one_table(conn)
         conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER)")
         conn.execute("DELETE FROM schema_version")
         conn.execute("INSERT INTO schema_version VALUES (?)", [SCHEMA_VERSION])
+
+
+@contextmanager
+def transaction(conn: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Everything done inside is committed together, or rolled back when it raises."""
+    conn.execute("BEGIN TRANSACTION")
+    try:
+        yield
         conn.execute("COMMIT")
     except BaseException:
-        with suppress(duckdb.Error):
+        with suppress(duckdb.Error):  # no transaction left when COMMIT itself failed
             conn.execute("ROLLBACK")
         raise
 
@@ -192,22 +183,22 @@ def _scores_into_one_table(conn: duckdb.DuckDBPyConnection) -> None:
     the tables are dropped, and the views of the same names replace them."""
     _create_tables(conn)
     scorer = "CASE " + " ".join(f"WHEN starts_with(v.check_name, '{prefix}') THEN '{name}'"
-                                for prefix, name in CHECK_SCORERS.items()) + " ELSE v.check_name END"
+                                for prefix, name in check_prefixes().items()) + " ELSE v.check_name END"
     conn.execute(f"""
         INSERT INTO episode_scores BY NAME
         SELECT v.run_id, v.model_key, r.agent_id, v.task_id, v.attempt, v.position,
                {scorer} AS scorer, v.check_name AS criterion,
-               CAST(v.passed AS DOUBLE) AS value, CAST(v.passed AS DOUBLE) AS raw, 'pass/fail' AS scale,
+               CAST(v.passed AS DOUBLE) AS value, CAST(v.passed AS DOUBLE) AS raw, '{PASS_FAIL}' AS scale,
                v.passed, TRUE AS gating, 0 AS sample, coalesce(v.detail, '') AS reason
         FROM verdict_checks v LEFT JOIN runs r USING (run_id, model_key)""")
     conn.execute(f"""
         INSERT INTO episode_scores BY NAME
         SELECT j.run_id, j.model_key, r.agent_id, j.task_id, j.attempt,
-               coalesce(c.n, 0) + coalesce(list_position([{_RUBRICS}], j.rubric) - 1, {len(SCORE_FIELDS)})
+               coalesce(c.n, 0) + coalesce(list_position([{_RUBRICS}], j.rubric) - 1, {len(RUBRICS)})
                    AS position,
                j.rubric AS scorer, j.score_field AS criterion, j.score AS value, j.score AS raw,
-               '{JUDGE_SCALE}' AS scale, FALSE AS gating, 0 AS sample,
-               coalesce(j.reasoning, 'judge failed: ' || j.error, '') AS reason,
+               '{RUBRIC_SCALE}' AS scale, FALSE AS gating, 0 AS sample,
+               coalesce(j.reasoning, '{FAILED}' || j.error, '') AS reason,
                CASE WHEN j.error IS NOT NULL THEN CAST(json_object('error', j.error) AS VARCHAR) END AS details
         FROM judge_scores j LEFT JOIN runs r USING (run_id, model_key)
         LEFT JOIN (SELECT run_id, model_key, task_id, attempt, max(position) + 1 AS n

@@ -91,7 +91,7 @@ class Warehouse:
         return self._read(lambda conn: queries.fetch(conn, sql, params), [])
 
     def model_summary(self, run_id: str) -> list[dict[str, Any]]:
-        """model_metrics of one run, with model and run names, one row per model."""
+        """`queries.model_summary`; [] before any write."""
         return self._read(lambda conn: queries.model_summary(conn, run_id), [])
 
     def latest(self, agent_id: str | None = None) -> list[dict[str, Any]]:
@@ -110,7 +110,7 @@ class Warehouse:
         return self._read(lambda conn: queries.previous_metrics(conn, model_key, before_run_id, agent_id), None)
 
     def history_runs(self) -> list[dict[str, Any]]:
-        """Every (run, model) written, oldest first, with its pass rate and episode count."""
+        """`queries.history_runs`; [] before any write."""
         return self._read(queries.history_runs, [])
 
     def score_means(self, run_id: str | None = None, agent_id: str | None = None) -> list[dict[str, Any]]:

@@ -46,7 +46,8 @@ def one_edit_apart(a: str, b: str) -> bool:
     return short[i:] == long[i + 1:]
 
 
-def _unwrap(annotation: Any) -> Any:
+def unwrap_optional(annotation: Any) -> Any:
+    """`X | None` → `X`; any other annotation as it is."""
     if get_origin(annotation) in (Union, types.UnionType):
         members = [arg for arg in get_args(annotation) if arg is not type(None)]
         if len(members) == 1:
@@ -55,7 +56,7 @@ def _unwrap(annotation: Any) -> Any:
 
 
 def _record(annotation: Any) -> type[BaseModel] | None:
-    annotation = _unwrap(annotation)
+    annotation = unwrap_optional(annotation)
     return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
 
 
@@ -74,7 +75,7 @@ def pop_unknown_keys(data: Any, model: type[BaseModel], *, ignore: tuple[str, ..
             del data[key]
             yield UnknownKey(loc=(*loc, text), near=near, known=known)
             continue
-        annotation = _unwrap(model.model_fields[key].annotation)
+        annotation = unwrap_optional(model.model_fields[key].annotation)
         value = data[key]
         nested = _record(annotation)
         if nested is not None:

@@ -1,0 +1,90 @@
+"""The dataset, `tasks.json` (SPEC §3), read as `bat eval` reads it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from bat_pipeline.engine.config.files import read_text
+from bat_pipeline.engine.config.messages import dotted, drop_unknown_keys, explain, first_error, kind, more_problems
+from bat_pipeline.engine.contracts.names import task_file_stem
+from bat_pipeline.engine.contracts.tasks import Task
+from bat_pipeline.engine.errors import InputError
+
+
+def _task_entry(index: int, item: Any) -> str:
+    task_id = item.get("id") if isinstance(item, dict) else None
+    return f"tasks[{index}] (id '{task_id}')" if isinstance(task_id, str) and task_id else f"tasks[{index}]"
+
+
+def load_tasks(path: str | Path, warnings: list[str] | None = None) -> list[Task]:
+    """The dataset: a JSON array of tasks (SPEC §3), read as `bat eval` reads it.
+
+    Unknown keys are ignored, each with a warning appended to `warnings` (a key one edit
+    away from a known one is refused as a typo); scalars are coerced as bat-cli's records
+    do ("3" → 3, "true" → true); a null `expected_outcome` is empty. Refuses (InputError
+    with file, `tasks[i] (id 'x')` and field) a missing file, text that is not JSON (line
+    and column), a top level that is not an array, an empty array, a task that does not
+    validate, and an id used twice (both indexes named).
+    """
+    path = Path(path)
+    file = str(path)
+    text = read_text(path, missing="dataset not found (evaluation.dataset in eval.yaml names it)")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(file, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    if not isinstance(data, list):
+        raise InputError(file, f"the top level must be an array of tasks, got {kind(data, json_words=True)}")
+    if not data:
+        raise InputError(file, "the dataset has no tasks")
+    tasks: list[Task] = []
+    first_index: dict[str, int] = {}
+    for index, item in enumerate(data):
+        entry = _task_entry(index, item)
+        if not isinstance(item, dict):
+            raise InputError(file, f"expected a task object, got {kind(item, json_words=True)}", entry=entry)
+        item = json.loads(json.dumps(item))  # a private copy: unknown keys are removed from it
+        expected = item.get("expected")
+        if isinstance(expected, dict) and expected.get("expected_outcome", "") is None:
+            expected["expected_outcome"] = ""
+        found = drop_unknown_keys(item, Task, file, lambda loc, entry=entry: (entry, dotted(loc)))
+        if warnings is not None:
+            warnings.extend(found)
+        try:
+            task = Task.model_validate(item, strict=False)
+        except ValidationError as exc:
+            error, more = first_error(exc)
+            message = explain(error, Task, json_words=True)
+            message += more_problems(more)
+            raise InputError(file, message, entry=entry, field=dotted(tuple(error["loc"])) or None) from None
+        if task.id in first_index:
+            raise InputError(file, f"duplicate id '{task.id}' (also tasks[{first_index[task.id]}])",
+                             entry=entry, field="id")
+        first_index[task.id] = index
+        tasks.append(task)
+    check_task_file_names(tasks, file)
+    return tasks
+
+
+def check_task_file_names(tasks: list[Task], file: str) -> None:
+    """Refuse ids whose episode files would clash: an id starting with `.` (a hidden or
+    relative name), and two ids that become the same file name once sanitised (`a/b`
+    and `a_b`); both ids are named. Long ids never clash (see `task_file_stem`)."""
+    owner: dict[str, tuple[int, str]] = {}
+    for index, task in enumerate(tasks):
+        entry = _task_entry(index, {"id": task.id})
+        if task.id.startswith("."):
+            raise InputError(file, f"id '{task.id}' starts with '.': episode files are named after "
+                             "the id, and such a name is hidden or points outside its folder",
+                             entry=entry, field="id")
+        stem = task_file_stem(task.id)
+        if stem in owner:
+            other_index, other = owner[stem]
+            raise InputError(file, f"ids '{other}' (tasks[{other_index}]) and '{task.id}' give the same "
+                             f"episode file name '{stem}__try<n>.json' (characters outside "
+                             "[A-Za-z0-9_.-] become '_'): rename one", entry=entry, field="id")
+        owner[stem] = (index, task.id)

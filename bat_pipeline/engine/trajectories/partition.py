@@ -1,0 +1,67 @@
+"""Every episode of a partition given its trajectory, from the span files the episodes step
+recorded, read once their writers are done."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bat_pipeline.engine.agent_folder import spans_files
+from bat_pipeline.engine.contracts import Episode, Task
+from bat_pipeline.engine.figures import trajectory_figures
+from bat_pipeline.engine.spans import SpanIndex, load_spans, wait_until_quiet
+from bat_pipeline.engine.trajectories.build import build_trajectory, recorded_tool_calls
+
+
+@dataclass
+class RebuiltTrajectories:
+    """The episodes with their trajectories, and how the span files were read."""
+
+    episodes: list[Episode]
+    files: list[Path]
+    """The span files read, folders listed."""
+    index: SpanIndex
+    waited_s: float
+    quiet: bool
+    """False when the files were still changing after the longest wait."""
+
+    def by_conversation(self) -> dict[str, Any]:
+        """trajectories.json: conversation id → trajectory."""
+        return {e.conversation_id: e.trace.trajectory.model_dump(mode="json") for e in self.episodes}
+
+    def warnings(self) -> list[str]:
+        """Span files still changing when read, missing, or with lines skipped."""
+        still = [] if self.quiet else [f"span files still changing after {self.waited_s:.1f}s "
+                                       "(evaluation.spans_wait_s); read as they are"]
+        return still + self.index.messages()
+
+    def figures(self) -> dict[str, Any]:
+        """For the step's metadata: spans read, the wait, the files, trajectory_figures, and
+        what was skipped."""
+        return {
+            "spans_read": len(self.index),
+            "spans_wait_s": round(self.waited_s, 2),
+            "span_files": [str(f) for f in self.files],
+            **trajectory_figures(self.episodes),
+            "skipped_lines": self.index.messages(),
+        }
+
+
+def rebuild_trajectories(episodes: Sequence[Episode], tasks: Sequence[Task], span_paths: Sequence[Path], *,
+                         base: Path, settle_s: float, wait_s: float, since: float) -> RebuiltTrajectories:
+    """Wait until the span files are quiet (`wait_until_quiet`: `settle_s`, at most `wait_s`,
+    counting from `since` at the earliest), read them (folders listed now; paths that do
+    not exist left out; relative ones taken from `base`), and set each episode's trajectory
+    and recorded tool calls (in place). An episode whose task left the dataset gets a
+    trajectory without turns."""
+    waited, quiet = wait_until_quiet(span_paths, settle_s=settle_s, wait_s=wait_s, since=since)
+    files = spans_files(base, span_paths)
+    index = load_spans(files)
+    turns = {t.id: t.turns for t in tasks}
+    for episode in episodes:
+        trajectory = build_trajectory(index, episode.conversation_id, turns.get(episode.task_id, []))
+        episode.trace.trajectory = trajectory
+        episode.trace.tool_calls = recorded_tool_calls(trajectory)
+    return RebuiltTrajectories(episodes=list(episodes), files=files, index=index, waited_s=waited, quiet=quiet)

@@ -1,0 +1,153 @@
+"""Planned spans into steps: a model call, a tool, a call to another agent or a failure,
+each nested under the tool or agent call it ran in; and the totals over them."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from bat_pipeline.engine.contracts.trajectory import AgentStep, ErrorStep, ModelStep, ToolStep, Totals, Turn
+from bat_pipeline.engine.spans import AGENT_CALL, MODEL, TOOL, Span
+from bat_pipeline.engine.trajectories.attributes import (
+    a2a_state,
+    int_value,
+    json_or_text,
+    llm_output,
+    str_value,
+    text_value,
+    tool_result,
+)
+from bat_pipeline.engine.trajectories.plan import Planned
+
+# Where instrumentations put the id of the call a TOOL span answers: OpenInference
+# (`tool_call.id`, `tool.id`), OpenTelemetry GenAI (`gen_ai.tool.call.id`).
+_TOOL_ID_KEYS = ("tool_call.id", "tool.call_id", "tool.id", "gen_ai.tool.call.id")
+
+
+class Cutter:
+    def __init__(self, limit: int):
+        self.limit = max(1, limit)
+        self.cut = False
+
+    def text(self, value: str | None) -> str | None:
+        if value is None or len(value) <= self.limit:
+            return value
+        self.cut = True
+        return value[: self.limit - 1] + "…"
+
+    def value(self, value: Any) -> Any:
+        """Cut every string inside a JSON value."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {k: self.value(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.value(v) for v in value]
+        return value
+
+
+class _DecidedCalls:
+    """Tool calls the models of a turn decided, to give arguments to tool spans without."""
+
+    def __init__(self) -> None:
+        self.by_id: dict[str, list] = {}
+        self.by_name: dict[str, deque[list]] = {}
+
+    def add(self, call_id: str | None, name: str, args: Any) -> None:
+        call = [name, args, False]
+        if call_id:
+            self.by_id.setdefault(call_id, call)
+        self.by_name.setdefault(name, deque()).append(call)
+
+    def take(self, call_id: str | None, name: str, own_args: Any = None) -> Any:
+        """The decided call with this id, else the oldest unused one with this name
+        (preferring one whose arguments equal `own_args`); marks it used."""
+        call = self.by_id.get(call_id) if call_id else None
+        if call is None or call[2]:
+            queue = self.by_name.get(name)
+            call = None
+            if queue:
+                while queue and queue[0][2]:
+                    queue.popleft()
+                if own_args is not None:
+                    call = next((c for c in queue if not c[2] and c[1] == own_args), None)
+                if call is None and queue:
+                    call = queue[0]
+        if call is None:
+            return None
+        call[2] = True
+        return call
+
+
+def build_steps(planned: list[Planned], cut: Cutter) -> list:
+    decided = _DecidedCalls()
+    made: dict[Span, Any] = {}
+    for span, _container, node in planned:
+        made[span] = _make_step(span, node, decided, cut)
+    top: list = []
+    for span, container, _node in planned:
+        step = made[span]
+        holder = made.get(container) if container is not None else None
+        (holder.steps if holder is not None else top).append(step)
+    return top
+
+
+def _make_step(span: Span, node: str | None, decided: _DecidedCalls, cut: Cutter):
+    a = span.attributes
+    error = cut.text(span.error)
+    node = cut.text(node)
+    if span.role == MODEL:
+        said, calls = llm_output(a)
+        for call_id, name, args in calls:
+            decided.add(call_id, name, args)
+        return ModelStep(
+            node=node, model=cut.text(str_value(a.get("llm.model_name"))),
+            tokens_in=int_value(a.get("llm.token_count.prompt")),
+            tokens_out=int_value(a.get("llm.token_count.completion")),
+            tokens_cached=int_value(a.get("llm.token_count.prompt_details.cache_read")),
+            reasoning_tokens=int_value(a.get("llm.token_count.completion_details.reasoning")),
+            said=cut.text(said), called=[name for _, name, _ in calls], error=error)
+    if span.role == TOOL:
+        name = str_value(a.get("tool.name")) or span.name
+        result, answered_id = tool_result(a.get("output.value"))
+        call_id = next((a[k] for k in _TOOL_ID_KEYS if isinstance(a.get(k), str) and a[k]),
+                       answered_id)
+        own = json_or_text(a.get("input.value"))
+        if isinstance(own, dict):
+            decided.take(call_id, name, own)
+            args = own
+        else:
+            call = decided.take(call_id, name)
+            args = call[1] if call is not None else own
+        return ToolStep(node=node, name=cut.text(name), args=cut.value(args),
+                        result=cut.text(result), error=error)
+    if span.role == AGENT_CALL:
+        agent = str_value(a.get("gen_ai.agent.name")) or span.name.removeprefix("invoke_agent").strip()
+        return AgentStep(node=node, agent=cut.text(agent or None),
+                         asked=cut.text(text_value(a.get("input.value"))),
+                         answered=cut.text(text_value(a.get("output.value"))),
+                         status=a2a_state(a.get("bat.a2a.task_state")), error=error)
+    return ErrorStep(node=node, span=cut.text(span.name), error=error or "failed")
+
+
+def totals(turns: list[Turn]) -> Totals:
+    n = [0] * 7  # model calls, tokens in, out, cached, tool calls, agent calls, errors
+    stack = [step for turn in turns for step in turn.steps]
+    while stack:
+        step = stack.pop()
+        kind = step.kind
+        if kind == "model":
+            n[0] += 1
+            n[1] += step.tokens_in
+            n[2] += step.tokens_out
+            n[3] += step.tokens_cached
+        elif kind == "tool":
+            n[4] += 1
+            stack.extend(step.steps)
+        elif kind == "agent":
+            n[5] += 1
+            stack.extend(step.steps)
+        if step.error:
+            n[6] += 1
+    return Totals(model_calls=n[0], tokens_in=n[1], tokens_out=n[2], tokens_cached=n[3],
+                  tool_calls=n[4], agent_calls=n[5], errors=n[6])

@@ -1,0 +1,132 @@
+"""The conversations of one partition (SPEC §4): its record opened (fresh, or the run it
+resumes), the agent started for the model, k attempts per task held over A2A, each
+episode stored and recorded as it ends, the agent stopped."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from bat_pipeline.engine.contracts import EvalConfig, Episode, Task
+from bat_pipeline.engine.conversation import needs_fresh_conversation_ids, plan_attempts
+from bat_pipeline.engine.redaction import Redactor
+from bat_pipeline.resources.a2a_conversations import run_attempts
+from bat_pipeline.resources.agent_process import AgentLauncher, AgentStartError
+from bat_pipeline.storage import (
+    AGENT_SPANS,
+    PartitionRef,
+    check_result_folders,
+    load_episodes,
+    new_partition,
+    resumed_partition,
+    resumed_spans,
+    save_ref,
+    store_episodes,
+)
+
+Log = Callable[[str], Any]
+
+
+@dataclass
+class CollectedEpisodes:
+    """What holding one partition's conversations did."""
+
+    ref: PartitionRef
+    """The partition's record: its episodes and span files."""
+    episodes: list[Episode]
+    """Every episode of the partition, the kept ones of a resumed run included."""
+    made: int
+    """Conversations held by this run."""
+    kept: int
+    """Episodes kept from the run resumed."""
+
+    def figures(self) -> dict[str, Any]:
+        """For the step's metadata: run id, model, episodes, conversations made, episodes
+        kept, completed and eval-error episodes, the partition's folder."""
+        return {
+            "run_id": self.ref.run_id,
+            "model": self.ref.model_name,
+            "episodes": len(self.episodes),
+            "conversations_made": self.made,
+            "kept_from_previous_run": self.kept,
+            "completed": sum(1 for e in self.episodes if e.final_status == "completed"),
+            "eval_errors": sum(1 for e in self.episodes if e.eval_error),
+            "storage": self.ref.dir,
+        }
+
+
+@dataclass
+class _Progress:
+    """Counts the episodes stored and says so, one line each."""
+
+    total: int
+    model_name: str
+    log: Log
+    counts: dict[str, int] = field(default_factory=lambda: {"n": 0, "completed": 0, "errors": 0})
+
+    def stored(self, episode: Episode) -> None:
+        self.counts["n"] += 1
+        self.counts["completed"] += episode.final_status == "completed"
+        self.counts["errors"] += bool(episode.eval_error)
+        self.log(f"{self.counts['n']}/{self.total} episodes done ({self.counts['completed']} completed, "
+                 f"{self.counts['errors']} eval errors) for {self.model_name}")
+
+
+def collect_episodes(config: EvalConfig, root: Path, model_key: str, tasks: list[Task], *, run_id: str,
+                     dagster_run_id: str | None, resume: bool, redactor: Redactor, log: Log) -> CollectedEpisodes:
+    """Hold the partition's conversations and store every episode (redacted) as it ends.
+
+    `resume`: continue the agent's newest run of this model (a fresh run when there is
+    none), holding again only the attempts missing or stored with an eval error. The
+    agent's span files are recorded before the first conversation, so a run killed from
+    then on leaves a record a resume reads the kept episodes' spans from; `extra_spans`
+    follow. Refuses (InputError) a results folder that cannot be written, before the agent
+    starts; raises AgentStartError (redacted, with the agent's log) when it does not start.
+    """
+    check_result_folders(root, config)
+    model = config.model(model_key)
+    ref = resumed_partition(root, model_key, config.agent_id, dagster_run_id) if resume else None
+    resumed = ref is not None
+    kept: list[Episode] = []
+    if ref is None:
+        ref = new_partition(root, config, model_key, run_id, dagster_run_id)
+    else:
+        kept = [e for e in load_episodes(ref) if not e.eval_error]
+        log(f"resuming run {ref.run_id}: {len(kept)} episodes kept")
+    ref.started_at = ref.started_at or datetime.now(timezone.utc).isoformat()
+    ref.dir.mkdir(parents=True, exist_ok=True)
+    save_ref(ref)
+
+    launch = secrets.token_hex(4)
+    suffix = f"-r{launch}" if needs_fresh_conversation_ids(config, resumed) else ""
+    attempts = plan_attempts(tasks, config.evaluation.k, kept, suffix)
+    progress = _Progress(len(attempts), model.name, log)
+
+    def store(episode: Episode) -> None:
+        episode = redactor.record(episode)
+        store_episodes(ref, [episode], save_record=True)
+        progress.stored(episode)
+
+    extra_spans = [config.resolve(p) for p in config.evaluation.extra_spans]
+    spans_name = resumed_spans(launch) if resumed else AGENT_SPANS
+    launcher = AgentLauncher(config, model, ref.dir, log=log, spans_name=spans_name, redactor=redactor)
+    if attempts:
+        try:
+            with launcher.running() as agent:
+                ref.add_span_files([*agent.spans_files, *extra_spans])
+                save_ref(ref)
+                asyncio.run(run_attempts(
+                    agent.url, attempts, model.name, concurrency=config.evaluation.concurrency, on_episode=store,
+                    turn_timeout_s=config.evaluation.turn_timeout_s))
+        except AgentStartError as exc:
+            # Not chained: the cause's message is not redacted.
+            raise AgentStartError(redactor.text(f"{model.name}: {exc}"), log_file=ref.log_file) from None
+    ref.add_span_files(extra_spans)
+    ref.finished_at = datetime.now(timezone.utc).isoformat()
+    save_ref(ref)
+    return CollectedEpisodes(ref=ref, episodes=load_episodes(ref), made=len(attempts), kept=len(kept))
