@@ -39,7 +39,7 @@ def cmd_show(args) -> int:
 def cmd_run(args) -> int:
     from bat_pipeline.runner import run_evaluation
 
-    return run_evaluation(_agent(args.agent), models=args.model, resume=args.resume)
+    return run_evaluation(_agent(args.agent), models=args.model, resume=args.resume, timings=args.timings)
 
 
 def cmd_demo(args) -> int:
@@ -74,6 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", action="append", help="a model key or provider:model (repeatable)")
     p.add_argument("--resume", action="store_true",
                    help="re-run only the missing or eval-error episodes of the last run")
+    p.add_argument("--timings", action="store_true",
+                   help="print the seconds each phase of the run took, per model")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("demo", help="the bundled example agent with scripted models, all partitions")

@@ -13,8 +13,10 @@ import secrets
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from bat_pipeline.engine.contracts import QUALITATIVE_FIELDS, EvalConfig
+from bat_pipeline.engine.contracts.timings import PHASES, RUN_STARTED_VAR
 from bat_pipeline.engine.contracts.names import safe_key
 from bat_pipeline.engine.environment import require_judge_key
 from bat_pipeline.engine.errors import InputError
@@ -23,18 +25,21 @@ from bat_pipeline.locations import AGENT_DIR_VAR, DAGSTER_HOME_VAR, dagster_home
 from bat_pipeline.partition_runs import failure_lines, run_charts, start_partition, warm_up
 from bat_pipeline.storage import (
     HOME_VAR,
+    TIMINGS_FILE,
     charts_dir,
     check_result_folders,
     default_root,
     has_ref,
     latest_run_dir,
     load_ref,
+    load_timings,
     new_run_id,
     partition_dir,
     warehouse_path,
+    write_json,
 )
 
-POLL_S = 0.5
+POLL_S = 0.1
 PROGRESS_EVERY_S = 3.0
 
 
@@ -64,12 +69,14 @@ def _episode_count(root: Path, run_id: str, key: str, resume: bool, agent_id: st
 
 
 def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: bool = False,
-                   out=print) -> int:
+                   timings: bool = False, out=print) -> int:
     """Run the chain for the chosen models in parallel; 0 when every model ran and passed its
     gates, 1 otherwise. InputError (exit 2) before anything starts on bad configuration,
-    including a judge that is on and has no API key."""
+    including a judge that is on and has no API key. Every phase is timed (the partitions'
+    timings.json, the run's in `runs/<run id>/timings.json`); `timings` prints them."""
     from bat_pipeline.resources.agent_process import AgentLauncher, log_tail
 
+    started = time.time()
     agent_dir = Path(agent_dir).resolve()
     config = load_eval_config(agent_dir)
     warnings = list(config.warnings)
@@ -91,7 +98,7 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
     run_id = f"{new_run_id()}-{secrets.token_hex(4)}"
     # The definitions, the resources and the forked partitions read these.
     os.environ.update({AGENT_DIR_VAR: str(agent_dir), HOME_VAR: str(root),
-                       DAGSTER_HOME_VAR: str(dagster_home(root))})
+                       DAGSTER_HOME_VAR: str(dagster_home(root)), RUN_STARTED_VAR: str(started)})
     logs = root / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     total = len(tasks) * config.evaluation.k
@@ -127,12 +134,17 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
     for p in failed:
         reasons = failure_lines(p.log)
         out(f"\n✗ {p.key} failed (log: {p.log}):\n" + ("\n".join(reasons) if reasons else log_tail(p.log)))
+    drawing = time.perf_counter()
     problem = run_charts(defs)
+    charts_s = time.perf_counter() - drawing
     charts = None if problem else charts_dir(root, config.agent_id)
     if problem:
         out(f"charts could not be drawn: {problem}")
-    _print_summary(root, [(p.key, _partition_folder(root, run_id, p.key, resume, config.agent_id))
-                          for p in running], out)
+    folders = [(p.key, _partition_folder(root, run_id, p.key, resume, config.agent_id)) for p in running]
+    run_timings = record_run_timings(root, folders, charts_s, time.time() - started, out)
+    _print_summary(root, folders, out)
+    if timings:
+        print_timings(run_timings, out)
     out(f"\nresults: {root / 'runs'}")
     out(f"reference files: {config.resolve(config.evaluation.output_dir)}")
     if charts:
@@ -142,6 +154,42 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
     command = Path(sys.executable).parent / PROGRAM
     out(f"UI: {command if command.exists() else PROGRAM} ui {agent_dir}")
     return 1 if failed else 0
+
+
+def record_run_timings(root: Path, folders: list[tuple[str, Path | None]], charts_s: float, total_s: float,
+                       out) -> dict[str, Any]:
+    """The run's phases: each partition's (from its timings.json), the charts and the
+    whole run, written to `runs/<run id>/timings.json` beside the partitions (and the
+    charts' time to the warehouse); returns them."""
+    from bat_pipeline.resources.warehouse import Warehouse, WarehouseBusyError
+
+    run = {"partitions": {key: load_timings(folder) for key, folder in folders if folder is not None},
+           "charts": round(charts_s, 3), "total": round(total_s, 3)}
+    for run_folder in {folder.parent for _, folder in folders if folder is not None and has_ref(folder)}:
+        write_json(run_folder / TIMINGS_FILE, run)
+        try:
+            Warehouse(warehouse_path(root), max_wait_s=5).write_run_phase(load_ref_run_id(run_folder), "charts", charts_s)
+        except WarehouseBusyError as exc:
+            out(f"the charts' time is not in the warehouse: {exc}")
+    return run
+
+
+def load_ref_run_id(run_folder: Path) -> str:
+    """The run id of a run folder (its partitions' records say it)."""
+    for folder in sorted(run_folder.iterdir()):
+        if has_ref(folder):
+            return load_ref(folder).run_id
+    return run_folder.name
+
+
+def print_timings(run: dict[str, Any], out) -> None:
+    """Seconds per phase and model, then the charts and the whole run."""
+    partitions: dict[str, dict[str, float]] = run["partitions"]
+    shown = [phase for phase in PHASES if phase != "charts"]
+    out("\n" + f"{'model':26}" + "".join(f"{phase:>14}" for phase in shown))
+    for key, phases in partitions.items():
+        out(f"{key[:26]:26}" + "".join(f"{phases.get(phase, 0.0):13.2f}s" for phase in shown))
+    out(f"charts {run['charts']:.2f}s · whole run {run['total']:.2f}s")
 
 
 def _print_summary(root: Path, partitions: list[tuple[str, Path | None]], out) -> None:

@@ -192,6 +192,24 @@ class PartitionRef(BaseModel):
         return self.dir / name
 
 
+TIMINGS_FILE = "timings.json"
+"""Seconds per phase: a partition's (in its folder) and a run's (in `runs/<run id>/`)."""
+
+
+def load_timings(folder: Path) -> dict[str, Any]:
+    """The timings.json of a partition's or a run's folder; {} when there is none."""
+    path = Path(folder) / TIMINGS_FILE
+    return read_json(path) if path.is_file() else {}
+
+
+def record_timings(folder: Path, phases: dict[str, float]) -> dict[str, Any]:
+    """Add `phases` (seconds, rounded to milliseconds) to the folder's timings.json; the
+    whole record. Steps of a partition run one after another, so nothing races here."""
+    timings = {**load_timings(folder), **{phase: round(seconds, 3) for phase, seconds in phases.items()}}
+    write_json(Path(folder) / TIMINGS_FILE, timings)
+    return timings
+
+
 def partition_dir(root: Path, run_id: str, model_key: str) -> Path:
     return Path(root) / "runs" / safe_key(run_id) / safe_key(model_key)
 

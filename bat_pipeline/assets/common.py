@@ -1,7 +1,10 @@
 """What the stage assets share: how a step becomes an asset, the evaluation run id and its
 tags, the step's log redacted, and plain figures made Dagster metadata."""
 
+import functools
 import logging
+import os
+import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -11,7 +14,8 @@ import dagster as dg
 
 from bat_pipeline.engine.figures import Columns
 from bat_pipeline.engine.redaction import Redactor
-from bat_pipeline.storage import new_run_id
+from bat_pipeline.engine.contracts.timings import RUN_STARTED_VAR
+from bat_pipeline.storage import new_run_id, record_timings
 
 RUN_ID_TAG = "bat_pipeline/run_id"
 """Shared by the partition runs of one evaluation (set by `bat-pipeline run`)."""
@@ -29,6 +33,17 @@ def evaluation_run_id(context: dg.AssetExecutionContext) -> str:
     record = context.instance.get_run_record_by_id(context.run.run_id)
     created = record.create_timestamp if record else datetime.now(timezone.utc)
     return f"{new_run_id(created.astimezone(timezone.utc))}-{context.run.run_id[:8]}"
+
+
+def run_started(context: dg.AssetExecutionContext) -> float:
+    """When the run started (unix time), for the `startup` phase: `bat-pipeline run`'s own
+    start when it runs the partition, else the Dagster run's."""
+    started = os.environ.get(RUN_STARTED_VAR)
+    if started:
+        return float(started)
+    record = context.instance.get_run_record_by_id(context.run.run_id)
+    when = (record.start_time or record.create_timestamp.timestamp()) if record else None
+    return float(when) if when else time.time()
 
 
 def wants_resume(context: dg.AssetExecutionContext, configured: bool) -> bool:
@@ -55,11 +70,28 @@ def redact_log(context: dg.AssetExecutionContext, redactor: Redactor) -> None:
         context.log.addFilter(_RedactingFilter(redactor))
 
 
-def stage_asset(step: Callable[..., Any], prefix: str, description: str, **options: Any) -> dg.AssetsDefinition:
+def stage_asset(step: Callable[..., Any], prefix: str, description: str, *, phase: str | None = None,
+                **options: Any) -> dg.AssetsDefinition:
     """`step` as the asset of its name in the evaluation group, its key prefixed by the agent
-    id (several agents live side by side in one workspace). `options`: more dg.asset
-    arguments (`partitions_def`, `check_specs`, ...)."""
+    id (several agents live side by side in one workspace). `phase`: the step's time is
+    that phase of the run (engine.contracts.timings), logged and recorded in the partition's
+    timings.json (the step returns its PartitionRef). `options`: more dg.asset arguments
+    (`partitions_def`, `check_specs`, ...)."""
+    if phase is not None:
+        step = _timed(step, phase)
     return dg.asset(key_prefix=prefix, group_name=GROUP, description=description, **options)(step)
+
+
+def _timed(step: Callable[..., Any], phase: str) -> Callable[..., Any]:
+    @functools.wraps(step)
+    def timed(context: dg.AssetExecutionContext, *args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        ref = step(context, *args, **kwargs)
+        seconds = time.perf_counter() - start
+        context.log.info(f"phase {phase}: {seconds:.2f}s")
+        record_timings(ref.dir, {phase: seconds})
+        return ref
+    return timed
 
 
 def table(rows: Sequence[Mapping[str, Any]], columns: Columns) -> dg.TableMetadataValue:

@@ -2,7 +2,15 @@
 
 import dagster as dg
 
-from bat_pipeline.assets.common import evaluation_run_id, metadata, redact_log, stage_asset, table, wants_resume
+from bat_pipeline.assets.common import (
+    evaluation_run_id,
+    metadata,
+    redact_log,
+    run_started,
+    stage_asset,
+    table,
+    wants_resume,
+)
 from bat_pipeline.engine.contracts import Task
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.figures import EPISODE_COLUMNS, episode_preview
@@ -26,7 +34,8 @@ def agent_episodes(context: dg.AssetExecutionContext, config: EpisodesConfig,
         collected = collect_episodes(
             evaluation.config(), evaluation.root, context.partition_key, task_specs,
             run_id=evaluation_run_id(context), dagster_run_id=context.run.run_id,
-            resume=wants_resume(context, config.resume), redactor=redactor, log=context.log.info)
+            resume=wants_resume(context, config.resume), redactor=redactor, log=context.log.info,
+            run_started=run_started(context))
     except InputError as exc:  # a full disk or a read-only folder, found before the agent starts
         raise dg.Failure(description=str(exc)) from None
     except AgentStartError as exc:

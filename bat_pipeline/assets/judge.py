@@ -25,7 +25,7 @@ def judge_scores(context: dg.AssetExecutionContext, evaluation: EvaluationResour
 
 def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefinition:
     """The `judge_scores` asset over `judge_partition`."""
-    return stage_asset(judge_scores, prefix, partitions_def=partitions,
+    return stage_asset(judge_scores, prefix, phase="judge", partitions_def=partitions,
                        description="The LLM scorers of each episode (bat-cli's four judge rubrics, SPEC §7), their "
                                    "rows added to the stored episodes and the reference files. Answers are cached by "
                                    "content: re-judging unchanged episodes asks nothing. Off unless "

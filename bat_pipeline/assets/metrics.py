@@ -1,6 +1,7 @@
 """`eval_metrics`: metrics.json / summary.json of one model's run, its rows in the warehouse,
 and the quality gates as blocking asset checks."""
 
+import time
 import warnings
 
 import dagster as dg
@@ -13,7 +14,7 @@ from bat_pipeline.engine.metrics import measure
 from bat_pipeline.engine.score_stats import SCORE_COLUMNS, scores_table
 from bat_pipeline.resources.evaluation import EvaluationResource
 from bat_pipeline.resources.warehouse import WarehouseResource
-from bat_pipeline.storage import PartitionRef, load_episodes, write_results
+from bat_pipeline.storage import PartitionRef, load_episodes, load_timings, record_timings, write_results
 
 
 def gate_specs(config: EvalConfig, partitions: dg.PartitionsDefinition | None = None) -> list[dg.AssetCheckSpec]:
@@ -33,12 +34,20 @@ def gate_specs(config: EvalConfig, partitions: dg.PartitionsDefinition | None = 
 def eval_metrics(context: dg.AssetExecutionContext, judge_scores: PartitionRef, task_specs: list[Task],
                  warehouse: WarehouseResource, evaluation: EvaluationResource):
     ref = judge_scores
+    start = time.perf_counter()
     measured = measure(load_episodes(ref), task_specs, k=ref.k, run_name=ref.run_name, model_name=ref.model_name,
-                       started=ref.started_time())
+                       started=ref.started_time(), timings=load_timings(ref.dir))
     # The episodes were published by the verdicts (and judge) steps and are unchanged here.
     write_results(ref, measured.files())
     store = warehouse.warehouse(on_wait=context.log.warning)
-    written = store.write_partition(ref, measured.episodes, task_specs, measured.metrics, redactor=evaluation.redactor())
+    # The warehouse's phases add this step's, up to the moment its rows are written.
+    timings = {**measured.metrics.timings, "metrics": time.perf_counter() - start}
+    written = store.write_partition(ref, measured.episodes, task_specs,
+                                    measured.metrics.model_copy(update={"timings": timings}),
+                                    redactor=evaluation.redactor())
+    seconds = time.perf_counter() - start
+    record_timings(ref.dir, {"metrics": seconds})
+    context.log.info(f"phase metrics: {seconds:.2f}s")
     # With gate checks the asset has several outputs: the metadata goes on the Output.
     yield dg.Output(ref, metadata={
         **metadata({**metrics_figures(measured.episodes, measured.metrics, measured.summary),

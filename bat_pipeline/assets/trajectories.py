@@ -28,6 +28,6 @@ def span_trajectories(context: dg.AssetExecutionContext, evaluation: EvaluationR
 
 
 def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefinition:
-    return stage_asset(span_trajectories, prefix, partitions_def=partitions,
+    return stage_asset(span_trajectories, prefix, phase="spans", partitions_def=partitions,
                        description="Trajectories from the span files the episodes step recorded (the agent's "
                                    "own, `agent.spans`, `extra_spans`; SPEC §5), read once they are quiet.")

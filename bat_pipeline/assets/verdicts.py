@@ -26,6 +26,6 @@ def episode_verdicts(context: dg.AssetExecutionContext, span_trajectories: Parti
 
 
 def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefinition:
-    return stage_asset(episode_verdicts, prefix, partitions_def=partitions,
+    return stage_asset(episode_verdicts, prefix, phase="verdicts", partitions_def=partitions,
                        description="One check per expectation; the episode passes when every check does. "
                                    "Also writes the reference's episode files, before any judging.")

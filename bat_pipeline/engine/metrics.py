@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -92,12 +92,13 @@ class Measured:
 
 
 def measure(episodes: Iterable[Episode], tasks: Sequence[Task], *, k: int, run_name: str, model_name: str,
-            started: datetime) -> Measured:
+            started: datetime, timings: Mapping[str, float] | None = None) -> Measured:
     """metrics.json and summary.json of one partition, over its episodes in dataset order
     (in_dataset_order); summary.json is stamped with `started`, as bat-cli stamps the start
-    of the model's evaluation."""
+    of the model's evaluation; metrics.json carries `timings` (seconds per phase so far)."""
     ordered = in_dataset_order(episodes, [t.id for t in tasks])
-    return Measured(episodes=ordered, metrics=build_metrics(ordered, k=k),
+    metrics = build_metrics(ordered, k=k).model_copy(update={"timings": dict(timings or {})})
+    return Measured(episodes=ordered, metrics=metrics,
                     summary=build_summary(ordered, run_name=run_name, k=k, model_name=model_name,
                                           timestamp_utc=summary_timestamp(started)))
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -23,6 +24,7 @@ from bat_pipeline.storage import (
     check_result_folders,
     load_episodes,
     new_partition,
+    record_timings,
     resumed_partition,
     resumed_spans,
     save_ref,
@@ -60,6 +62,19 @@ class CollectedEpisodes:
         }
 
 
+class _Clock:
+    """Laps of wall time: each `lap(phase)` is the time since the previous one."""
+
+    def __init__(self, start: float) -> None:
+        self.last = start
+        self.phases: dict[str, float] = {}
+
+    def lap(self, phase: str) -> None:
+        now = time.time()
+        self.phases[phase] = max(0.0, now - self.last)
+        self.last = now
+
+
 @dataclass
 class _Progress:
     """Counts the episodes stored and says so, one line each."""
@@ -78,7 +93,8 @@ class _Progress:
 
 
 def collect_episodes(config: EvalConfig, root: Path, model_key: str, tasks: list[Task], *, run_id: str,
-                     dagster_run_id: str | None, resume: bool, redactor: Redactor, log: Log) -> CollectedEpisodes:
+                     dagster_run_id: str | None, resume: bool, redactor: Redactor, log: Log,
+                     run_started: float | None = None) -> CollectedEpisodes:
     """Hold the partition's conversations and store every episode (redacted) as it ends.
 
     `resume`: continue the agent's newest run of this model (a fresh run when there is
@@ -87,6 +103,8 @@ def collect_episodes(config: EvalConfig, root: Path, model_key: str, tasks: list
     then on leaves a record a resume reads the kept episodes' spans from; `extra_spans`
     follow. Refuses (InputError) a results folder that cannot be written, before the agent
     starts; raises AgentStartError (redacted, with the agent's log) when it does not start.
+    Records the phases startup (from `run_started`, unix time), agent_start, conversations
+    and shutdown in the partition's timings.json, and logs each.
     """
     check_result_folders(root, config)
     model = config.model(model_key)
@@ -115,17 +133,25 @@ def collect_episodes(config: EvalConfig, root: Path, model_key: str, tasks: list
     extra_spans = [config.resolve(p) for p in config.evaluation.extra_spans]
     spans_name = resumed_spans(launch) if resumed else AGENT_SPANS
     launcher = AgentLauncher(config, model, ref.dir, log=log, spans_name=spans_name, redactor=redactor)
+    clock = _Clock(time.time() if run_started is None else run_started)
+    clock.lap("startup")
     if attempts:
         try:
             with launcher.running() as agent:
+                clock.lap("agent_start")
                 ref.add_span_files([*agent.spans_files, *extra_spans])
                 save_ref(ref)
                 asyncio.run(run_attempts(
                     agent.url, attempts, model.name, concurrency=config.evaluation.concurrency, on_episode=store,
                     turn_timeout_s=config.evaluation.turn_timeout_s))
+                clock.lap("conversations")
         except AgentStartError as exc:
             # Not chained: the cause's message is not redacted.
             raise AgentStartError(redactor.text(f"{model.name}: {exc}"), log_file=ref.log_file) from None
+        clock.lap("shutdown")
+    for phase, seconds in clock.phases.items():
+        log(f"phase {phase}: {seconds:.2f}s")
+    record_timings(ref.dir, {**dict.fromkeys(("agent_start", "conversations", "shutdown"), 0.0), **clock.phases})
     ref.add_span_files(extra_spans)
     ref.finished_at = datetime.now(timezone.utc).isoformat()
     save_ref(ref)

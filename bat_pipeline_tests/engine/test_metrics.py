@@ -171,7 +171,7 @@ def test_metrics_keys_and_values():
         episode("b", True, wall_ms=200, tokens=(0, 0, 0), aux={"eval_error": "boom"}),
     ]
     data = build_metrics(episodes, k=2).model_dump()
-    assert list(data) == ["per_episode", "summary", "per_task"]
+    assert list(data) == ["per_episode", "summary", "per_task", "timings"]
     row = data["per_episode"][0]
     assert list(row) == ["task_id", "expected_outcome", "status", "success", "time", "tokens",
                          "verdict", "qualitative", "scores"]

@@ -53,10 +53,10 @@ def pass_counts(ws, run_id: str) -> dict[str, dict[str, int]]:
 
 @pytest.fixture(scope="module")
 def evaluated(workspace_factory):
-    """The first evaluation: `bat-pipeline run` over the three models."""
+    """The first evaluation: `bat-pipeline run --timings` over the three models."""
     ws = workspace_factory("run_command", evaluation={"scorers": [PROJECT_SCORER]})
     config_before = (ws.agent / "config.yaml").read_bytes()
-    result = bat_pipeline_run(ws)
+    result = bat_pipeline_run(ws, "--timings")
     return ws, result, run_dir(ws.root).name, config_before
 
 
@@ -237,3 +237,27 @@ def test_a_locked_warehouse_is_reported_on_the_terminal(workspace_factory):
     assert "step weather_agent__eval_metrics failed: could not open the warehouse" in failure
     assert "another process holds it" in failure
     assert len(list(ws.root.glob("runs/*/openai-competent/episodes/*.json"))) == 3
+
+
+def test_every_phase_of_the_run_is_timed_everywhere(evaluated):
+    from bat_pipeline.engine.contracts.timings import PHASES
+
+    ws, result, run_id, _ = evaluated
+    steps = [phase for phase in PHASES if phase != "charts"]
+    run = json.loads((ws.root / "runs" / run_id / "timings.json").read_text())
+    assert set(run["partitions"]) == set(MODEL_KEYS) and run["charts"] > 0 and run["total"] > run["charts"]
+    for key in MODEL_KEYS:
+        partition = ws.root / "runs" / run_id / key
+        timings = json.loads((partition / "timings.json").read_text())
+        assert set(timings) == set(steps) and all(s >= 0 for s in timings.values()), timings
+        assert timings["conversations"] > 0 and timings["agent_start"] > 0
+        metrics = json.loads((partition / "metrics.json").read_text())
+        assert set(metrics["timings"]) == set(steps) - {"metrics"}
+        assert f"phase conversations: {timings['conversations']:.2f}s" in (ws.root / "logs" / (
+            f"{run_id}-{key}.log")).read_text()
+    stored = ws.warehouse.query("SELECT model_key, phase FROM phase_timings WHERE run_id = ?", [run_id])
+    assert {(r["model_key"], r["phase"]) for r in stored} == \
+        {(key, phase) for key in MODEL_KEYS for phase in steps} | {("", "charts")}
+    header = next(line for line in result.stdout.splitlines() if line.startswith("model ") and "startup" in line)
+    assert all(phase in header for phase in steps)
+    assert f"charts {run['charts']:.2f}s · whole run" in result.stdout

@@ -186,3 +186,6 @@ class MetricsFile(BaseModel):
     per_episode: list[EpisodeMetrics] = Field(default_factory=list)
     summary: MetricsSummary
     per_task: list[TaskPassAtK] = Field(default_factory=list)
+    timings: dict[str, float] = Field(default_factory=dict)
+    """Seconds per phase of the partition's run so far (engine.contracts.timings.PHASES:
+    startup … judge; bat_pipeline's addition)."""

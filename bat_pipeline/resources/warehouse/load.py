@@ -59,6 +59,8 @@ def partition_rows(ref: PartitionRef, episodes: Sequence[Episode], tasks: Sequen
             **key, "task_id": per_task.task_id, "attempts": per_task.attempts, "passed": per_task.passed,
             "pass_at_k": per_task.pass_at_k, "pass_hat_k": per_task.pass_hat_k,
         })
+    for phase, seconds in metrics.timings.items():
+        rows["phase_timings"].append({**key, "phase": phase, "seconds": seconds})
     if redactor:
         rows = {table: [redactor.data(row) for row in table_rows] for table, table_rows in rows.items()}
     return rows

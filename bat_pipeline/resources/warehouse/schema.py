@@ -2,7 +2,8 @@
 older versions.
 
 Versions: 1, the first release (no `schema_version` table); 2, `runs.agent_id`; 3, every
-score row in `episode_scores`, with `verdict_checks` and `judge_scores` as views over it.
+score row in `episode_scores`, with `verdict_checks` and `judge_scores` as views over it
+(and `phase_timings`, a table a file of version 3 gains when opened).
 """
 
 from __future__ import annotations
@@ -57,12 +58,14 @@ TABLES: dict[str, tuple[tuple[str, str], ...]] = {
                               + ", ".join(f"{column} DOUBLE" for column in QUALITATIVE_FIELDS)),
     "task_metrics": _columns(f"{_PARTITION}, task_id VARCHAR, attempts INTEGER, passed INTEGER, pass_at_k DOUBLE, "
                              "pass_hat_k DOUBLE"),
+    "phase_timings": _columns(f"{_PARTITION}, phase VARCHAR, seconds DOUBLE"),
 }
 """Table → (column, DuckDB type). Every table starts with run_id, model_key.
 
 `episode_scores` holds one row per ScoreRow of every episode: `position` is the row's
 index among its episode's rows, `details` the row's details as JSON text (null when
-empty)."""
+empty). `phase_timings` holds seconds per phase of each partition (engine.contracts.timings),
+and the run's `charts` under model_key ''."""
 
 _RUBRICS = ", ".join(f"'{rubric}'" for rubric in RUBRICS)
 

@@ -86,6 +86,13 @@ class Warehouse:
             replace_partition(conn, ref.run_id, ref.model_key, rows)
         return {table: len(table_rows) for table, table_rows in rows.items()}
 
+    def write_run_phase(self, run_id: str, phase: str, seconds: float) -> None:
+        """A phase of the whole run (the charts: one drawing for every model), stored in
+        `phase_timings` under model_key '' (replacing an earlier value)."""
+        with self.connect() as conn:
+            conn.execute("DELETE FROM phase_timings WHERE run_id = ? AND model_key = '' AND phase = ?", [run_id, phase])
+            conn.execute("INSERT INTO phase_timings VALUES (?, '', ?, ?)", [run_id, phase, seconds])
+
     def query(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
         """Rows of a read-only query as dicts; [] when the warehouse does not exist yet."""
         return self._read(lambda conn: queries.fetch(conn, sql, params), [])
