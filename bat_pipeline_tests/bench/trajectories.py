@@ -205,8 +205,10 @@ def _called_agent(w: _Writer, trace_id: str, client: str, conv: str, rng) -> Non
             "gen_ai.conversation.id": f"planner-{conv}"})
 
 
-def generate(folder: Path) -> tuple[list[Path], dict[str, list[str]], int]:
-    """Write the agent's and the called agent's span files; return them, the turns per
+def generate(folder: Path, conversations_n: int = CONVERSATIONS,
+             turns_n: tuple[int, ...] = TURNS) -> tuple[list[Path], dict[str, list[str]], int]:
+    """Write the agent's and the called agent's span files for `conversations_n`
+    conversations of `turns_n` turns (one drawn each); return the files, the turns per
     conversation, and the number of spans."""
     rng = random.Random(SEED)
     ids, clock = [0], [1_700_000_000_000_000_000]
@@ -214,9 +216,9 @@ def generate(folder: Path) -> tuple[list[Path], dict[str, list[str]], int]:
     sub.parent.mkdir(parents=True, exist_ok=True)
     w, s = _Writer(main, ids, clock), _Writer(sub, ids, clock)
     conversations: dict[str, list[str]] = {}
-    for c in range(CONVERSATIONS):
+    for c in range(conversations_n):
         conv = f"task_{c}__try0"
-        turns = [f"question {t} of {c}" for t in range(rng.choice(TURNS))]
+        turns = [f"question {t} of {c}" for t in range(rng.choice(turns_n))]
         conversations[conv] = turns
         history: list[dict] = []
         for user in turns:

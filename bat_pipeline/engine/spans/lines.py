@@ -25,6 +25,8 @@ downstream (verdict matching, JSON and pydantic serialisers) raise RecursionErro
 
 MODEL, TOOL, AGENT_CALL, AGENT_ROOT = "model", "tool", "agent_call", "agent_root"
 _ROLES = {"LLM": MODEL, "TOOL": TOOL}
+_MODEL_INPUT = ("llm.input_messages", "input.", "llm.invocation_parameters", "llm.tools", "llm.prompt")
+"""Attributes of a model call that hold its input, dropped as the span is read."""
 
 
 class Span:
@@ -154,6 +156,10 @@ def to_span(obj: Any, seq: int) -> Span | None:
         role = AGENT_CALL if kind == "CLIENT" else AGENT_ROOT
     if role is None and error is None:
         attrs = _NO_ATTRIBUTES
+    elif role == MODEL:
+        # A model step keeps only what the model said (SPEC §5); its input, the whole
+        # conversation so far, is most of a span file's bytes and is never read.
+        attrs = {key: value for key, value in attrs.items() if not key.startswith(_MODEL_INPUT)}
     return Span(name, kind, trace_id, span_id, parent, start, end, error, attrs, seq, role)
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from bat_pipeline.engine.agent_folder import spans_files
 from bat_pipeline.engine.contracts import Episode, Task
 from bat_pipeline.engine.figures import trajectory_figures
-from bat_pipeline.engine.spans import SpanIndex, load_spans, wait_until_quiet
+from bat_pipeline.engine.spans import load_spans, wait_until_quiet
 from bat_pipeline.engine.trajectories.build import build_trajectory, recorded_tool_calls
 
 
@@ -22,7 +22,9 @@ class RebuiltTrajectories:
     episodes: list[Episode]
     files: list[Path]
     """The span files read, folders listed."""
-    index: SpanIndex
+    spans_read: int
+    skipped: list[str]
+    """What reading the span files skipped or missed, one message each."""
     waited_s: float
     quiet: bool
     """False when the files were still changing after the longest wait."""
@@ -35,17 +37,17 @@ class RebuiltTrajectories:
         """Span files still changing when read, missing, or with lines skipped."""
         still = [] if self.quiet else [f"span files still changing after {self.waited_s:.1f}s "
                                        "(evaluation.spans_wait_s); read as they are"]
-        return still + self.index.messages()
+        return still + self.skipped
 
     def figures(self) -> dict[str, Any]:
         """For the step's metadata: spans read, the wait, the files, trajectory_figures, and
         what was skipped."""
         return {
-            "spans_read": len(self.index),
+            "spans_read": self.spans_read,
             "spans_wait_s": round(self.waited_s, 2),
             "span_files": [str(f) for f in self.files],
             **trajectory_figures(self.episodes),
-            "skipped_lines": self.index.messages(),
+            "skipped_lines": self.skipped,
         }
 
 
@@ -64,4 +66,7 @@ def rebuild_trajectories(episodes: Sequence[Episode], tasks: Sequence[Task], spa
         trajectory = build_trajectory(index, episode.conversation_id, turns.get(episode.task_id, []))
         episode.trace.trajectory = trajectory
         episode.trace.tool_calls = recorded_tool_calls(trajectory)
-    return RebuiltTrajectories(episodes=list(episodes), files=files, index=index, waited_s=waited, quiet=quiet)
+    # The index is dropped here: a partition's spans are most of its memory, and only
+    # their count and what was skipped are reported.
+    return RebuiltTrajectories(episodes=list(episodes), files=files, spans_read=len(index),
+                               skipped=index.messages(), waited_s=waited, quiet=quiet)
