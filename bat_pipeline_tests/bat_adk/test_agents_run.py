@@ -11,34 +11,25 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bat_pipeline.example.scripted_llm import serve_scripted_llm
-from bat_pipeline_tests.bat_adk.harness import (
+from bat_pipeline.resources.agent_process import free_port
+from bat_pipeline_tests.support.bat_adk import (
     BLUEPRINT,
     STANDALONE,
     agent_config,
     agent_env,
     converse,
-    files_under,
-    free_port,
-    in_trace,
     prepared_uv_env,
-    read_spans,
-    roots,
     running_agent,
 )
+from bat_pipeline_tests.support.files import files_under
+from bat_pipeline_tests.support.spans import in_trace, read_spans, roots
 
 MODEL = "competent"
 
 
 @pytest.fixture(scope="module")
-def uv_env() -> dict[str, str]:
-    return prepared_uv_env()
-
-
-@pytest.fixture(scope="module")
-def model_url():
-    with serve_scripted_llm() as llm:
-        yield llm.base_url
+def model_url(scripted_llm) -> str:
+    return scripted_llm.url
 
 
 def tool_spans(spans: list[dict], trace_id: str) -> list[tuple[str, str]]:
@@ -76,20 +67,21 @@ def test_committed_configs_export_spans_in_the_clear():
     assert (BLUEPRINT / "__main__.py").is_file() and (STANDALONE / "__main__.py").is_file()
 
 
-def test_prepare_script_is_idempotent(uv_env):
+def test_prepare_script_is_idempotent(bat_adk_env):
+    uv_env = bat_adk_env
     assert prepared_uv_env() == uv_env
     assert uv_env["UV_OFFLINE"] == "1" and uv_env["UV_NO_SYNC"] == "1"
     assert Path(uv_env["UV_PROJECT_ENVIRONMENT"], "bin", "python").exists()
 
 
-def test_standalone_agent_answers_asks_and_remembers(uv_env, model_url, tmp_path):
+def test_standalone_agent_answers_asks_and_remembers(bat_adk_env, model_url, tmp_path):
     before = files_under(STANDALONE)
     port = free_port()
     spans_file = tmp_path / "spans.jsonl"
     config = agent_config(
         STANDALONE / "config.yaml", tmp_path / "config.yaml", port=port, spans=spans_file
     )
-    env = agent_env(uv_env, config, model_url, MODEL)
+    env = agent_env(bat_adk_env, config, model_url, MODEL)
 
     with running_agent(STANDALONE, [], env, port, tmp_path / "agent.log") as agent:
         assert agent.card["name"] == "WeatherAgent"
@@ -140,7 +132,7 @@ def test_standalone_agent_answers_asks_and_remembers(uv_env, model_url, tmp_path
     assert files_under(STANDALONE) == before
 
 
-def test_blueprint_concierge_calls_weather_agent_over_a2a(uv_env, model_url, tmp_path):
+def test_blueprint_concierge_calls_weather_agent_over_a2a(bat_adk_env, model_url, tmp_path):
     before = files_under(BLUEPRINT)
     weather_port, concierge_port = free_port(), free_port()
     weather_spans, concierge_spans = tmp_path / "weather.jsonl", tmp_path / "concierge.jsonl"
@@ -160,12 +152,12 @@ def test_blueprint_concierge_calls_weather_agent_over_a2a(uv_env, model_url, tmp
 
     # The concierge fetches the weather agent's card at startup: weather goes first.
     with running_agent(
-        BLUEPRINT, ["weather"], agent_env(uv_env, weather_cfg, model_url, MODEL),
+        BLUEPRINT, ["weather"], agent_env(bat_adk_env, weather_cfg, model_url, MODEL),
         weather_port, tmp_path / "weather.log",
     ) as weather:
         assert weather.card["name"] == "WeatherAgent"
         with running_agent(
-            BLUEPRINT, ["concierge"], agent_env(uv_env, concierge_cfg, model_url, MODEL),
+            BLUEPRINT, ["concierge"], agent_env(bat_adk_env, concierge_cfg, model_url, MODEL),
             concierge_port, tmp_path / "concierge.log",
         ) as concierge:
             assert concierge.card["name"] == "ConciergeAgent"

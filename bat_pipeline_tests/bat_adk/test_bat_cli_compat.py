@@ -17,16 +17,11 @@ from typing import Any
 
 import pytest
 
-from bat_pipeline_tests.bat_adk.harness import (
-    STANDALONE,
-    PipelineRun,
-    copy_agent,
-    pipeline_env,
-    processes_in,
-    read_json,
-    start_pipeline,
-)
-from bat_pipeline_tests.reference import FIXTURES
+from bat_pipeline_tests.support.bat_adk import STANDALONE, copy_agent
+from bat_pipeline_tests.support.files import read_json
+from bat_pipeline_tests.support.paths import FIXTURES
+from bat_pipeline_tests.support.pipeline_runs import PipelineRun, pipeline_env, start_pipeline
+from bat_pipeline_tests.support.processes import working_in
 
 SAMPLE = FIXTURES / "bat-cli-sample"
 RUN_NAME = "benchmark"
@@ -48,7 +43,7 @@ def _agent_copy(base: Path, name: str, *, dotenv: str | None) -> Path:
 
 
 def _shell_without_keys(bat_adk_env, scripted_llm, home: Path) -> dict[str, str]:
-    env = pipeline_env(bat_adk_env, home, scripted_llm.base_url)
+    env = pipeline_env(bat_adk_env, home, scripted_llm.url)
     for name in (KEY_VAR, "OPENAI_API_KEY"):
         env.pop(name, None)
     return env
@@ -182,4 +177,4 @@ def test_no_judge_key_anywhere_is_refused_before_any_agent_starts(bat_adk_env, s
     assert list(home.rglob("agent.log")) == [] and not (home / "runs").exists()
     assert not (agent / "eval" / "output").exists()
     assert scripted_llm.count() == asked
-    assert processes_in(agent) == []
+    assert working_in(agent) == []

@@ -14,20 +14,11 @@ import yaml
 
 from bat_pipeline.engine.conversation import normalise_state
 from bat_pipeline.resources.warehouse import Warehouse
-from bat_pipeline_tests.bat_adk.harness import (
-    BLUEPRINT,
-    PipelineRun,
-    agent_config,
-    agent_env,
-    copy_agent,
-    free_port,
-    pipeline_env,
-    processes_in,
-    read_json,
-    running_agent,
-    sha256,
-    start_pipeline,
-)
+from bat_pipeline.resources.agent_process import free_port
+from bat_pipeline_tests.support.bat_adk import BLUEPRINT, agent_config, agent_env, copy_agent, running_agent
+from bat_pipeline_tests.support.files import read_json, sha256
+from bat_pipeline_tests.support.pipeline_runs import PipelineRun, pipeline_env, start_pipeline
+from bat_pipeline_tests.support.processes import working_in
 
 TASKS = ["weather_berlin", "clarify_then_london"]
 MODEL = "openai:competent"
@@ -69,11 +60,11 @@ def evaluated(bat_adk_env, scripted_llm, tmp_path_factory) -> BlueprintRun:
         root / "weather" / "config.yaml", base / "weather-config.yaml",
         port=port, spans=root / "weather" / "spans.jsonl",
     )
-    weather_env = agent_env(bat_adk_env, weather_cfg, scripted_llm.base_url, "competent")
+    weather_env = agent_env(bat_adk_env, weather_cfg, scripted_llm.url, "competent")
     home = base / "home"
     with running_agent(root, ["weather"], weather_env, port, base / "weather.log"):
         run = start_pipeline(
-            root / "concierge", pipeline_env(bat_adk_env, home, scripted_llm.base_url), home
+            root / "concierge", pipeline_env(bat_adk_env, home, scripted_llm.url), home
         )
         run.wait()
     return BlueprintRun(run=run, root=root, config_sha=shas, weather_log=base / "weather.log")
@@ -88,7 +79,7 @@ def test_the_pipeline_starts_the_concierge_from_the_blueprint_root(evaluated):
     assert "Traceback" not in agent_log
     for config, before in evaluated.config_sha.items():
         assert sha256(config) == before, config
-    assert processes_in(evaluated.root) == []
+    assert working_in(evaluated.root) == []
 
 
 def test_verdicts_count_the_called_agent_and_its_tools(evaluated):

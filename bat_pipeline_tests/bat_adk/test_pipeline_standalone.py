@@ -23,20 +23,13 @@ from pathlib import Path
 import pytest
 
 from bat_pipeline.resources.warehouse import Warehouse
-from bat_pipeline_tests.polling import wait_for
-from bat_pipeline_tests.bat_adk.harness import (
-    STANDALONE,
-    PipelineRun,
-    copy_agent,
-    edit_eval,
-    pipeline_env,
-    processes_in,
-    read_json,
-    read_spans,
-    roots,
-    sha256,
-    start_pipeline,
-)
+from bat_pipeline_tests.support.bat_adk import STANDALONE, copy_agent
+from bat_pipeline_tests.support.example_agent import edit_eval
+from bat_pipeline_tests.support.files import read_json, sha256
+from bat_pipeline_tests.support.pipeline_runs import PipelineRun, pipeline_env, start_pipeline
+from bat_pipeline_tests.support.polling import wait_for
+from bat_pipeline_tests.support.processes import processes, working_in
+from bat_pipeline_tests.support.spans import read_spans, roots
 
 RUN_NAME = "benchmark"
 TASKS = ["weather_paris", "add_numbers", "weather_no_city", "clarify_then_berlin"]
@@ -68,7 +61,7 @@ def evaluations(bat_adk_env, scripted_llm, tmp_path_factory) -> Evaluations:
     shas = {p: sha256(p / "config.yaml") for p in (agent, serial)}
 
     def start(folder: Path, home: str, *args: str) -> PipelineRun:
-        env = pipeline_env(bat_adk_env, base / home, scripted_llm.base_url)
+        env = pipeline_env(bat_adk_env, base / home, scripted_llm.url)
         return start_pipeline(folder, env, base / home, *args)
 
     runs = Evaluations(
@@ -174,7 +167,7 @@ def test_config_yaml_untouched_after_a_good_and_a_failed_run(evaluations):
     assert not (failed.agent_dir / "eval" / "output" / failed.run_id / "benchmark_ollama-competent").exists()
     for folder, before in evaluations.config_sha.items():
         assert sha256(folder / "config.yaml") == before, folder
-        assert processes_in(folder) == []
+        assert working_in(folder) == []
 
 
 def test_two_evaluations_of_one_agent_at_the_same_time_do_not_collide(evaluations):
@@ -225,23 +218,14 @@ def test_concurrency_one_gives_the_same_pass_counts(evaluations):
 @pytest.fixture
 def slow_model(scripted_llm):
     """`competent-slow`: the competent persona, answering after a delay."""
-    scripted_llm.set_model_knobs("competent-slow", latency_ms=700)
+    scripted_llm.set_model("competent-slow", latency_ms=700)
     yield "competent-slow"
-    scripted_llm.set_model_knobs("competent-slow", latency_ms=0)
+    scripted_llm.set_model("competent-slow", latency_ms=0)
 
 
 def _pipeline_processes(home: Path) -> list[int]:
     """Live processes whose environment has BAT_PIPELINE_HOME=home (runner, partitions)."""
-    wanted = f"BAT_PIPELINE_HOME={home}".encode()
-    found = []
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                if wanted in (proc / "environ").read_bytes().split(b"\0"):
-                    found.append(int(proc.name))
-            except OSError:
-                continue
-    return found
+    return [p.pid for p in processes() if p.has_env("BAT_PIPELINE_HOME", str(home))]
 
 
 def test_killing_the_pipeline_leaves_config_intact_and_no_agent(
@@ -259,14 +243,14 @@ def test_killing_the_pipeline_leaves_config_intact_and_no_agent(
     edit_eval(agent, one_slow_model)
     before = sha256(agent / "config.yaml")
     home = tmp_path / "home"
-    run = start_pipeline(agent, pipeline_env(bat_adk_env, home, scripted_llm.base_url), home)
+    run = start_pipeline(agent, pipeline_env(bat_adk_env, home, scripted_llm.url), home)
     try:
         wait_for(
             lambda: run.proc.poll() is not None or list(home.glob("runs/*/*/episodes/*.json")),
             180, what="the first episode file",
         )
         assert run.proc.poll() is None, run.output[-4000:]
-        agents = processes_in(agent)
+        agents = working_in(agent)
         assert agents, "no agent process runs in the agent folder"
         assert len(_pipeline_processes(home)) >= 2  # the runner and the model's partition
     finally:
@@ -276,7 +260,7 @@ def test_killing_the_pipeline_leaves_config_intact_and_no_agent(
         run.proc.wait(timeout=10)
 
     # PR_SET_PDEATHSIG: the agent is told to stop when its parent dies, even by SIGKILL.
-    wait_for(lambda: not processes_in(agent), 30, what=f"the agent processes {agents} to exit")
+    wait_for(lambda: not working_in(agent), 30, what=f"the agent processes {agents} to exit")
     wait_for(lambda: not _pipeline_processes(home), 10, what="the partition process to be gone")
     assert sha256(agent / "config.yaml") == before
     done = list(home.glob("runs/*/*/episodes/*.json"))
@@ -290,7 +274,7 @@ def test_redacting_privacy_is_refused_before_anything_starts(bat_adk_env, script
     before = sha256(config)
     asked = scripted_llm.count()
     home = tmp_path / "home"
-    run = start_pipeline(agent, pipeline_env(bat_adk_env, home, scripted_llm.base_url), home)
+    run = start_pipeline(agent, pipeline_env(bat_adk_env, home, scripted_llm.url), home)
     assert run.wait(120) == 2, run.output[-4000:]
     assert str(config) in run.output
     assert "telemetry.privacy" in run.output
@@ -300,7 +284,7 @@ def test_redacting_privacy_is_refused_before_anything_starts(bat_adk_env, script
     assert not (home / "runs").exists()
     assert not (agent / "eval" / "output").exists()
     assert scripted_llm.count() == asked
-    assert processes_in(agent) == []
+    assert working_in(agent) == []
 
 
 def test_privacy_floor_in_the_agents_code_is_refused_before_anything_starts(bat_adk_env, scripted_llm, tmp_path):
@@ -311,10 +295,10 @@ def test_privacy_floor_in_the_agents_code_is_refused_before_anything_starts(bat_
         "        AgentStateType=WeatherState,\n        telemetry_privacy_floor=\"names\",\n"))
     asked = scripted_llm.count()
     home = tmp_path / "home"
-    run = start_pipeline(agent, pipeline_env(bat_adk_env, home, scripted_llm.base_url), home)
+    run = start_pipeline(agent, pipeline_env(bat_adk_env, home, scripted_llm.url), home)
     assert run.wait(120) == 2, run.output[-4000:]
     line = next(n for n, text in enumerate(code.read_text().splitlines(), 1) if "telemetry_privacy_floor" in text)
     assert str(code) in run.output and f"line {line}" in run.output
     assert 'telemetry_privacy_floor="names"' in run.output and "Traceback" not in run.output
     assert not (home / "runs").exists() and scripted_llm.count() == asked
-    assert processes_in(agent) == []
+    assert working_in(agent) == []

@@ -18,11 +18,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable
 
-import httpx
-
-from bat_pipeline.resources.scripted_llm import start_scripted_llm
-from bat_pipeline_tests.pipeline.support import VENV_BIN, copy_agent, pipeline_env
-from bat_pipeline_tests.pipeline.support import run as run_process
+from bat_pipeline_tests.support.example_agent import copy_example_agent, pipeline_env
+from bat_pipeline_tests.support.example_agent import run as run_process
+from bat_pipeline_tests.support.paths import VENV_BIN
+from bat_pipeline_tests.support.scripted import scripted_server
 
 MODEL = "openai-competent"
 LATENCY_MS = 300
@@ -31,7 +30,7 @@ K = 2
 
 def _one(tmp: Path, llm_url: str, concurrency: int | None) -> dict[str, float]:
     name = f"concurrency_{concurrency or 'default'}"
-    agent = copy_agent(tmp / name / "weather_agent", tasks=None, k=K, models=(MODEL,),
+    agent = copy_example_agent(tmp / name / "weather_agent", tasks=None, k=K, models=(MODEL,),
                        evaluation={} if concurrency is None else {"concurrency": concurrency})
     root = tmp / name / "home"
     env = pipeline_env(agent, root, llm_url)
@@ -53,15 +52,10 @@ def _one(tmp: Path, llm_url: str, concurrency: int | None) -> dict[str, float]:
 
 
 def run(print: Callable[..., None] = builtins.print) -> dict[str, float]:
-    process, url = start_scripted_llm()
-    try:
-        httpx.post(url + "/_control", json={"latency_ms": LATENCY_MS}).raise_for_status()
-        with tempfile.TemporaryDirectory(prefix="bat-bench-e2e-") as tmp:
-            serial = _one(Path(tmp), url, 1)
-            default = _one(Path(tmp), url, None)
-    finally:
-        process.terminate()
-        process.wait(10)
+    with scripted_server() as server, tempfile.TemporaryDirectory(prefix="bat-bench-e2e-") as tmp:
+        server.set(latency_ms=LATENCY_MS)
+        serial = _one(Path(tmp), server.url, 1)
+        default = _one(Path(tmp), server.url, None)
     figures = {
         "serial_episodes_step_s": serial["episodes_step_s"], "serial_run_s": serial["run_s"],
         "default_episodes_step_s": default["episodes_step_s"], "default_run_s": default["run_s"],

@@ -27,11 +27,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import httpx
 
 from bat_pipeline.engine.contracts.timings import PHASES
-from bat_pipeline.resources.scripted_llm import start_scripted_llm
-from bat_pipeline_tests.pipeline.support import VENV_BIN, copy_agent, pipeline_env
+from bat_pipeline_tests.support.example_agent import copy_example_agent, pipeline_env
+from bat_pipeline_tests.support.paths import VENV_BIN
+from bat_pipeline_tests.support.scripted import scripted_server
 
 MODELS = ("openai-competent", "openai-sloppy", "anthropic-competent")
 K = 2
@@ -104,7 +104,7 @@ def _phases(root: Path) -> dict[str, float]:
 
 def _one(tmp: Path, llm_url: str, sequential: bool) -> dict[str, object]:
     name = "a_one_after_another" if sequential else "b_default"
-    agent = copy_agent(tmp / name / "weather_agent", tasks=None, k=K, models=MODELS,
+    agent = copy_example_agent(tmp / name / "weather_agent", tasks=None, k=K, models=MODELS,
                        evaluation={"concurrency": 1} if sequential else {})
     root = tmp / name / "home"
     env = pipeline_env(agent, root, llm_url)
@@ -127,21 +127,16 @@ def _table(rows: dict[str, dict[str, object]], print: Callable[..., None]) -> No
 
 def run(print: Callable[..., None] = builtins.print) -> dict[str, float]:
     figures: dict[str, float] = {}
-    process, url = start_scripted_llm()
-    try:
-        with tempfile.TemporaryDirectory(prefix="bench-phases-") as tmp:
-            for latency in (0, 300):
-                httpx.post(f"{url}/_control", json={"reset": True, "latency_ms": latency}, timeout=10).raise_for_status()
-                rows = {f"(a) one by one": _one(Path(tmp) / f"{latency}ms", url, sequential=True),
-                        f"(b) default": _one(Path(tmp) / f"{latency}ms", url, sequential=False)}
-                ratio = rows["(a) one by one"]["wall"] / rows["(b) default"]["wall"]  # type: ignore[operator]
-                print(f"\n-- scripted model and judge at {latency} ms; phases summed over partitions --")
-                _table(rows, print)
-                print(f"(a)/(b) = {ratio:.2f}")
-                figures[f"ratio_{latency}ms"] = ratio
-    finally:
-        process.terminate()
-        process.wait(10)
+    with scripted_server() as server, tempfile.TemporaryDirectory(prefix="bench-phases-") as tmp:
+        for latency in (0, 300):
+            server.set(reset=True, latency_ms=latency)
+            rows = {f"(a) one by one": _one(Path(tmp) / f"{latency}ms", server.url, sequential=True),
+                    f"(b) default": _one(Path(tmp) / f"{latency}ms", server.url, sequential=False)}
+            ratio = rows["(a) one by one"]["wall"] / rows["(b) default"]["wall"]  # type: ignore[operator]
+            print(f"\n-- scripted model and judge at {latency} ms; phases summed over partitions --")
+            _table(rows, print)
+            print(f"(a)/(b) = {ratio:.2f}")
+            figures[f"ratio_{latency}ms"] = ratio
     return figures
 
 

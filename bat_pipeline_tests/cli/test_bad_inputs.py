@@ -18,7 +18,8 @@ import yaml
 
 from bat_pipeline import cli
 from bat_pipeline.resources.warehouse import Warehouse
-from bat_pipeline_tests.faults.support import make_agent_copy, tree_hashes
+from bat_pipeline_tests.support.example_agent import FAULT_TASKS, copy_example_agent
+from bat_pipeline_tests.support.files import tree_hashes
 
 CORPUS = Path(__file__).resolve().parents[1] / "engine" / "bad_inputs"
 CORPUS_CASES = yaml.safe_load((CORPUS / "cases.yaml").read_text())
@@ -106,7 +107,7 @@ CORPUS_PICKS = [
 def earlier_run(tmp_path_factory):
     """A storage root and an agent copy holding results of an earlier run, with their hashes."""
     tmp = tmp_path_factory.mktemp("cli_bad_inputs")
-    template = make_agent_copy(tmp / "template")
+    template = copy_example_agent(tmp / "template", tasks=FAULT_TASKS, models=("competent",))
     root = tmp / "home"
     episodes = root / "runs" / "20250101T000000Z" / "openai-competent" / "episodes"
     episodes.mkdir(parents=True)

@@ -17,7 +17,8 @@ import httpx
 import pytest
 
 from bat_pipeline.resources.agent_process import free_port
-from bat_pipeline_tests.pipeline.support import copy_agent
+from bat_pipeline_tests.support.example_agent import copy_example_agent
+from bat_pipeline_tests.support.processes import processes
 
 BAT_PIPELINE = str(Path(sys.executable).parent / "bat-pipeline")
 STOP_LIMIT_S = 10.0
@@ -42,7 +43,7 @@ def _listening(port: int) -> bool:
 
 
 def test_a_broken_eval_yaml_is_refused_as_run_refuses_it(tmp_path):
-    agent = copy_agent(tmp_path / "weather_agent")
+    agent = copy_example_agent(tmp_path / "weather_agent")
     eval_file = agent / "eval" / "eval.yaml"
     eval_file.write_text(eval_file.read_text().replace("provider: openai", "provider: opneai", 1))
     port = free_port()
@@ -68,15 +69,7 @@ def test_a_busy_port_is_refused_with_a_clear_message(tmp_path):
 
 def _processes() -> dict[int, tuple[int, int]]:
     """pid → (parent pid, process group) of every live, non-zombie process."""
-    found = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if fields[0] != "Z":
-            found[int(stat.parent.name)] = (int(fields[1]), int(fields[2]))
-    return found
+    return {p.pid: (p.ppid, p.pgid) for p in processes()}
 
 
 def _family(root: int) -> tuple[set[int], set[int]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from bat_pipeline.engine.contracts import JudgeScores, ScoreRow
 from bat_pipeline.engine.judge import mean_scores, qualitative_scores, record
 from bat_pipeline.engine.scorers.judging import null_row
-from bat_pipeline_tests.resources.judge_server import weather_episode
+from bat_pipeline_tests.support.judge_server import weather_episode
 
 JUDGE = "openai:judge-1"
 

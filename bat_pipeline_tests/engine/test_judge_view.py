@@ -29,7 +29,7 @@ from bat_pipeline.engine.judge_view import (
 )
 
 GOLDEN = Path(__file__).parent / "golden"
-from bat_pipeline_tests.reference import REFERENCE
+from bat_pipeline_tests.support.paths import REFERENCE
 
 
 

@@ -25,7 +25,7 @@ from bat_pipeline.engine.metrics import (
 from bat_pipeline.engine.verdicts import check_partition
 
 GOLDEN = Path(__file__).parent / "golden"
-from bat_pipeline_tests.reference import REFERENCE
+from bat_pipeline_tests.support.paths import REFERENCE
 
 TIMESTAMP = "20260102_030405"
 K = {"good": 1, "bad": 2}

@@ -15,7 +15,7 @@ from bat_pipeline.engine.rubrics import (
     rubrics_for,
     skipped_rubrics,
 )
-from bat_pipeline_tests.resources.judge_server import weather_episode, weather_task
+from bat_pipeline_tests.support.judge_server import weather_episode, weather_task
 
 
 def settings(**over) -> JudgeSettings:

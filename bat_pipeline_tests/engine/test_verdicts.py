@@ -21,7 +21,7 @@ from bat_pipeline.engine.contracts import (
 from bat_pipeline.engine.contracts.episode import EpisodeTrace
 from bat_pipeline.engine.scorers.arguments import args_contain
 from bat_pipeline.engine.verdicts import NO_SPANS, attempt_row, score_checks, verdict_from_rows
-from bat_pipeline_tests.reference import REFERENCE
+from bat_pipeline_tests.support.paths import REFERENCE
 
 
 def task(**expected) -> Task:

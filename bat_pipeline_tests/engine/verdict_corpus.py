@@ -22,7 +22,7 @@ from bat_pipeline.engine.contracts import (
 from bat_pipeline.engine.contracts.episode import EpisodeTrace
 from bat_pipeline.engine.config import load_tasks
 from bat_pipeline.locations import BUNDLED_AGENT_DIR as EXAMPLE_AGENT_DIR
-from bat_pipeline_tests.reference import FIXTURES, REFERENCE
+from bat_pipeline_tests.support.paths import FIXTURES, REFERENCE
 
 SAMPLE = FIXTURES / "bat-cli-sample"
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from bat_pipeline.example.agent.a2a_call import Exchange, connect, send_text
-from bat_pipeline_tests.example.processes import Agent, launch_agent, read_spans, wait_for_spans
-from bat_pipeline_tests.example.spans import roots, shape_errors, totals
+from bat_pipeline_tests.support.example_agent import Agent, launch_agent
+from bat_pipeline_tests.support.spans import read_spans, roots, shape_errors, totals, wait_for_spans
 
 pytestmark = pytest.mark.slow
 
@@ -98,13 +98,11 @@ def test_graph_nodes_sit_two_levels_below_the_root(agents: dict[str, Agent]) -> 
     assert isinstance(llm["attributes"]["llm.token_count.prompt_details.cache_read"], int)
 
 
-def test_model_error_fails_the_task_cleanly(agents: dict[str, Agent], llm) -> None:  # noqa: ANN001
+def test_model_error_fails_the_task_cleanly(agents: dict[str, Agent], scripted_llm) -> None:  # noqa: ANN001
     agent, conversation = agents["competent"], conversation_id("broken")
-    llm.set(fail_model=["competent"])
-    try:
+    with scripted_llm.restoring():
+        scripted_llm.set(fail_model=["competent"])
         [exchange] = converse(agent, ["What is the weather in Paris?"], conversation)
-    finally:
-        llm.reset()
     assert exchange.state == "failed" and "HTTP 400" in exchange.text
     spans = spans_of(agent, conversation, 1)
     [root] = roots(spans, conversation)
@@ -125,8 +123,8 @@ def test_span_files_match_the_spec_shape(agents: dict[str, Agent]) -> None:
                 assert shape_errors(span) == [], (path.name, span["name"])
 
 
-def test_sigterm_flushes_every_span_and_stops_the_forecaster(llm, tmp_path: Path) -> None:  # noqa: ANN001
-    agent = launch_agent(tmp_path, llm.url, "competent", provider="anthropic").wait_ready()
+def test_sigterm_flushes_every_span_and_stops_the_forecaster(scripted_llm, tmp_path: Path) -> None:  # noqa: ANN001
+    agent = launch_agent(tmp_path, scripted_llm.url, "competent", provider="anthropic").wait_ready()
     conversation = conversation_id("sigterm")
     try:
         [exchange] = converse(agent, ["What is the forecast for Paris tomorrow?"], conversation)

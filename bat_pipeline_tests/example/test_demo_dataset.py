@@ -10,13 +10,14 @@ from typing import Any
 import pytest
 import yaml
 
-from bat_pipeline_tests.example.processes import SHIPPED_AGENT, Agent, wait_for_spans
-from bat_pipeline_tests.example.spans import roots, totals
+from bat_pipeline_tests.support.example_agent import Agent
+from bat_pipeline_tests.support.paths import EXAMPLE_AGENT
+from bat_pipeline_tests.support.spans import roots, totals, wait_for_spans
 from bat_pipeline_tests.example.test_agent import converse
 
 pytestmark = pytest.mark.slow
 
-TASKS = json.loads((SHIPPED_AGENT / "eval" / "input" / "tasks.json").read_text())
+TASKS = json.loads((EXAMPLE_AGENT / "eval" / "input" / "tasks.json").read_text())
 EXPECTATIONS = {"status", "expected_outcome", "output_must_contain", "tool_calls", "agent_calls",
                 "max_model_calls", "max_tokens", "no_errors"}
 STATES = {"working": "working", "input-required": "input-required", "completed": "completed", "failed": "error",
@@ -68,10 +69,10 @@ def test_dataset_uses_every_expectation_and_eval_yaml_points_at_the_demo() -> No
     statuses = {task["expected"].get("status", "completed") for task in TASKS}
     assert {"completed", "input-required", None} <= statuses
     assert any(len(task["turns"]) > 1 for task in TASKS)
-    config = yaml.safe_load((SHIPPED_AGENT / "eval" / "eval.yaml").read_text())
+    config = yaml.safe_load((EXAMPLE_AGENT / "eval" / "eval.yaml").read_text())
     assert config["agent"]["command"] == ["{python}", "-m", "bat_pipeline.example.agent"]
     assert config["evaluation"]["qualitative"] and config["judge"]["model"] == "judge"
-    shipped = yaml.safe_load((SHIPPED_AGENT / "config.yaml").read_text())
+    shipped = yaml.safe_load((EXAMPLE_AGENT / "config.yaml").read_text())
     assert config["evaluation"]["extra_spans"] == [shipped["sub_agent"]["telemetry_file"]]
 
 

@@ -10,7 +10,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from bat_pipeline.example.loopback import LoopbackServer
-from bat_pipeline_tests.example.processes import launch_agent
+from bat_pipeline_tests.support.example_agent import launch_agent
 from bat_pipeline_tests.example.test_agent import conversation_id, converse
 
 pytestmark = pytest.mark.slow
@@ -41,10 +41,10 @@ class Collector:
         self.server.stop()
 
 
-def test_remote_output_sends_the_spans_to_an_otlp_collector(llm, tmp_path) -> None:  # noqa: ANN001
+def test_remote_output_sends_the_spans_to_an_otlp_collector(scripted_llm, tmp_path) -> None:  # noqa: ANN001
     with Collector() as collector:
         remote = [{"type": "remote", "endpoint": collector.server.base_url}]
-        agent = launch_agent(tmp_path, llm.url, "competent", telemetry=remote).wait_ready()
+        agent = launch_agent(tmp_path, scripted_llm.url, "competent", telemetry=remote).wait_ready()
         conversation = conversation_id("otlp")
         try:
             [exchange] = converse(agent, ["What is the weather in Paris?"], conversation)

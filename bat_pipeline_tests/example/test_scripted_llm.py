@@ -213,11 +213,13 @@ def test_stats_count_the_requests_held_at_once(server: ScriptedLLM) -> None:
     assert httpx.get(server.base_url + "/_stats").json()["max_in_flight"] == 0
 
 
-def test_subprocess_server_is_driven_over_http(llm) -> None:  # noqa: ANN001 - conftest fixture
-    llm.set(models={"sloppy": {"fail_model": ["sloppy"]}})
-    body = {"model": "sloppy", "messages": [{"role": "user", "content": "hi"}]}
-    before = llm.stats()["by_model"].get("sloppy", 0)
-    assert httpx.post(llm.url + "/v1/chat/completions", json=body).status_code == 400
-    assert llm.stats()["by_model"]["sloppy"] == before + 1
-    llm.reset()
-    assert httpx.post(llm.url + "/v1/chat/completions", json=body).status_code == 200
+def test_subprocess_server_is_driven_over_http(scripted_llm) -> None:  # noqa: ANN001 - conftest fixture
+    llm = scripted_llm
+    with llm.restoring():
+        llm.set(models={"sloppy": {"fail_model": ["sloppy"]}})
+        body = {"model": "sloppy", "messages": [{"role": "user", "content": "hi"}]}
+        before = llm.stats()["by_model"].get("sloppy", 0)
+        assert httpx.post(llm.url + "/v1/chat/completions", json=body).status_code == 400
+        assert llm.stats()["by_model"]["sloppy"] == before + 1
+        llm.reset()
+        assert httpx.post(llm.url + "/v1/chat/completions", json=body).status_code == 200

@@ -8,27 +8,22 @@ import socket
 import dagster as dg
 import pytest
 
-from bat_pipeline_tests.faults.support import (
-    LLM_URL_VAR,
-    assert_no_process_left,
-    edit_eval,
-    evaluate,
-    failure_messages,
-    make_agent_copy,
-    only_run_dir,
-    user_file_hashes,
-)
+from bat_pipeline_tests.support.dagster_runs import evaluate, failure_messages, only_run_dir
+from bat_pipeline_tests.support.example_agent import FAULT_TASKS, LLM_URL_VAR, copy_example_agent, edit_eval
+from bat_pipeline_tests.support.files import user_file_hashes
+from bat_pipeline_tests.support.processes import assert_no_process_left
 
 PARTITION = "openai-competent"
 MODEL_KEY = "sk-canary-start-V3n8q"
 
 
 @pytest.fixture(scope="module")
-def agent(scripted, tmp_path_factory):
-    folder = make_agent_copy(tmp_path_factory.mktemp("agent_start") / "agent", agent_startup_timeout_s=2,
-                             agent_shutdown_timeout_s=2)
+def agent(scripted_llm, tmp_path_factory):
+    folder = copy_example_agent(tmp_path_factory.mktemp("agent_start") / "agent", tasks=FAULT_TASKS,
+                                models=("competent",),
+                                evaluation={"agent_startup_timeout_s": 2, "agent_shutdown_timeout_s": 2})
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(LLM_URL_VAR, scripted.url)
+        mp.setenv(LLM_URL_VAR, scripted_llm.url)
         mp.setenv("OPENAI_API_KEY", MODEL_KEY)
         yield folder
 

@@ -23,23 +23,18 @@ import duckdb
 import pytest
 
 from bat_pipeline.assets.common import RESUME_TAG
-from bat_pipeline_tests.faults.support import (
+from bat_pipeline_tests.support.dagster_runs import episodes_in, evaluate, failure_messages, only_run_dir
+from bat_pipeline_tests.support.example_agent import (
+    FAULT_TASKS,
     JUDGE_KEY_VAR,
     LLM_URL_VAR,
-    assert_no_process_left,
-    belonging_to,
+    copy_example_agent,
     edit_eval,
-    episodes_in,
-    evaluate,
-    failure_messages,
-    listening_sockets,
-    make_agent_copy,
-    only_run_dir,
-    root_conversations,
-    tree_hashes,
-    user_file_hashes,
-    wait_for,
 )
+from bat_pipeline_tests.support.files import tree_hashes, user_file_hashes
+from bat_pipeline_tests.support.polling import wait_for
+from bat_pipeline_tests.support.processes import assert_no_process_left, belonging_to, listening_sockets
+from bat_pipeline_tests.support.spans import root_conversations
 
 MODEL_KEY = "sk-canary-model-Q7x2"
 JUDGE_KEY = "sk-canary-judge-Z4p9"
@@ -78,26 +73,26 @@ class Case:
 
 
 @pytest.fixture(scope="module")
-def case(scripted, tmp_path_factory):
+def case(scripted_llm, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("partition_faults")
     wrapper = tmp / "env_dump.py"
     wrapper.write_text(ENV_DUMP)
     env_dump = tmp / "agent_environment.json"
-    agent = make_agent_copy(
-        tmp / "agent", models=("competent", "sloppy"), extra_tasks=[TRAVERSAL],
+    agent = copy_example_agent(
+        tmp / "agent", tasks=FAULT_TASKS, models=("competent", "sloppy"), extra_tasks=[TRAVERSAL],
         agent={"command": ["{python}", str(wrapper), str(env_dump)]})
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(LLM_URL_VAR, scripted.url)
+        mp.setenv(LLM_URL_VAR, scripted_llm.url)
         mp.setenv(JUDGE_KEY_VAR, JUDGE_KEY)
         mp.setenv("OPENAI_API_KEY", MODEL_KEY)
         mp.setenv(SHELL_SECRET, "not-for-the-agent")
-        scripted.set(echo_key=True)
+        scripted_llm.set(echo_key=True)
         instance = dg.DagsterInstance.ephemeral()
         try:
             yield Case(agent, tmp / "home", env_dump, instance)
         finally:
             instance.dispose()
-            scripted.set(echo_key=False)
+            scripted_llm.set(echo_key=False)
 
 
 class SocketWatch(threading.Thread):
@@ -122,7 +117,7 @@ class SocketWatch(threading.Thread):
 
 
 @pytest.fixture(scope="module")
-def good_run(case, scripted):
+def good_run(case, scripted_llm):
     """The openai-competent partition, judged, while another process listens on the port
     the agent's config.yaml names."""
     import yaml
@@ -136,7 +131,7 @@ def good_run(case, scripted):
     config["endpoint"]["port"] = taken
     config_file.write_text(yaml.safe_dump(config, sort_keys=False))
     before = user_file_hashes(case.agent)
-    watch = SocketWatch(case.agent, {scripted.process.pid})
+    watch = SocketWatch(case.agent, {scripted_llm.pid})
     watch.start()
     try:
         result = evaluate(case.agent, case.root, case.instance, GOOD)
@@ -145,7 +140,7 @@ def good_run(case, scripted):
         watch.join(5)
         holder.close()
     assert_no_process_left(case.agent)
-    case.facts.update(taken_port=taken, sockets=watch.seen, scripted_pid=scripted.process.pid)
+    case.facts.update(taken_port=taken, sockets=watch.seen, scripted_pid=scripted_llm.pid)
     return result, before
 
 
@@ -299,9 +294,9 @@ JUDGE_FAULTS = {  # name → (scripted server knobs, judge settings, what the re
 }
 
 
-def _judge_again(case, scripted, name: str, knobs: dict, settings: dict, assets=("judge_scores",)):
+def _judge_again(case, scripted_llm, name: str, knobs: dict, settings: dict, assets=("judge_scores",)):
     model = f"judge-{name.replace('_', '-')}"
-    scripted.set_model(model, **knobs)
+    scripted_llm.set_model(model, **knobs)
     edit_eval(case.agent, judge={"model": model, **settings})
     run_dir = case.run_dir(GOOD)
     verdicts = {k: e["verdict"] for k, e in episodes_in(run_dir).items()}
@@ -315,9 +310,9 @@ def _judge_again(case, scripted, name: str, knobs: dict, settings: dict, assets=
 
 
 @pytest.mark.parametrize("name", sorted(JUDGE_FAULTS))
-def test_a_failing_judge_leaves_null_scores_with_reasons(case, scripted, good_run, name):
+def test_a_failing_judge_leaves_null_scores_with_reasons(case, scripted_llm, good_run, name):
     knobs, settings, reason = JUDGE_FAULTS[name]
-    episodes, judged = _judge_again(case, scripted, name, knobs, settings)
+    episodes, judged = _judge_again(case, scripted_llm, name, knobs, settings)
     assert judged["stats"]["failures"] > 0
     for episode in episodes.values():
         scores = episode["qualitative_scores"]
@@ -327,8 +322,8 @@ def test_a_failing_judge_leaves_null_scores_with_reasons(case, scripted, good_ru
     assert JUDGE_KEY not in json.dumps(judged)
 
 
-def test_a_judge_without_structured_output_falls_back_to_text(case, scripted, good_run):
-    episodes, judged = _judge_again(case, scripted, "no_structured", {"no_structured_output": True},
+def test_a_judge_without_structured_output_falls_back_to_text(case, scripted_llm, good_run):
+    episodes, judged = _judge_again(case, scripted_llm, "no_structured", {"no_structured_output": True},
                                     {"max_retries": 0}, assets=("judge_scores", "eval_metrics"))
     assert judged["stats"]["failures"] == 0 and judged["stats"]["text_fallbacks"]
     assert all(e["qualitative_scores"]["task_completion_quality"] is not None for e in episodes.values())
@@ -395,8 +390,8 @@ class KillAfterFirstEpisode(threading.Thread):
             self.killed.append(group)
 
 
-def test_agent_killed_mid_run_keeps_earlier_episodes_and_spares_other_partitions(case, scripted, good_run):
-    scripted.set_model("sloppy", latency_ms=300)
+def test_agent_killed_mid_run_keeps_earlier_episodes_and_spares_other_partitions(case, scripted_llm, good_run):
+    scripted_llm.set_model("sloppy", latency_ms=300)
     edit_eval(case.agent, evaluation={"concurrency": 1})
     other = tree_hashes(case.run_dir(GOOD))
     before = user_file_hashes(case.agent)
@@ -406,7 +401,7 @@ def test_agent_killed_mid_run_keeps_earlier_episodes_and_spares_other_partitions
         result = evaluate(case.agent, case.root, case.instance, CRASHY)
     finally:
         killer.join(10)
-        scripted.set_model("sloppy", latency_ms=0)
+        scripted_llm.set_model("sloppy", latency_ms=0)
     assert killer.killed, "the agent was never killed"
     assert_no_process_left(case.agent)
     assert result.success, failure_messages(result)

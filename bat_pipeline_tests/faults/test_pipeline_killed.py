@@ -27,18 +27,11 @@ import pytest
 from bat_pipeline.assets.common import RESUME_TAG
 from bat_pipeline.engine.config import load_tasks
 from bat_pipeline.engine.spans import load_spans
-from bat_pipeline_tests.faults.support import (
-    JUDGE_KEY_VAR,
-    LLM_URL_VAR,
-    assert_no_process_left,
-    episodes_in,
-    evaluate,
-    failure_messages,
-    make_agent_copy,
-    only_run_dir,
-    root_conversations,
-    user_file_hashes,
-)
+from bat_pipeline_tests.support.dagster_runs import episodes_in, evaluate, failure_messages, only_run_dir
+from bat_pipeline_tests.support.example_agent import JUDGE_KEY_VAR, LLM_URL_VAR, copy_example_agent
+from bat_pipeline_tests.support.files import user_file_hashes
+from bat_pipeline_tests.support.processes import assert_no_process_left
+from bat_pipeline_tests.support.spans import root_conversations
 
 PARTITION = "openai-competent"
 TASKS = ("weather_paris", "add_numbers", "clarify_then_weather", "remember_city")
@@ -74,25 +67,26 @@ class Killed:
 
 
 @pytest.fixture(scope="module")
-def cli_env(scripted):
+def cli_env(scripted_llm):
     """The environment of `bat-pipeline`; the same variables are set in this process for
     the runs made in it."""
-    keys = {LLM_URL_VAR: scripted.url, JUDGE_KEY_VAR: JUDGE_KEY, "OPENAI_API_KEY": MODEL_KEY}
+    keys = {LLM_URL_VAR: scripted_llm.url, JUDGE_KEY_VAR: JUDGE_KEY, "OPENAI_API_KEY": MODEL_KEY}
     env = {name: value for name, value in os.environ.items() if not name.startswith(("BAT_", "DAGSTER_"))}
     env.update({**keys, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"})
     # Slow enough that a kill lands mid-conversation and mid-judging.
-    scripted.set_model("competent", latency_ms=120)
-    scripted.set_model(JUDGE, latency_ms=300)
+    scripted_llm.set_model("competent", latency_ms=120)
+    scripted_llm.set_model(JUDGE, latency_ms=300)
     with pytest.MonkeyPatch.context() as mp:
         for name, value in keys.items():
             mp.setenv(name, value)
         yield env
-    scripted.set_model("competent", latency_ms=0)
-    scripted.set_model(JUDGE, latency_ms=0)
+    scripted_llm.set_model("competent", latency_ms=0)
+    scripted_llm.set_model(JUDGE, latency_ms=0)
 
 
 def _agent(folder: Path) -> Path:
-    return make_agent_copy(folder, tasks=TASKS, k=K, concurrency=2, judge={"model": JUDGE})
+    return copy_example_agent(folder, tasks=TASKS, k=K, models=("competent",), evaluation={"concurrency": 2},
+                              judge={"model": JUDGE})
 
 
 def _bat_pipeline(*args: str, env: dict, root: Path, log: Path) -> subprocess.Popen:

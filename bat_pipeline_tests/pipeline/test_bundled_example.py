@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from bat_pipeline_tests.pipeline.support import FEW_TASKS, VENV_BIN, copy_agent, leftover_agents
+from bat_pipeline_tests.support.example_agent import FEW_TASKS, copy_example_agent
+from bat_pipeline_tests.support.paths import VENV_BIN
+from bat_pipeline_tests.support.processes import leftover_agents, processes
 
 pytestmark = pytest.mark.slow
 
@@ -30,8 +32,8 @@ def finished(tmp_path_factory):
     """Both commands at once, each in its own scratch folder, with nothing in the
     environment but DAGSTER_HOME; {name: (agent copy, exit code, output, DAGSTER_HOME)}."""
     base = tmp_path_factory.mktemp("bundled_example")
-    run_agent = copy_agent(base / "run" / "weather_agent", models=(MODEL,))
-    materialize_agent = copy_agent(base / "materialize" / "weather_agent", models=(MODEL,))
+    run_agent = copy_example_agent(base / "run" / "weather_agent", models=(MODEL,))
+    materialize_agent = copy_example_agent(base / "materialize" / "weather_agent", models=(MODEL,))
     processes = {
         "run": (run_agent, base / "run" / "dagster_home", [str(VENV_BIN / "bat-pipeline"), "run", "weather_agent"],
                 base / "run"),
@@ -49,23 +51,10 @@ def finished(tmp_path_factory):
     return results
 
 
-def _read(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError:
-        return b""
-
-
 def scripted_servers(home: Path) -> list[str]:
     """Live scripted model servers started under this DAGSTER_HOME (their environment holds it)."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        cmdline = _read(proc / "cmdline").replace(b"\0", b" ")
-        if SCRIPTED_MODULE.encode() in cmdline and f"DAGSTER_HOME={home}\0".encode() in _read(proc / "environ"):
-            found.append(f"{proc.name}: {cmdline.decode(errors='replace')}")
-    return found
+    return [f"{p.pid}: {p.cmdline}" for p in processes()
+            if SCRIPTED_MODULE in p.cmdline and p.has_env("DAGSTER_HOME", str(home))]
 
 
 @pytest.mark.parametrize("name", ["run", "materialize"])

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bat_pipeline_tests.pipeline.support import FEW_TASKS, SLOPPY, leftover_agents
+from bat_pipeline_tests.support.example_agent import FEW_TASKS, SLOPPY
+from bat_pipeline_tests.support.processes import leftover_agents
 
 GOOD = "openai-competent"
 GATE = {"min_pass_rate": 0.9}

@@ -15,7 +15,7 @@ from bat_pipeline.engine.judge import JudgeRunResult
 from bat_pipeline.resources.judge import JudgeClient, JudgeConfigError, judge_episodes
 from bat_pipeline.resources.llm.providers import endpoint_url
 from bat_pipeline.resources.llm.wire import retry_after as _retry_after
-from bat_pipeline_tests.resources.judge_server import (
+from bat_pipeline_tests.support.judge_server import (
     JudgeServer,
     Reply,
     answer,

@@ -12,7 +12,7 @@ from bat_pipeline.engine.rubrics import build_messages
 from bat_pipeline.resources.judge import JudgeClient, judge_episodes
 from bat_pipeline.resources.judge_cache import JudgeCache, cache_key, legacy_key
 from bat_pipeline.storage import write_json
-from bat_pipeline_tests.resources.judge_server import (
+from bat_pipeline_tests.support.judge_server import (
     Reply,
     answer,
     serve_judge,

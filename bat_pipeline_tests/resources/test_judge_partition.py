@@ -11,10 +11,9 @@ from dagster import MaterializeResult, asset, materialize
 from bat_pipeline import storage
 from bat_pipeline.resources.judge_partition import judge_partition
 from bat_pipeline.engine.contracts import EvalConfig, JudgeSettings, ModelSpec
-from bat_pipeline.example.scripted_llm import serve_scripted_llm
 from bat_pipeline.resources.judge import JudgeClient, JudgeConfigError, JudgeResource, judge_episodes
 from bat_pipeline.storage import PartitionRef
-from bat_pipeline_tests.resources.judge_server import Reply, serve_judge, weather_episode, weather_task
+from bat_pipeline_tests.support.judge_server import Reply, serve_judge, weather_episode, weather_task
 
 KEY = "sk-CANARY-partition-91c2"
 
@@ -126,9 +125,9 @@ def test_unknown_task_is_a_failure_with_the_reason(tmp_path):
 
 # --- against the example's scripted model server --------------------------------------
 
-def test_scripted_llm_judge_persona(tmp_path):
-    with serve_scripted_llm() as llm:
-        settings = JudgeSettings(provider="openai", model="judge", base_url=llm.base_url, max_retries=0)
+def test_scripted_llm_judge_persona(scripted_llm, tmp_path):
+    with scripted_llm.restoring() as llm:
+        settings = JudgeSettings(provider="openai", model="judge", base_url=llm.url, max_retries=0)
         client = JudgeClient(settings, environ={"OPENAI_API_KEY": KEY})
         result = asyncio.run(judge_episodes(client, [weather_episode()], [weather_task()]))
         scores = result.scores[0]
@@ -137,7 +136,7 @@ def test_scripted_llm_judge_persona(tmp_path):
         for rubric, text in scores.judge_reasoning.items():  # the persona recognised each prompt
             assert f"rubric {rubric};" in text
 
-        llm.set_knobs(no_structured_output=True, think=True)
+        llm.set(no_structured_output=True, think=True)
         fallback = JudgeClient(settings, environ={"OPENAI_API_KEY": KEY})
         again = asyncio.run(judge_episodes(fallback, [weather_episode()], [weather_task()]))
         assert again.scores[0].judge_errors == {} and sorted(again.stats.text_fallbacks) == sorted(

@@ -13,7 +13,7 @@ from bat_pipeline.engine.judge import JudgeRunResult
 from bat_pipeline.engine.scorers import load_modules
 from bat_pipeline.resources.judge import JudgeClient, judge_episodes
 from bat_pipeline.resources.judge_cache import JudgeCache
-from bat_pipeline_tests.resources.judge_server import Reply, answer, serve_judge, weather_episode, weather_task
+from bat_pipeline_tests.support.judge_server import Reply, answer, serve_judge, weather_episode, weather_task
 
 ENV = {"OPENAI_API_KEY": "sk-protocol-test-key-77c1"}
 PROJECT = ["bat_pipeline_tests.resources.yes_no_scorer"]

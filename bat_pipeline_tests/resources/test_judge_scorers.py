@@ -10,7 +10,7 @@ import pytest
 from bat_pipeline.engine.contracts import JudgeSettings
 from bat_pipeline.engine.judge import JudgeRunResult
 from bat_pipeline.resources.judge import JudgeClient, judge_episodes
-from bat_pipeline_tests.resources.judge_server import Reply, answer, serve_judge, weather_episode, weather_task
+from bat_pipeline_tests.support.judge_server import Reply, answer, serve_judge, weather_episode, weather_task
 
 ENV = {"OPENAI_API_KEY": "sk-scorers-test-key-1a2b"}
 FIELDS = {"relevance": "response_relevance", "task_completion": "task_completion_quality",

@@ -17,7 +17,7 @@ from bat_pipeline.locations import BUNDLED_AGENT_DIR
 from bat_pipeline.resources.agent_process import group_members
 from bat_pipeline.resources.evaluation import EvaluationResource
 from bat_pipeline.resources.scripted_llm import URL_VAR, ScriptedLlmResource, uses_scripted_llm, with_scripted_llm
-from bat_pipeline_tests.polling import wait_for
+from bat_pipeline_tests.support.polling import wait_for
 
 EVAL = """
 agent: {env: {HELPER_URL: "{scripted_llm}/helper", LOG_LEVEL: info}}
