@@ -21,9 +21,14 @@ demo: venv
 # The venv's bin first: tests start agents with `uv run .` and the venv carries uv.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
+# The suite on two xdist workers, a whole test file each at a time (module-scoped runs are
+# shared by the tests of their file), in the order conftest.py gives: longest first.
+PYTEST_WORKERS ?= 2
+XDIST := -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
+
 test: venv
 	bash scripts/prepare-bat-adk >/dev/null
-	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+	$(PY) -m pytest -q -p no:cacheprovider $(XDIST) $(PYTEST_ARGS)
 
 bench: venv
 	$(PY) -m bat_pipeline_tests.bench

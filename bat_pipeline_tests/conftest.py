@@ -30,3 +30,19 @@ def bat_adk_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     asks first (the workers share their basetemp's parent)."""
     base = tmp_path_factory.getbasetemp()
     return prepared_once(base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base)
+
+
+def _module_seconds(item: pytest.Item) -> float:
+    marker = item.get_closest_marker("slow")
+    return float(marker.kwargs.get("seconds", 1)) if marker else 0.0
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The end-to-end modules first, the longest first (by their `slow(seconds=...)`), each
+    module's tests kept together and in file order. Under xdist (`make test`) each worker
+    takes a whole file at a time in this order: the long files start at once, and the many
+    quick ones fill in at the end instead of a long one starting last."""
+    cost: dict[str, float] = {}
+    for item in items:
+        cost[item.nodeid.split("::")[0]] = max(cost.get(item.nodeid.split("::")[0], 0.0), _module_seconds(item))
+    items.sort(key=lambda item: -cost[item.nodeid.split("::")[0]])

@@ -24,6 +24,8 @@ from bat_pipeline_tests.support.bat_adk import (
 from bat_pipeline_tests.support.files import files_under
 from bat_pipeline_tests.support.spans import in_trace, read_spans, roots
 
+pytestmark = pytest.mark.slow(seconds=9)
+
 MODEL = "competent"
 
 

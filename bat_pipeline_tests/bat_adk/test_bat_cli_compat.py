@@ -23,6 +23,8 @@ from bat_pipeline_tests.support.paths import FIXTURES
 from bat_pipeline_tests.support.pipeline_runs import PipelineRun, pipeline_env, start_pipeline
 from bat_pipeline_tests.support.processes import working_in
 
+pytestmark = pytest.mark.slow(seconds=17)
+
 SAMPLE = FIXTURES / "bat-cli-sample"
 RUN_NAME = "benchmark"
 MODELS = ("openai:competent", "openai:sloppy")

@@ -20,6 +20,8 @@ from bat_pipeline_tests.support.files import read_json, sha256
 from bat_pipeline_tests.support.pipeline_runs import PipelineRun, pipeline_env, start_pipeline
 from bat_pipeline_tests.support.processes import working_in
 
+pytestmark = pytest.mark.slow(seconds=22)
+
 TASKS = ["weather_berlin", "clarify_then_london"]
 MODEL = "openai:competent"
 

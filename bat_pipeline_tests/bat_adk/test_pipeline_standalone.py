@@ -31,6 +31,8 @@ from bat_pipeline_tests.support.polling import wait_for
 from bat_pipeline_tests.support.processes import processes, working_in
 from bat_pipeline_tests.support.spans import read_spans, roots
 
+pytestmark = pytest.mark.slow(seconds=32)
+
 RUN_NAME = "benchmark"
 TASKS = ["weather_paris", "add_numbers", "weather_no_city", "clarify_then_berlin"]
 TOOL_TASKS = {"weather_paris", "add_numbers", "clarify_then_berlin"}

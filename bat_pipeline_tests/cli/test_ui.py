@@ -98,7 +98,7 @@ def _code_location_loaded(url: str, ui: subprocess.Popen, timeout_s: float = 240
     raise AssertionError(f"no code location loaded on {url} after {timeout_s} s")
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=15)
 def test_the_ui_serves_the_bundled_example_and_sigterm_stops_its_whole_group(tmp_path):
     port = free_port()
     log = tmp_path / "ui.log"

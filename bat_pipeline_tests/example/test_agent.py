@@ -2,38 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
-import uuid
 from pathlib import Path
 
 import pytest
 
-from bat_pipeline.example.agent.a2a_call import Exchange, connect, send_text
-from bat_pipeline_tests.support.example_agent import Agent, launch_agent
+from bat_pipeline_tests.support.example_agent import Agent, conversation_id, converse, launch_agent
 from bat_pipeline_tests.support.spans import read_spans, roots, shape_errors, totals, wait_for_spans
 
-pytestmark = pytest.mark.slow
-
-
-def converse(agent: Agent, turns: list[str], conversation: str) -> list[Exchange]:
-    """Send the turns in order; a turn after input-required continues that task."""
-
-    async def run() -> list[Exchange]:
-        client = await connect(agent.url)
-        out: list[Exchange] = []
-        try:
-            for text in turns:
-                task = out[-1].task_id if out and out[-1].state == "input-required" else None
-                out.append(await send_text(client, text, conversation, task_id=task))
-        finally:
-            await client.close()
-        return out
-
-    return asyncio.run(run())
-
-
-def conversation_id(name: str) -> str:
-    return f"{name}__{uuid.uuid4().hex[:8]}"
+pytestmark = pytest.mark.slow(seconds=12)
 
 
 def spans_of(agent: Agent, conversation: str, turns: int) -> list[dict]:

@@ -10,12 +10,11 @@ from typing import Any
 import pytest
 import yaml
 
-from bat_pipeline_tests.support.example_agent import Agent
+from bat_pipeline_tests.support.example_agent import Agent, converse
 from bat_pipeline_tests.support.paths import EXAMPLE_AGENT
 from bat_pipeline_tests.support.spans import roots, totals, wait_for_spans
-from bat_pipeline_tests.example.test_agent import converse
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(seconds=6)
 
 TASKS = json.loads((EXAMPLE_AGENT / "eval" / "input" / "tasks.json").read_text())
 EXPECTATIONS = {"status", "expected_outcome", "output_must_contain", "tool_calls", "agent_calls",

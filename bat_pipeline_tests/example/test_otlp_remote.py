@@ -10,10 +10,9 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from bat_pipeline.example.loopback import LoopbackServer
-from bat_pipeline_tests.support.example_agent import launch_agent
-from bat_pipeline_tests.example.test_agent import conversation_id, converse
+from bat_pipeline_tests.support.example_agent import conversation_id, converse, launch_agent
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(seconds=3)
 
 
 class Collector:

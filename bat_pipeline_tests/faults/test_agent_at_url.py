@@ -19,6 +19,8 @@ from bat_pipeline.engine.spans import load_spans
 from bat_pipeline_tests.support.dagster_runs import episodes_in, evaluate, failure_messages, only_run_dir
 from bat_pipeline_tests.support.example_agent import LLM_URL_VAR, copy_example_agent, launch_agent
 
+pytestmark = pytest.mark.slow(seconds=5)
+
 PARTITION = "openai-competent"
 TASKS = ("weather_paris", "add_numbers", "clarify_then_weather")
 

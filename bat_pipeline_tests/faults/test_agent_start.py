@@ -13,6 +13,8 @@ from bat_pipeline_tests.support.example_agent import FAULT_TASKS, LLM_URL_VAR, c
 from bat_pipeline_tests.support.files import user_file_hashes
 from bat_pipeline_tests.support.processes import assert_no_process_left
 
+pytestmark = pytest.mark.slow(seconds=4)
+
 PARTITION = "openai-competent"
 MODEL_KEY = "sk-canary-start-V3n8q"
 

@@ -36,6 +36,8 @@ from bat_pipeline_tests.support.polling import wait_for
 from bat_pipeline_tests.support.processes import assert_no_process_left, belonging_to, listening_sockets
 from bat_pipeline_tests.support.spans import root_conversations
 
+pytestmark = pytest.mark.slow(seconds=21)
+
 MODEL_KEY = "sk-canary-model-Q7x2"
 JUDGE_KEY = "sk-canary-judge-Z4p9"
 SHELL_SECRET = "SHELL_ONLY_SECRET"

@@ -33,6 +33,8 @@ from bat_pipeline_tests.support.files import user_file_hashes
 from bat_pipeline_tests.support.processes import assert_no_process_left
 from bat_pipeline_tests.support.spans import root_conversations
 
+pytestmark = pytest.mark.slow(seconds=28)
+
 PARTITION = "openai-competent"
 TASKS = ("weather_paris", "add_numbers", "clarify_then_weather", "remember_city")
 K = 2

@@ -7,9 +7,12 @@ from __future__ import annotations
 import json
 
 import dagster as dg
+import pytest
 
 from bat_pipeline_tests.support.dagster_runs import episodes_in, evaluate, failure_messages, only_run_dir
 from bat_pipeline_tests.support.example_agent import JUDGE_KEY_VAR, LLM_URL_VAR, copy_example_agent
+
+pytestmark = pytest.mark.slow(seconds=5)
 
 MODEL = "slow-competent"
 JUDGE = "judge-after-timeout"

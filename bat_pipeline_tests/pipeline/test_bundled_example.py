@@ -15,7 +15,7 @@ from bat_pipeline_tests.support.example_agent import FEW_TASKS, copy_example_age
 from bat_pipeline_tests.support.paths import VENV_BIN
 from bat_pipeline_tests.support.processes import leftover_agents, processes
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(seconds=13)
 
 MODEL = "openai-competent"
 SCRIPTED_MODULE = "bat_pipeline.example.scripted_llm"

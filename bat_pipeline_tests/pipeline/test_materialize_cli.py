@@ -13,6 +13,8 @@ import pytest
 from bat_pipeline_tests.support.example_agent import FEW_TASKS, SLOPPY
 from bat_pipeline_tests.support.processes import leftover_agents
 
+pytestmark = pytest.mark.slow(seconds=8)
+
 GOOD = "openai-competent"
 GATE = {"min_pass_rate": 0.9}
 

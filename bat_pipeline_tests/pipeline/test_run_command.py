@@ -19,6 +19,8 @@ from bat_pipeline.storage import new_run_id
 from bat_pipeline_tests.support.example_agent import COMPETENT, FEW_TASKS, MODEL_KEYS, SLOPPY, run
 from bat_pipeline_tests.support.processes import leftover_agents
 
+pytestmark = pytest.mark.slow(seconds=45)
+
 PROJECT_SCORER = "bat_pipeline_tests.pipeline.answer_length"
 LOCK_TROUBLE = re.compile(r"WarehouseBusyError|could not set lock|conflicting lock", re.IGNORECASE)
 

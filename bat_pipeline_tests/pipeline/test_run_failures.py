@@ -4,8 +4,12 @@ warehouse is held by another process. Each says why on the terminal and leaves n
 
 from __future__ import annotations
 
+import pytest
+
 from bat_pipeline_tests.support.example_agent import FEW_TASKS, SLOPPY
 from bat_pipeline_tests.support.processes import leftover_agents
+
+pytestmark = pytest.mark.slow(seconds=40)
 
 
 def test_a_model_whose_agent_cannot_start_fails_alone(workspace_factory):

@@ -4,12 +4,14 @@ started alone as a process of its own."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +20,7 @@ from typing import Any
 import httpx
 import yaml
 
+from bat_pipeline.example.agent.a2a_call import Exchange, connect, send_text
 from bat_pipeline.resources.agent_process import free_port
 from bat_pipeline_tests.support.paths import EXAMPLE_AGENT, VENV_BIN
 from bat_pipeline_tests.support.polling import wait_for
@@ -169,3 +172,25 @@ def launch_agent(tmp: Path, llm_url: str, model: str, provider: str = "openai",
            "MODEL_PROVIDER": provider, "BASE_URL": base}
     proc = subprocess.Popen([sys.executable, "-m", "bat_pipeline.example.agent"], cwd=folder, env=env)
     return Agent(proc, f"http://127.0.0.1:{port}", folder)
+
+
+def converse(agent: Agent, turns: list[str], conversation: str) -> list[Exchange]:
+    """Send the turns in order over A2A; a turn after input-required continues that task."""
+
+    async def run() -> list[Exchange]:
+        client = await connect(agent.url)
+        out: list[Exchange] = []
+        try:
+            for text in turns:
+                task = out[-1].task_id if out and out[-1].state == "input-required" else None
+                out.append(await send_text(client, text, conversation, task_id=task))
+        finally:
+            await client.close()
+        return out
+
+    return asyncio.run(run())
+
+
+def conversation_id(name: str) -> str:
+    """A conversation id of its own for each test's conversation with a long-lived agent."""
+    return f"{name}__{uuid.uuid4().hex[:8]}"
