@@ -154,21 +154,16 @@ class JudgeServer:
                     "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
         return JSONResponse(data, status_code=reply.status, headers=reply.headers)
 
-    def start(self) -> "JudgeServer":
-        self._loop.start()
-        return self
-
-    def stop(self) -> None:
-        self._loop.stop()
-
 
 @contextmanager
 def serve_judge() -> Iterator[JudgeServer]:
-    server = JudgeServer().start()
+    """A judge server listening on 127.0.0.1 for the `with` block."""
+    server = JudgeServer()
+    server._loop.start()
     try:
         yield server
     finally:
-        server.stop()
+        server._loop.stop()
 
 
 # --- records to judge ---------------------------------------------------------------------
