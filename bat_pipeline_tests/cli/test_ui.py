@@ -18,6 +18,7 @@ import pytest
 
 from bat_pipeline.resources.agent_process import free_port
 from bat_pipeline_tests.support.example_agent import copy_example_agent
+from bat_pipeline_tests.support.polling import wait_for
 from bat_pipeline_tests.support.processes import processes
 
 BAT_PIPELINE = str(Path(sys.executable).parent / "bat-pipeline")
@@ -84,18 +85,16 @@ def _family(root: int) -> tuple[set[int], set[int]]:
 
 
 def _code_location_loaded(url: str, ui: subprocess.Popen, timeout_s: float = 240) -> list[dict]:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+    def loaded() -> list[dict] | None:
         assert ui.poll() is None, f"the UI exited with {ui.returncode}"
         try:
             answer = httpx.post(url + "/graphql", json={"query": LOCATIONS}, timeout=10).json()
             entries = answer["data"]["workspaceOrError"]["locationEntries"]
-            if entries and all(e["loadStatus"] == "LOADED" for e in entries):
-                return entries
         except (httpx.TransportError, KeyError, TypeError, ValueError):
-            pass
-        time.sleep(0.5)
-    raise AssertionError(f"no code location loaded on {url} after {timeout_s} s")
+            return None
+        return entries if entries and all(e["loadStatus"] == "LOADED" for e in entries) else None
+
+    return wait_for(loaded, timeout_s, interval_s=0.2, what=f"a loaded code location on {url}")
 
 
 @pytest.mark.slow(seconds=15)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from bat_pipeline_tests.support.example_agent import Agent, conversation_id, converse, launch_agent
+from bat_pipeline_tests.support.processes import processes
 from bat_pipeline_tests.support.spans import read_spans, roots, shape_errors, totals, wait_for_spans
 
 pytestmark = pytest.mark.slow(seconds=12)
@@ -119,12 +120,4 @@ def test_sigterm_flushes_every_span_and_stops_the_forecaster(scripted_llm, tmp_p
 
 def forecaster_processes(folder: Path) -> list[int]:
     """Pids of Forecaster children still running in `folder`."""
-    pids = []
-    for proc in Path("/proc").iterdir():
-        try:
-            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
-            if b"forecaster" in cmdline and Path(proc / "cwd").resolve() == folder.resolve():
-                pids.append(int(proc.name))
-        except (OSError, ValueError):
-            continue
-    return pids
+    return [p.pid for p in processes() if "forecaster" in p.cmdline.split(" ") and p.cwd == str(folder.resolve())]
