@@ -21,14 +21,12 @@ demo: venv
 # The venv's bin first: tests start agents with `uv run .` and the venv carries uv.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-# The suite on two xdist workers, a whole test file each at a time (module-scoped runs are
-# shared by the tests of their file), in the order conftest.py gives: longest first.
-PYTEST_WORKERS ?= 2
-XDIST := -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
+# The suite on one xdist worker per (logical) core; pyproject.toml: a whole file at a time, longest first.
+PYTEST_WORKERS ?= logical
 
 test: venv
 	bash scripts/prepare-bat-adk >/dev/null
-	$(PY) -m pytest -q -p no:cacheprovider $(XDIST) $(PYTEST_ARGS)
+	$(PY) -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 bench: venv
 	$(PY) -m bat_pipeline_tests.bench
