@@ -74,7 +74,7 @@ def test_documented_command_materialises_a_partition(runs):
     rows = ws.warehouse.query("SELECT task_id, passed FROM episodes WHERE model_key = ?", [GOOD])
     assert sorted((r["task_id"], r["passed"]) for r in rows) == sorted((t, True) for t in FEW_TASKS)
     assert (ws.agent / "config.yaml").read_bytes() == config_before
-    assert leftover_agents(ws.agent, ws.llm_url) == []
+    assert leftover_agents(ws.agent, str(ws.root)) == []
 
 
 def test_failing_gate_fails_the_command_and_is_recorded(runs):
@@ -101,4 +101,4 @@ def test_failing_gate_fails_the_command_and_is_recorded(runs):
     assert "0.90" in by_partition[SLOPPY][1]
     assert by_partition[GOOD][0] is True
     assert (ws.agent / "config.yaml").read_bytes() == config_before
-    assert leftover_agents(ws.agent, ws.llm_url) == []
+    assert leftover_agents(ws.agent, str(ws.root)) == []

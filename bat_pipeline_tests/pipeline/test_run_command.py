@@ -66,7 +66,7 @@ def test_run_evaluates_every_model_at_once(evaluated):
     assert counts[SLOPPY] == {task: 0 for task in FEW_TASKS}, counts
 
     assert (ws.agent / "config.yaml").read_bytes() == config_before
-    assert leftover_agents(ws.agent, ws.llm_url) == []
+    assert leftover_agents(ws.agent, str(ws.root)) == []
 
 
 def test_multiprocess_backfill_writes_every_row(backfilled):
@@ -96,7 +96,7 @@ def test_multiprocess_backfill_writes_every_row(backfilled):
                 if r.dagster_event and r.dagster_event.is_step_failure:
                     text += r.dagster_event.step_failure_data.error.to_string()
                 assert not LOCK_TROUBLE.search(text), (key, text)
-    assert leftover_agents(ws.agent, ws.llm_url) == []
+    assert leftover_agents(ws.agent, str(ws.root)) == []
 
 
 def test_two_runs_make_a_history_and_a_trend(evaluated, backfilled):

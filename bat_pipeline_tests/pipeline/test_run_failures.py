@@ -28,7 +28,7 @@ def test_a_model_whose_agent_cannot_start_fails_alone(workspace_factory):
     assert ws.pass_counts(run_id) == {"openai-competent": {task: 1 for task in FEW_TASKS}}
     assert (ws.agent / "config.yaml").read_bytes() == config_before
     assert (ws.agent / "eval" / "eval.yaml").read_bytes() == eval_before
-    assert leftover_agents(ws.agent, ws.llm_url) == []
+    assert leftover_agents(ws.agent, str(ws.root)) == []
 
 
 def test_a_model_whose_every_episode_errored_fails_and_says_why(workspace_factory):
@@ -43,7 +43,7 @@ def test_a_model_whose_every_episode_errored_fails_and_says_why(workspace_factor
     run_id = ws.only_run_dir().name
     # Everything is kept: the episodes, and their rows for inspection.
     assert len(list((ws.root / "runs" / run_id / "openai-competent" / "episodes").glob("*.json"))) == 3
-    assert leftover_agents(ws.agent, ws.llm_url) == []
+    assert leftover_agents(ws.agent, str(ws.root)) == []
 
 
 def test_a_locked_warehouse_is_reported_on_the_terminal(workspace_factory):

@@ -76,8 +76,10 @@ def assert_no_process_left(folder: Path, timeout_s: float = 20.0) -> None:
 
 def agent_processes(agent_dir: Path, marker: str) -> list[str]:
     """Example agents started for `agent_dir`: the folder is on their command line, or they
-    run the example agent from inside it or with `marker` (the model server's URL, a
-    DAGSTER_HOME) in their environment. As `pid: command line`."""
+    run the example agent from inside it or with `marker` in their environment: the run's
+    storage root (in CONFIG_PATH, and BAT_PIPELINE_HOME) or DAGSTER_HOME, something no
+    other test's agents have (the session's scripted server is everyone's). As
+    `pid: command line`."""
     where = str(agent_dir)
     mine = os.getpid()
     return [f"{p.pid}: {p.cmdline.strip()}" for p in processes()
