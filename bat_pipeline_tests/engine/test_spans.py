@@ -229,7 +229,9 @@ def test_span_files_are_read_once_no_longer_written_to(tmp_path: Path):
     folder = tmp_path / "called"
     path = recorded().write(tmp_path / "a.jsonl")
     fake = FakeTime(time.time())
-    _age(path, 0.2, fake.now)
+    # Written 0.1 s ago: not quiet before the append at 0.4 s (0.2 s ago would make it quiet
+    # at 0.3 s to the nanosecond, on one side or the other of the settle time by rounding).
+    _age(path, 0.1, fake.now)
 
     def append(target: Path, conversation: str) -> Callable[[], None]:
         def write() -> None:
