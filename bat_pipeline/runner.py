@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -74,7 +75,14 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
     gates, 1 otherwise. InputError (exit 2) before anything starts on bad configuration,
     including a judge that is on and has no API key. Every phase is timed (the partitions'
     timings.json, the run's in `runs/<run id>/timings.json`); `timings` prints them."""
-    from bat_pipeline.resources.agent_process import AgentLauncher, log_tail
+    from bat_pipeline.resources.agent_process import AgentLauncher, stop_process_group
+    from bat_pipeline.resources.scripted_process import (
+        STOP_GRACE_S,
+        URL_VAR,
+        start_scripted_llm,
+        uses_scripted_llm,
+        with_scripted_llm,
+    )
 
     started = time.time()
     agent_dir = Path(agent_dir).resolve()
@@ -99,14 +107,73 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
     # The definitions, the resources and the forked partitions read these.
     os.environ.update({AGENT_DIR_VAR: str(agent_dir), HOME_VAR: str(root),
                        DAGSTER_HOME_VAR: str(dagster_home(root)), RUN_STARTED_VAR: str(started)})
-    logs = root / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
     total = len(tasks) * config.evaluation.k
     out(f"evaluating {agent_dir.name}: {len(keys)} model(s) × {len(tasks)} tasks × k={config.evaluation.k}"
         f" ({'resuming the last run' if resume else f'run {run_id}'})")
+    # One scripted model server for every partition, when eval.yaml names one: the
+    # agents started ahead need its address, and the partitions' resources use it.
+    scripted = None
+    if uses_scripted_llm(config) and not os.environ.get(URL_VAR):
+        scripted, os.environ[URL_VAR] = start_scripted_llm()
+    ahead: dict[str, Any] = {}
+    try:
+        # The agents start now, while Dagster is imported and the partitions fork; each
+        # partition adopts its own (a resumed run keeps its old folders: its agents start there).
+        if not resume:
+            ahead = head_start(with_scripted_llm(config, os.environ[URL_VAR]) if uses_scripted_llm(config)
+                               else config, keys, root, run_id)
+        return _run_partitions(config, agent_dir, keys, root, run_id, resume, started, timings, total, out)
+    finally:
+        _release(ahead, config, root)
+        if scripted is not None:
+            stop_process_group(scripted, STOP_GRACE_S)
+            os.environ.pop(URL_VAR, None)
+
+
+def head_start(config: EvalConfig, keys: list[str], root: Path, run_id: str) -> dict[str, Any]:
+    """Launch every partition's agent in its partition folder, not waiting for any
+    (agent_process.HEAD_STARTS); an agent that cannot even be launched is left to its step,
+    which says why. Returns them by partition key."""
+    from bat_pipeline.resources.agent_process import HEAD_STARTS, AgentLauncher, AgentStartError
+
+    for key in keys:
+        try:
+            agent = AgentLauncher(config, config.model(key), partition_dir(root, run_id, key)).head_start()
+        except AgentStartError:
+            continue
+        if agent is not None:
+            HEAD_STARTS[key] = agent
+    return dict(HEAD_STARTS)
+
+
+def _release(ahead: dict[str, Any], config: EvalConfig, root: Path) -> None:
+    """Reap the agents started ahead. One still running was never adopted (its step did
+    not get that far): stop it, redact its files as its step would have, and remove its
+    config copy."""
+    from bat_pipeline.resources.agent_process import group_members, scrub_agent_files, stop_process_group
+    from bat_pipeline.resources.evaluation import EvaluationResource
+
+    redactor = None
+    for agent in ahead.values():
+        unused = bool(group_members(agent.process.pid))
+        stop_process_group(agent.process, config.evaluation.agent_shutdown_timeout_s)
+        if unused and agent.log_file is not None:
+            if agent.tmpdir is not None:
+                shutil.rmtree(agent.tmpdir, ignore_errors=True)
+            redactor = redactor or EvaluationResource(agent_dir=str(config.agent_dir),
+                                                      storage_root=str(root)).redactor()
+            scrub_agent_files(agent.log_file.parent, redactor)
+
+
+def _run_partitions(config: EvalConfig, agent_dir: Path, keys: list[str], root: Path, run_id: str, resume: bool,
+                    started: float, timings: bool, total: int, out) -> int:
+    """Fork the partitions' Dagster runs, show their progress, draw the charts, report."""
+    from bat_pipeline.resources.agent_process import log_tail
     from bat_pipeline.assets.common import RESUME_TAG, RUN_ID_TAG
     from bat_pipeline.definitions import build_definitions
 
+    logs = root / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
     defs = build_definitions(agent_dir, root)
     warm_up()
     tags = {RUN_ID_TAG: run_id, **({RESUME_TAG: "true"} if resume else {})}

@@ -220,12 +220,13 @@ def reference_dir(output_dir: Path, run_id: str, run_name: str, model_name: str)
 
 
 def new_partition(root: Path, config: EvalConfig, model_key: str, run_id: str,
-                  dagster_run_id: str | None) -> PartitionRef:
+                  dagster_run_id: str | None, *, keep: bool = False) -> PartitionRef:
     """The record of a fresh partition of `run_id` (not saved yet). A folder left by an
-    earlier attempt of the same run is deleted: nothing of it is mixed in."""
+    earlier attempt of the same run is deleted: nothing of it is mixed in — unless `keep`
+    (it holds only the agent `bat-pipeline run` started ahead for this partition)."""
     model = config.model(model_key)
     directory = partition_dir(root, run_id, model_key)
-    if directory.exists():
+    if directory.exists() and not keep:
         shutil.rmtree(directory)
     return PartitionRef(
         run_id=run_id, run_name=config.evaluation.run_name, agent_id=config.agent_id, model_key=model_key,

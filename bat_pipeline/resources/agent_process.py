@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterator
 
@@ -63,9 +63,37 @@ class RunningAgent:
     """Size of the log before this process started: what it wrote comes after."""
     tmpdir: Path | None = None
     """Holds the temporary config copy; removed when the agent stops."""
+    adopted: bool = False
+    """Started by another process (`bat-pipeline run`, ahead of the step; see
+    `head_start`): this one cannot wait for it, so it watches its process group instead."""
 
     def alive(self) -> bool:
-        return self.process is None or self.process.poll() is None
+        if self.process is None:
+            return True
+        if self.adopted:
+            return self.process.pid in group_members(self.process.pid)
+        return self.process.poll() is None
+
+
+    def exit_code(self) -> int | None:
+        """How the process ended, once it has; None when that cannot be known."""
+        if self.process is None:
+            return None
+        if not self.adopted:
+            return self.process.poll()
+        # Another process's child, not reaped yet: the kernel keeps its wait status in the
+        # last field of /proc/<pid>/stat.
+        try:
+            status = int(Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()[-1])
+        except (OSError, IndexError, ValueError):
+            return None
+        return os.waitstatus_to_exitcode(status)
+
+
+HEAD_STARTS: dict[str, RunningAgent] = {}
+"""Agents `bat-pipeline run` launched before importing Dagster, by partition key. Each
+partition's process is a fork of it and adopts its own agent (`AgentLauncher.running`), so
+the agent starts while Dagster does; `bat-pipeline run` reaps them when the partitions end."""
 
 
 def free_port(host: str = LOOPBACK) -> int:
@@ -156,9 +184,20 @@ class AgentLauncher:
                              entry="agent", field="command")
         return warnings
 
+    def head_start(self) -> RunningAgent | None:
+        """Launch the agent without waiting for it (None for an agent at `agent.url`), for
+        a process forked later to adopt with `running(ahead=...)`."""
+        if self.config.agent.url:
+            return None
+        spans_dir = self.workdir / SPANS_DIR
+        spans_dir.mkdir(parents=True, exist_ok=True)
+        return self._start(free_port(), spans_dir)
+
     @contextlib.contextmanager
-    def running(self) -> Iterator[RunningAgent]:
-        """The agent, ready; stopped (TERM, then KILL) when the block ends, whatever happens."""
+    def running(self, ahead: RunningAgent | None = None) -> Iterator[RunningAgent]:
+        """The agent, ready; stopped (TERM, then KILL) when the block ends, whatever happens.
+        `ahead`: an agent another process launched for this one (`head_start`), adopted as
+        the first attempt."""
         for warning in self.preflight():
             self.log(f"warning: {warning}")
         spans_dir = self.workdir / SPANS_DIR
@@ -169,8 +208,14 @@ class AgentLauncher:
             return
         attempts = 3
         for attempt in range(attempts):
-            port = free_port()
-            agent = self._start(port, spans_dir)
+            if ahead is not None:
+                agent, ahead = replace(ahead, adopted=True), None
+                port = agent.port
+                self.log(f"agent for {self.model.name} started ahead by bat-pipeline run: "
+                         f"{' '.join(agent.command)} (port {port})")
+            else:
+                port = free_port()
+                agent = self._start(port, spans_dir)
             try:
                 self._wait_ready(agent)
             except AgentStartError as exc:
@@ -240,9 +285,10 @@ class AgentLauncher:
         url = agent.url + self.config.agent.ready_path
         with httpx.Client(timeout=2.0) as client:
             while True:
-                if agent.process is not None and agent.process.poll() is not None:
+                if not agent.alive():
+                    code = agent.exit_code()
                     raise AgentStartError(
-                        f"the agent exited with code {agent.process.returncode} before it was ready "
+                        f"the agent exited{'' if code is None else f' with code {code}'} before it was ready "
                         f"({' '.join(agent.command)}); log: {agent.log_file}\n"
                         f"last lines:\n{log_tail(agent.log_file, since=agent.log_offset)}")
                 try:
@@ -265,14 +311,19 @@ class AgentLauncher:
             pgid = process.pid
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pgid, signal.SIGTERM)
-            try:
-                process.wait(timeout=self.config.evaluation.agent_shutdown_timeout_s)
-            except subprocess.TimeoutExpired:
-                self.log("the agent did not stop after SIGTERM; sending SIGKILL")
-            # Children (e.g. the python under `uv run`) may outlive the leader.
-            _kill_group(pgid, self.config.evaluation.agent_shutdown_timeout_s)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(timeout=5)
+            if agent.adopted:
+                # Not this process's child: its parent reaps it; the group tells when it is gone.
+                if not _kill_group(pgid, self.config.evaluation.agent_shutdown_timeout_s):
+                    self.log("the agent did not stop after SIGTERM; sent SIGKILL")
+            else:
+                try:
+                    process.wait(timeout=self.config.evaluation.agent_shutdown_timeout_s)
+                except subprocess.TimeoutExpired:
+                    self.log("the agent did not stop after SIGTERM; sending SIGKILL")
+                # Children (e.g. the python under `uv run`) may outlive the leader.
+                _kill_group(pgid, self.config.evaluation.agent_shutdown_timeout_s)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(timeout=5)
             if self.redactor:
                 scrub_agent_files(self.workdir, self.redactor)
         if agent.tmpdir:
@@ -337,13 +388,17 @@ def _group_alive(pgid: int) -> bool:
     return bool(group_members(pgid))
 
 
-def _kill_group(pgid: int, grace_s: float) -> None:
+def _kill_group(pgid: int, grace_s: float) -> bool:
+    """Wait up to `grace_s` for the group to be gone, then SIGKILL what is left; whether it
+    went by itself."""
     deadline = time.monotonic() + grace_s
     while _group_alive(pgid) and time.monotonic() < deadline:
         time.sleep(0.05)
     if _group_alive(pgid):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGKILL)
+        return False
+    return True
 
 
 def stop_process_group(process: subprocess.Popen, grace_s: float, first_signal: int = signal.SIGTERM) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 from bat_pipeline.engine.contracts import EvalConfig, Episode, Task
 from bat_pipeline.engine.conversation import needs_fresh_conversation_ids, plan_attempts
 from bat_pipeline.engine.redaction import Redactor
-from bat_pipeline.resources.agent_process import AgentLauncher, AgentStartError
+from bat_pipeline.resources.agent_process import HEAD_STARTS, AgentLauncher, AgentStartError
 from bat_pipeline.storage import (
     AGENT_SPANS,
     PartitionRef,
@@ -110,8 +110,11 @@ def collect_episodes(config: EvalConfig, root: Path, model_key: str, tasks: list
     ref = resumed_partition(root, model_key, config.agent_id, dagster_run_id) if resume else None
     resumed = ref is not None
     kept: list[Episode] = []
+    # The agent `bat-pipeline run` started for this partition before Dagster (a first
+    # attempt of a fresh run only: a retried step starts its own).
+    ahead = None if resume else HEAD_STARTS.pop(model_key, None)
     if ref is None:
-        ref = new_partition(root, config, model_key, run_id, dagster_run_id)
+        ref = new_partition(root, config, model_key, run_id, dagster_run_id, keep=ahead is not None)
     else:
         kept = [e for e in load_episodes(ref) if not e.eval_error]
         log(f"resuming run {ref.run_id}: {len(kept)} episodes kept")
@@ -136,7 +139,7 @@ def collect_episodes(config: EvalConfig, root: Path, model_key: str, tasks: list
     clock.lap("startup")
     if attempts:
         try:
-            with launcher.running() as agent:
+            with launcher.running(ahead) as agent:
                 clock.lap("agent_start")
                 ref.add_span_files([*agent.spans_files, *extra_spans])
                 save_ref(ref)
