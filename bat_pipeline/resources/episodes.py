@@ -16,7 +16,6 @@ from typing import Any
 from bat_pipeline.engine.contracts import Episode, EvalConfig, Task
 from bat_pipeline.engine.conversation import needs_fresh_conversation_ids, plan_attempts
 from bat_pipeline.engine.redaction import Redactor
-from bat_pipeline.resources.a2a_conversations import run_attempts
 from bat_pipeline.resources.agent_process import AgentLauncher, AgentStartError
 from bat_pipeline.storage import (
     AGENT_SPANS,
@@ -141,6 +140,10 @@ def collect_episodes(config: EvalConfig, root: Path, model_key: str, tasks: list
                 clock.lap("agent_start")
                 ref.add_span_files([*agent.spans_files, *extra_spans])
                 save_ref(ref)
+                # Imported here: a2a-sdk is a third of the definitions' own import time, and
+                # only this step needs it (`bat-pipeline run` imports it before forking).
+                from bat_pipeline.resources.a2a_conversations import run_attempts
+
                 asyncio.run(run_attempts(
                     agent.url, attempts, model.name, concurrency=config.evaluation.concurrency, on_episode=store,
                     turn_timeout_s=config.evaluation.turn_timeout_s))

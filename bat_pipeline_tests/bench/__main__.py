@@ -1,7 +1,7 @@
 """`make bench`: every bench in turn, or those named; each prints its figures and asserts
-nothing.
+nothing. docs/performance.md records one run, with the machine it ran on.
 
-    .venv/bin/python -m bat_pipeline_tests.bench [trajectories] [warehouse] [end_to_end]
+    .venv/bin/python -m bat_pipeline_tests.bench [phases] [scale] [trajectories] [warehouse]
 """
 
 from __future__ import annotations
@@ -9,11 +9,12 @@ from __future__ import annotations
 import sys
 import time
 
-from bat_pipeline_tests.bench import end_to_end, trajectories, warehouse
+from bat_pipeline_tests.bench import phases, scale, trajectories, warehouse
 
-BENCHES = {"trajectories": ("trajectories from spans", trajectories.run),
-           "warehouse": ("warehouse at scale", warehouse.run),
-           "end_to_end": ("end to end: episodes concurrency", end_to_end.run)}
+BENCHES = {"phases": ("a run's phases: one model after another against the default", phases.run),
+           "scale": ("10,000 episodes through spans, verdicts and metrics", scale.run),
+           "trajectories": ("100k spans: trajectories against json parsing", trajectories.run),
+           "warehouse": ("warehouse queries at 1M episode rows", warehouse.run)}
 
 
 def main(names: list[str]) -> None:

@@ -175,6 +175,12 @@ def run(print: Callable[..., None] = builtins.print) -> dict[str, float]:
                 "judge_scores view, one partition": lambda: conn.execute(
                     "SELECT * FROM judge_scores WHERE run_id = '20240115T000000Z' AND model_key = 'model-03'"
                 ).fetchall(),
+                "per task: pass rate over every run": lambda: conn.execute(
+                    "SELECT model_key, task_id, sum(passed) / sum(attempts) FROM task_metrics GROUP BY ALL"
+                ).fetchall(),
+                "per task, from the episodes: latest run": lambda: conn.execute(
+                    "SELECT model_key, task_id, avg(CAST(passed AS DOUBLE)) FROM episodes "
+                    "WHERE run_id = (SELECT max(run_id) FROM episodes) GROUP BY ALL").fetchall(),
             }
             for label, fn in queries.items():
                 first, median, result = timed(fn)
@@ -193,6 +199,8 @@ def run(print: Callable[..., None] = builtins.print) -> dict[str, float]:
             first, median, result = timed(fn)
             figures[label] = median
             print(f"{label:<40} {len(result):>6} rows  first {first:7.1f} ms  median {median:7.1f} ms")
+        slowest = max(v for k, v in figures.items() if k != "build_s")
+        print(f"slowest query: {slowest:.0f} ms median (target < 1000 ms)")
 
         ref, episodes = one_partition(Path(tmp), "20240115T000000Z", "model-03")
         first, median, written = timed(lambda: wh.write_partition(ref, episodes), repeat=3)
