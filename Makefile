@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 export UV_COMPILE_BYTECODE := 1
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: venv demo test bench ui clean
+.PHONY: venv demo lint test bench ui clean
 
 venv: $(VENV)/.installed
 
@@ -21,7 +21,17 @@ demo: venv
 # The venv's bin first: tests start agents with `uv run .` and the venv carries uv.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-test: venv
+# Lint, format and types are checked before any test runs: they take seconds, the tests
+# minutes. All three run even when one fails, so one pass shows every problem. Settings
+# live in pyproject.toml ([tool.ruff], [tool.mypy]: strict on bat_pipeline/engine).
+lint: venv
+	@status=0; \
+	$(VENV)/bin/ruff check . || status=1; \
+	$(VENV)/bin/ruff format --check . || status=1; \
+	$(VENV)/bin/mypy || status=1; \
+	exit $$status
+
+test: venv lint
 	bash scripts/prepare-bat-adk >/dev/null
 	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 

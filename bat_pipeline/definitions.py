@@ -24,7 +24,6 @@ from bat_pipeline.resources.scripted_llm import ScriptedLlmResource
 from bat_pipeline.resources.warehouse import DEFAULT_MAX_WAIT_S, WarehouseResource
 from bat_pipeline.storage import default_root, warehouse_path
 
-
 WAREHOUSE_WAIT_VAR = "BAT_PIPELINE_WAREHOUSE_WAIT_S"
 """Seconds the metrics step waits for another process holding the warehouse (default 60)."""
 

@@ -16,12 +16,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bat_pipeline.engine.config import load_eval_config, load_tasks
 from bat_pipeline.engine.contracts import QUALITATIVE_FIELDS, EvalConfig
-from bat_pipeline.engine.contracts.timings import PHASES, RUN_STARTED_VAR
 from bat_pipeline.engine.contracts.names import safe_key
+from bat_pipeline.engine.contracts.timings import PHASES, RUN_STARTED_VAR
 from bat_pipeline.engine.environment import require_judge_key
 from bat_pipeline.engine.errors import InputError
-from bat_pipeline.engine.config import load_eval_config, load_tasks
 from bat_pipeline.locations import AGENT_DIR_VAR, DAGSTER_HOME_VAR, dagster_home
 from bat_pipeline.partition_runs import failure_lines, run_charts, start_partition, warm_up
 from bat_pipeline.storage import (
@@ -48,7 +48,7 @@ def select_models(config: EvalConfig, wanted: list[str] | None) -> list[str]:
     """Partition keys for `--model` values (a key or `provider:model`); all when none."""
     if not wanted:
         return [m.partition_key for m in config.models]
-    keys = []
+    keys: list[str] = []
     for value in wanted:
         match = [m.partition_key for m in config.models if value in (m.partition_key, m.name)]
         if not match:
@@ -235,7 +235,8 @@ def record_run_timings(root: Path, folders: list[tuple[str, Path | None]], chart
     for run_folder in {folder.parent for _, folder in folders if folder is not None and has_ref(folder)}:
         write_json(run_folder / TIMINGS_FILE, run)
         try:
-            Warehouse(warehouse_path(root), max_wait_s=5).write_run_phase(load_ref_run_id(run_folder), "charts", charts_s)
+            warehouse = Warehouse(warehouse_path(root), max_wait_s=5)
+            warehouse.write_run_phase(load_ref_run_id(run_folder), "charts", charts_s)
         except WarehouseBusyError as exc:
             out(f"the charts' time is not in the warehouse: {exc}")
     return run
@@ -267,7 +268,7 @@ def _print_summary(root: Path, partitions: list[tuple[str, Path | None]], out) -
     path = warehouse_path(root)
     if not path.exists():
         return
-    rows = []
+    rows: list[dict[str, Any]] = []
     try:
         warehouse = Warehouse(path, max_wait_s=5)
         for key, folder in partitions:

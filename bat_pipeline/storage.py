@@ -24,9 +24,10 @@ import json
 import os
 import shutil
 import tempfile
-from datetime import datetime, timezone
+from collections.abc import Iterable
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -62,7 +63,7 @@ def charts_dir(root: Path, agent_id: str) -> Path:
 
 def new_run_id(now: datetime | None = None) -> str:
     """A sortable id for one evaluation run: UTC time to the second."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     return now.strftime("%Y%m%dT%H%M%SZ")
 
 
@@ -165,7 +166,7 @@ class PartitionRef(BaseModel):
 
     def started_time(self) -> datetime:
         """`started_at`; now when unset."""
-        return datetime.fromisoformat(self.started_at) if self.started_at else datetime.now(timezone.utc)
+        return datetime.fromisoformat(self.started_at) if self.started_at else datetime.now(UTC)
 
     def finished_timestamp(self) -> float:
         """`finished_at` as unix time; 0 when unset."""
@@ -262,7 +263,7 @@ def store_episodes(ref: PartitionRef, episodes: Iterable[Episode], *, save_recor
     ref.episode_files.extend(new)
     if save_record and new:
         save_ref(ref)
-    for name, episode in zip(names, episodes):
+    for name, episode in zip(names, episodes, strict=True):
         write_json(ref.episodes_dir / name, episode)
 
 

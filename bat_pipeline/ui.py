@@ -12,8 +12,8 @@ import sys
 import threading
 from pathlib import Path
 
-from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.config import load_eval_config, load_tasks
+from bat_pipeline.engine.errors import InputError
 from bat_pipeline.locations import AGENT_DIR_VAR, DAGSTER_HOME_VAR, dagster_home
 from bat_pipeline.resources.agent_process import LOOPBACK as HOST, die_with_parent
 from bat_pipeline.storage import HOME_VAR, default_root

@@ -47,7 +47,7 @@ def score_checks(task: Task | None, episode: Episode, project: Collection[str] =
     for scorer in registered("check", project):
         try:
             applies = scorer.applies(item)
-        except Exception as exc:  # a broken scorer leaves a null row with the reason, as a broken judge does
+        except Exception as exc:  # noqa: BLE001 - a broken scorer leaves a null row with the reason, as a broken judge does
             rows.append(_broken(scorer, f"its `applies` raised {type(exc).__name__}: {exc}"))
             continue
         if not applies:
@@ -105,7 +105,7 @@ def verdicts_by_conversation(episodes: Iterable[Episode]) -> dict[str, object]:
 def _run(scorer: Scorer, item: ScoringInput) -> list[ScoreRow]:
     try:
         rows = list(scorer.fn(item))
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - as above: one broken scorer, one null row
         return [_broken(scorer, f"raised {type(exc).__name__}: {exc}")]
     strays = [r for r in rows if not isinstance(r, ScoreRow) or r.scorer != scorer.name]
     if strays:

@@ -17,9 +17,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterator
 
 import httpx
 import yaml
@@ -27,8 +27,8 @@ import yaml
 from bat_pipeline.engine.agent_folder import CONFIG_FILE, detect_layout
 from bat_pipeline.engine.config.agent_yaml import check_telemetry_privacy, evaluation_config_copy, read_agent_config
 from bat_pipeline.engine.contracts import EvalConfig, ModelSpec
-from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.environment import agent_environment
+from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.privacy_floor import check_privacy_floors
 from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.storage import AGENT_LOG, AGENT_SPANS, SPANS_DIR

@@ -9,11 +9,11 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bat_pipeline.engine.contracts import EvalConfig, Episode, Task
+from bat_pipeline.engine.contracts import Episode, EvalConfig, Task
 from bat_pipeline.engine.conversation import needs_fresh_conversation_ids, plan_attempts
 from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.resources.agent_process import HEAD_STARTS, AgentLauncher, AgentStartError
@@ -118,7 +118,7 @@ def collect_episodes(config: EvalConfig, root: Path, model_key: str, tasks: list
     else:
         kept = [e for e in load_episodes(ref) if not e.eval_error]
         log(f"resuming run {ref.run_id}: {len(kept)} episodes kept")
-    ref.started_at = ref.started_at or datetime.now(timezone.utc).isoformat()
+    ref.started_at = ref.started_at or datetime.now(UTC).isoformat()
     ref.dir.mkdir(parents=True, exist_ok=True)
     save_ref(ref)
 
@@ -159,6 +159,6 @@ def collect_episodes(config: EvalConfig, root: Path, model_key: str, tasks: list
         log(f"phase {phase}: {seconds:.2f}s")
     record_timings(ref.dir, {**dict.fromkeys(("agent_start", "conversations", "shutdown"), 0.0), **clock.phases})
     ref.add_span_files(extra_spans)
-    ref.finished_at = datetime.now(timezone.utc).isoformat()
+    ref.finished_at = datetime.now(UTC).isoformat()
     save_ref(ref)
     return CollectedEpisodes(ref=ref, episodes=load_episodes(ref), made=len(attempts), kept=len(kept))

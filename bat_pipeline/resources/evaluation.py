@@ -9,10 +9,10 @@ from pathlib import Path
 import dagster as dg
 from pydantic import PrivateAttr
 
+from bat_pipeline.engine.config import load_eval_config, load_tasks
 from bat_pipeline.engine.contracts import EvalConfig, Task
 from bat_pipeline.engine.environment import agent_environment, find_dotenv, project_environ, read_dotenv
 from bat_pipeline.engine.errors import InputError
-from bat_pipeline.engine.config import load_eval_config, load_tasks
 from bat_pipeline.engine.redaction import Redactor, secret_values
 from bat_pipeline.resources.judge import JudgeConfigError, resolve_api_key
 from bat_pipeline.resources.scripted_llm import PLACEHOLDER, ScriptedLlmResource, uses_scripted_llm

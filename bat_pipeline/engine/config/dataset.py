@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from bat_pipeline.engine.config.files import read_text
-from bat_pipeline.engine.config.messages import dotted, drop_unknown_keys, explain, first_error, kind, more_problems
+from bat_pipeline.engine.config.messages import drop_unknown_keys, explain, first_error, in_entry, kind, more_problems
 from bat_pipeline.engine.contracts.names import task_file_stem
 from bat_pipeline.engine.contracts.tasks import Task
 from bat_pipeline.engine.errors import InputError
@@ -51,7 +51,8 @@ def load_tasks(path: str | Path, warnings: list[str] | None = None) -> list[Task
         expected = item.get("expected")
         if isinstance(expected, dict) and expected.get("expected_outcome", "") is None:
             expected["expected_outcome"] = ""
-        found = drop_unknown_keys(item, Task, file, lambda loc, entry=entry: (entry, dotted(loc)))
+        locate = in_entry(entry)
+        found = drop_unknown_keys(item, Task, file, locate)
         if warnings is not None:
             warnings.extend(found)
         try:
@@ -60,7 +61,8 @@ def load_tasks(path: str | Path, warnings: list[str] | None = None) -> list[Task
             error, more = first_error(exc)
             message = explain(error, Task, json_words=True)
             message += more_problems(more)
-            raise InputError(file, message, entry=entry, field=dotted(tuple(error["loc"])) or None) from None
+            _, field = locate(tuple(error["loc"]))
+            raise InputError(file, message, entry=entry, field=field or None) from None
         if task.id in first_index:
             raise InputError(file, f"duplicate id '{task.id}' (also tasks[{first_index[task.id]}])",
                              entry=entry, field="id")

@@ -34,7 +34,7 @@ def one_edit_apart(a: str, b: str) -> bool:
     if a == b or abs(len(a) - len(b)) > 1:
         return False
     if len(a) == len(b):
-        diffs = [i for i, (x, y) in enumerate(zip(a, b)) if x != y]
+        diffs = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
         if len(diffs) == 1:
             return True
         i, j = diffs[0], diffs[-1]
