@@ -168,9 +168,9 @@ def _release(ahead: dict[str, Any], config: EvalConfig, root: Path) -> None:
 def _run_partitions(config: EvalConfig, agent_dir: Path, keys: list[str], root: Path, run_id: str, resume: bool,
                     started: float, timings: bool, total: int, out) -> int:
     """Fork the partitions' Dagster runs, show their progress, draw the charts, report."""
-    from bat_pipeline.resources.agent_process import log_tail
     from bat_pipeline.assets.common import RESUME_TAG, RUN_ID_TAG
     from bat_pipeline.definitions import build_definitions
+    from bat_pipeline.resources.agent_process import log_tail
 
     logs = root / "logs"
     logs.mkdir(parents=True, exist_ok=True)
