@@ -1,10 +1,11 @@
 """The deterministic verdict of one episode (SPEC §6), from the rows of its check scorers.
 
 Each expectation of the task is one gating row of a deterministic scorer
-(engine/scorers/: status, output, tool_calls, agent_calls, limits, errors, and a project's
-own `evaluation.scorers`); the episode passes only when every gating row does, and the
+(engine/scorers/: status, output, tool_calls, agent_calls, limits, errors, trajectory, and
+a project's own `evaluation.scorers`); the episode passes only when every gating row does, and the
 reason lists every gating row, passed or failed, in scorer order: status, each required
-phrase, then the span checks (tool calls, agent calls, model calls, tokens, failed steps).
+phrase, then the span checks (tool calls, agent calls, model calls, tokens, failed steps,
+the trajectory assertion).
 """
 
 from __future__ import annotations
