@@ -63,7 +63,7 @@ def load_suite(path: Path, options: TargetOptions | None = None) -> AgentvSuite:
         raise InputError(file, f"no tests: expected one of {', '.join(CASE_KEYS)}")
     cases = _case_list(data[key], path, key)
     fmt = detect_format(data, cases)
-    execution = data.get("execution") if isinstance(data.get("execution"), dict) else {}
+    execution: dict[str, Any] = data["execution"] if isinstance(data.get("execution"), dict) else {}
     prompts = data.get("prompts") or ["{{ input }}"]
     if isinstance(prompts, str):
         prompts = [prompts]
@@ -133,7 +133,7 @@ def _case(raw: Any, index: int, entry: str, fmt: AgentvFormat, template: str, sh
         raise InputError(file, "the test has no input (`vars.input`, `input` or `input_messages`)", entry=entry,
                          field="vars.input" if fmt == "seed" else "input")
     expected = variables.get("expected_output", raw.get("expected_output", raw.get("expected_messages")))
-    execution = raw.get("execution") if isinstance(raw.get("execution"), dict) else {}
+    execution: dict[str, Any] = raw["execution"] if isinstance(raw.get("execution"), dict) else {}
     graders = [*_graders(raw, file, entry), *_graders(execution, file, f"{entry} execution")]
     graders = _unique_names([*graders, *shared])
     if fmt == "seed":  # issue 15: required unless said otherwise; 4.x: not required

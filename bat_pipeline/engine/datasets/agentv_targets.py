@@ -58,7 +58,7 @@ def load_targets(data: Mapping[str, Any], path: Path, fmt: AgentvFormat,
         named = [str(n) for n in providers]
     elif providers is not None:
         named = _names(providers, file, "providers")
-    execution = data.get("execution") if isinstance(data.get("execution"), dict) else {}
+    execution: dict[str, Any] = data["execution"] if isinstance(data.get("execution"), dict) else {}
     for field, value in (("execution.targets", execution.get("targets")), ("execution.target", execution.get("target")),
                          ("target", data.get("target"))):
         if value is not None and not named:
@@ -195,7 +195,7 @@ def _healthcheck(value: Any, command: str | list[str], cwd: Path, where: str) ->
     if isinstance(value, dict) and ("command" in value or "command_template" in value or "url" in value):
         return Healthcheck(command=value.get("command", value.get("command_template")), url=value.get("url"),
                            cwd=_folder(value.get("cwd"), cwd),
-                           timeout_s=float(value.get("timeout_seconds", value.get("timeout_s", 60))))
+                           timeout_s=float(value.get("timeout_seconds") or value.get("timeout_s") or 60))
     raise InputError(where, "healthcheck is a command, true, or {command, cwd, timeout_seconds} / {url}",
                      field="healthcheck")
 
