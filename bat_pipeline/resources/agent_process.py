@@ -95,7 +95,8 @@ def die_with_parent() -> None:
         pass
 
 
-def _substitute(command: list[str], values: dict[str, str]) -> list[str]:
+def substitute(command: list[str], values: dict[str, str]) -> list[str]:
+    """Each `{NAME}` of `values` replaced in every word of `command`; unknown braces stay."""
     out = []
     for part in command:
         for key, value in values.items():
@@ -213,7 +214,7 @@ class AgentLauncher:
             config_copy.write_text(yaml.safe_dump(copy, sort_keys=False), encoding="utf-8")
             env["CONFIG_PATH"] = str(config_copy)
         env["BAT_AGENT_PORT"] = str(port)
-        command = _substitute(command, {"python": sys.executable, "port": str(port),
+        command = substitute(command, {"python": sys.executable, "port": str(port),
                                         "config": str(config_copy), "spans": str(spans_file)})
         log_handle = open(log_file, "ab")
         log_offset = log_handle.tell()

@@ -138,3 +138,10 @@ def test_variables_in_targets(tmp_path):
     assert load_suite(eval_file, TargetOptions(environ={"TOOL": "x.py"})).targets[0].command == "run x.py"
     with pytest.raises(InputError, match="TOOL"):
         load_suite(eval_file, TargetOptions(environ={}))
+
+
+def test_show_describes_an_agentv_file():
+    from bat_pipeline.scaffold import describe
+
+    text = describe(EXAMPLE)
+    assert "dataset: " in text and "(3 tasks)" in text and "- batch_cli = batch_cli" in text

@@ -9,6 +9,7 @@ import shlex
 from collections.abc import Mapping
 
 from bat_pipeline.engine.contracts.agentv import AgentvTarget
+from bat_pipeline.resources.agent_process import substitute
 
 
 def fill(command: str | list[str], values: Mapping[str, str]) -> str | list[str]:
@@ -17,12 +18,7 @@ def fill(command: str | list[str], values: Mapping[str, str]) -> str | list[str]
         for name, value in values.items():
             command = command.replace("{" + name + "}", shlex.quote(value))
         return command
-    out = []
-    for part in command:
-        for name, value in values.items():
-            part = part.replace("{" + name + "}", value)
-        out.append(part)
-    return out
+    return substitute(command, dict(values))
 
 
 def target_environment(target: AgentvTarget) -> dict[str, str]:
