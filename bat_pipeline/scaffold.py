@@ -9,7 +9,8 @@ from pathlib import Path
 import yaml
 
 from bat_pipeline.engine.agent_folder import AGENT_CARD, EVAL_FILE
-from bat_pipeline.engine.config import load_eval_config, load_tasks
+from bat_pipeline.engine.config import load_tasks
+from bat_pipeline.engine.config.project import load_project, suite_tasks
 from bat_pipeline.engine.contracts import EvaluationSettings
 from bat_pipeline.engine.errors import InputError
 
@@ -48,10 +49,11 @@ def init_eval_folder(agent_dir: Path, *, force: bool = False) -> list[Path]:
 def describe(agent_dir: Path) -> str:
     """The resolved configuration as YAML, variable values masked, then one `# warning:`
     line per key of eval.yaml or the dataset that is ignored."""
-    config = load_eval_config(agent_dir)
+    config = load_project(agent_dir)  # an agent folder or an AgentV eval file
     warnings = list(config.warnings)
-    tasks = load_tasks(config.resolve(config.evaluation.dataset), warnings)
-    data = config.model_dump(mode="json", exclude={"agent_dir", "source", "warnings"})
+    tasks = (suite_tasks(config.agentv) if config.agentv is not None
+             else load_tasks(config.resolve(config.evaluation.dataset), warnings))
+    data = config.model_dump(mode="json", exclude={"agent_dir", "source", "warnings", "agentv"})
     for model in data["models"]:
         model["env"] = dict.fromkeys(model.get("env", {}), "<set>")
     if data.get("judge"):

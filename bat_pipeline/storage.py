@@ -232,8 +232,10 @@ def new_partition(root: Path, config: EvalConfig, model_key: str, run_id: str,
     return PartitionRef(
         run_id=run_id, run_name=config.evaluation.run_name, agent_id=config.agent_id, model_key=model_key,
         model_name=model.name, k=config.evaluation.k, agent_dir=config.agent_dir, dir=directory,
-        output_dir=reference_dir(config.resolve(config.evaluation.output_dir), run_id,
-                                 config.evaluation.run_name, model.name),
+        output_dir=(Path(config.resolve(config.evaluation.output_dir)) / safe_key(run_id) / safe_key(model_key)
+                    if model.target is not None else
+                    reference_dir(config.resolve(config.evaluation.output_dir), run_id,
+                                  config.evaluation.run_name, model.name)),
         dagster_run_id=dagster_run_id)
 
 
@@ -330,6 +332,15 @@ def write_results(ref: PartitionRef, files: dict[str, Any]) -> Path:
     for name, data in files.items():
         write_json(ref.file(name), data)
     return publish_reference(ref, (), files=files)
+
+
+def write_lines(ref: PartitionRef, files: dict[str, list[Any]]) -> None:
+    """Each JSONL file (name → one JSON value per line) into the partition folder and the
+    output folder, replaced whole."""
+    for name, rows in files.items():
+        text = "".join(json.dumps(row, ensure_ascii=False, default=str) + "\n" for row in rows)
+        write_text_atomic(ref.file(name), text)
+        write_text_atomic(Path(ref.output_dir) / name, text)
 
 
 def publish_charts(config: EvalConfig, charts: Iterable[Path]) -> Path:

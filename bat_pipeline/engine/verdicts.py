@@ -11,7 +11,9 @@ the trajectory assertion).
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
+from typing import Any
 
+from bat_pipeline.engine.agentv_rule import RULE, pass_rule_row
 from bat_pipeline.engine.contracts.config import EvalConfig
 from bat_pipeline.engine.contracts.episode import Episode, Verdict, VerdictCheck
 from bat_pipeline.engine.contracts.scores import ScoreRow
@@ -27,7 +29,8 @@ ATTEMPT = "attempt"
 """The one row of an episode that could not be checked (the attempt raised, or its task is gone)."""
 
 
-def score_checks(task: Task | None, episode: Episode, project: Collection[str] = ()) -> list[ScoreRow]:
+def score_checks(task: Task | None, episode: Episode, project: Collection[str] = (),
+                 options: Any = None) -> list[ScoreRow]:
     """The rows of every deterministic scorer that applies to the task, in scorer order:
     the built-in ones and those of the `project` modules (`evaluation.scorers`).
 
@@ -36,13 +39,15 @@ def score_checks(task: Task | None, episode: Episode, project: Collection[str] =
     trajectory, the scorers that need one are not run: one failed `spans` row stands for
     them all, where the first of them would be. A scorer that raises (in `applies` or
     when run), or returns something other than its own rows, gets one null, non-gating
-    row saying so.
+    row saying so. `options` reaches the scorers (ScoringInput.options: the script
+    graders' runner). An AgentV test ends with its pass rule's gating row
+    (engine.agentv_rule); its graders' rows do not gate.
     """
     if episode.eval_error:
         return [attempt_row(episode.eval_error)]
     if task is None:
         return [attempt_row(f"task '{episode.task_id}' is no longer in the dataset")]
-    item = ScoringInput(task=task, episode=episode)
+    item = ScoringInput(task=task, episode=episode, options=options)
     rows: list[ScoreRow] = []
     missing, stood_for = not item.trajectory.found, False
     for scorer in registered("check", project):
@@ -62,6 +67,15 @@ def score_checks(task: Task | None, episode: Episode, project: Collection[str] =
     return rows
 
 
+def agentv_verdict_rows(task: Task | None, episode: Episode, rows: list[ScoreRow]) -> list[ScoreRow]:
+    """`rows` with the AgentV pass rule's gating row at the end, for an AgentV test whose
+    attempt did not raise; `rows` as they are otherwise."""
+    rows = [r for r in rows if r.scorer != RULE]
+    if task is None or task.agentv is None or episode.eval_error:
+        return rows
+    return [*rows, pass_rule_row(task.agentv, rows)]
+
+
 def attempt_row(message: str) -> ScoreRow:
     """The failed row of an attempt that raised before it could be checked."""
     return pass_fail(ATTEMPT, ATTEMPT, False, f"the attempt did not complete: {message}")
@@ -76,24 +90,27 @@ def verdict_from_rows(rows: Iterable[ScoreRow]) -> Verdict:
 
 
 def check_partition(episodes: Sequence[Episode], tasks: Iterable[Task],
-                    config: EvalConfig | None = None) -> list[Episode]:
+                    config: EvalConfig | None = None, options: Any = None) -> list[Episode]:
     """Every episode with its deterministic rows and the verdict they give.
 
     The project's own scorers (`evaluation.scorers` of `config`; none without a config)
     are imported first. Rows already on an episode from other scorers (an LLM scorer's,
     when the verdicts are redone after judging) are kept after the new ones and count
     toward the verdict; earlier rows of the deterministic scorers are replaced.
+    `options`: for the scorers (the script graders' runner).
     """
     project: list[str] = []
     if config is not None:
         load_project_scorers(config)
         project = config.evaluation.scorers
     by_id = {t.id: t for t in tasks}
-    ours = {s.name for s in registered("check")} | {SPANS, ATTEMPT}
+    ours = {s.name for s in registered("check")} | {SPANS, ATTEMPT, RULE}
     checked = []
     for episode in episodes:
-        rows = score_checks(by_id.get(episode.task_id), episode, project)
+        task = by_id.get(episode.task_id)
+        rows = score_checks(task, episode, project, options)
         rows += [r for r in episode.scores if r.scorer not in ours]
+        rows = agentv_verdict_rows(task, episode, rows)
         checked.append(episode.model_copy(update={"scores": rows, "verdict": verdict_from_rows(rows)}))
     return checked
 

@@ -8,7 +8,6 @@ partitions (and several evaluations of the same agent) run side by side.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import shutil
 import signal
@@ -31,12 +30,12 @@ from bat_pipeline.engine.environment import agent_environment
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.privacy_floor import check_privacy_floors
 from bat_pipeline.engine.redaction import Redactor
+from bat_pipeline.resources.process_group import die_with_parent, group_members, wait_or_kill_group
 from bat_pipeline.storage import AGENT_LOG, AGENT_SPANS, SPANS_DIR
 
 LOOPBACK = "127.0.0.1"
 """Where the processes this machine starts for a run listen (agents, the UI)."""
 LOG_TAIL_LINES = 30
-_PR_SET_PDEATHSIG = 1
 
 
 class AgentStartError(RuntimeError):
@@ -113,17 +112,8 @@ def log_tail(log_file: Path | None, lines: int = LOG_TAIL_LINES, since: int = 0)
     return "\n".join(text[-lines:]) or "(empty log)"
 
 
-def die_with_parent() -> None:
-    # Linux: the agent gets SIGTERM if the pipeline process dies (even by SIGKILL), so no
-    # agent outlives a killed run. Tied to the spawning *thread*: spawn from the step's
-    # own thread, which lives as long as the agent is needed.
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    except (OSError, AttributeError):
-        pass
-
-
-def _substitute(command: list[str], values: dict[str, str]) -> list[str]:
+def substitute(command: list[str], values: dict[str, str]) -> list[str]:
+    """Each `{NAME}` of `values` replaced in every word of `command`; unknown braces stay."""
     out = []
     for part in command:
         for key, value in values.items():
@@ -258,7 +248,7 @@ class AgentLauncher:
             config_copy.write_text(yaml.safe_dump(copy, sort_keys=False), encoding="utf-8")
             env["CONFIG_PATH"] = str(config_copy)
         env["BAT_AGENT_PORT"] = str(port)
-        command = _substitute(command, {"python": sys.executable, "port": str(port),
+        command = substitute(command, {"python": sys.executable, "port": str(port),
                                         "config": str(config_copy), "spans": str(spans_file)})
         log_handle = open(log_file, "ab")
         log_offset = log_handle.tell()
@@ -313,7 +303,7 @@ class AgentLauncher:
                 os.killpg(pgid, signal.SIGTERM)
             if agent.adopted:
                 # Not this process's child: its parent reaps it; the group tells when it is gone.
-                if not _kill_group(pgid, self.config.evaluation.agent_shutdown_timeout_s):
+                if not wait_or_kill_group(pgid, self.config.evaluation.agent_shutdown_timeout_s):
                     self.log("the agent did not stop after SIGTERM; sent SIGKILL")
             else:
                 try:
@@ -321,7 +311,7 @@ class AgentLauncher:
                 except subprocess.TimeoutExpired:
                     self.log("the agent did not stop after SIGTERM; sending SIGKILL")
                 # Children (e.g. the python under `uv run`) may outlive the leader.
-                _kill_group(pgid, self.config.evaluation.agent_shutdown_timeout_s)
+                wait_or_kill_group(pgid, self.config.evaluation.agent_shutdown_timeout_s)
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     process.wait(timeout=5)
             if self.redactor:
@@ -362,51 +352,3 @@ def _redact_file(path: Path, redactor: Redactor) -> bool:
         Path(tmp).unlink(missing_ok=True)
         raise
     return True
-
-
-def group_members(pgid: int) -> list[int]:
-    """Live (non-zombie) processes of a process group, read from /proc."""
-    members = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        # After the command name: state, ppid, pgrp, ...
-        if fields[0] != "Z" and int(fields[2]) == pgid:
-            members.append(int(stat.parent.name))
-    return members
-
-
-def _group_alive(pgid: int) -> bool:
-    if not Path("/proc/self/stat").exists():
-        try:
-            os.killpg(pgid, 0)
-            return True
-        except (ProcessLookupError, PermissionError):
-            return False
-    return bool(group_members(pgid))
-
-
-def _kill_group(pgid: int, grace_s: float) -> bool:
-    """Wait up to `grace_s` for the group to be gone, then SIGKILL what is left; whether it
-    went by itself."""
-    deadline = time.monotonic() + grace_s
-    while _group_alive(pgid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    if _group_alive(pgid):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, signal.SIGKILL)
-        return False
-    return True
-
-
-def stop_process_group(process: subprocess.Popen, grace_s: float, first_signal: int = signal.SIGTERM) -> None:
-    """Stop a process started with `start_new_session=True` and everything in its group:
-    `first_signal` to the group, SIGKILL to whatever is left after `grace_s`; the leader is
-    reaped. A group already gone is no error."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, first_signal)
-    _kill_group(process.pid, grace_s)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(timeout=5)

@@ -14,9 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from bat_pipeline.engine.contracts import Episode, EvalConfig, Task
-from bat_pipeline.engine.conversation import needs_fresh_conversation_ids, plan_attempts
+from bat_pipeline.engine.contracts.agentv import AgentvTarget
+from bat_pipeline.engine.conversation import Attempt, needs_fresh_conversation_ids, plan_attempts
 from bat_pipeline.engine.redaction import Redactor
+from bat_pipeline.engine.results import result_lines
 from bat_pipeline.resources.agent_process import HEAD_STARTS, AgentLauncher, AgentStartError
+from bat_pipeline.resources.targets import TargetHealthError, collect_target_episodes
 from bat_pipeline.storage import (
     AGENT_SPANS,
     PartitionRef,
@@ -28,6 +31,7 @@ from bat_pipeline.storage import (
     resumed_spans,
     save_ref,
     store_episodes,
+    write_lines,
 )
 
 Log = Callable[[str], Any]
@@ -132,6 +136,9 @@ def collect_episodes(config: EvalConfig, root: Path, model_key: str, tasks: list
         store_episodes(ref, [episode], save_record=True)
         progress.stored(episode)
 
+    if model.target is not None and config.agentv is not None:
+        return _collect_from_target(config, model.target, ref, attempts, kept, store, log)
+
     extra_spans = [config.resolve(p) for p in config.evaluation.extra_spans]
     spans_name = resumed_spans(launch) if resumed else AGENT_SPANS
     launcher = AgentLauncher(config, model, ref.dir, log=log, spans_name=spans_name, redactor=redactor)
@@ -161,4 +168,29 @@ def collect_episodes(config: EvalConfig, root: Path, model_key: str, tasks: list
     ref.add_span_files(extra_spans)
     ref.finished_at = datetime.now(UTC).isoformat()
     save_ref(ref)
+    return CollectedEpisodes(ref=ref, episodes=load_episodes(ref), made=len(attempts), kept=len(kept))
+
+
+def _collect_from_target(config: EvalConfig, target: AgentvTarget, ref: PartitionRef, attempts: list[Attempt],
+                         kept: list[Episode], store: Callable[[Episode], None], log: Log) -> CollectedEpisodes:
+    """An AgentV target's partition: no agent to start and no spans; the target resource
+    produces the episodes. A failed healthcheck is recorded (its episodes stored, the
+    record finished) before TargetHealthError fails the step."""
+    assert config.agentv is not None
+    start = time.perf_counter()
+
+    def finish() -> None:
+        record_timings(ref.dir, {"agent_start": 0.0, "conversations": time.perf_counter() - start, "shutdown": 0.0})
+        ref.finished_at = datetime.now(UTC).isoformat()
+        save_ref(ref)
+
+    try:
+        collect_target_episodes(target, config.agentv, attempts, ref.dir, concurrency=config.evaluation.concurrency,
+                                on_episode=store, log=log)
+    except TargetHealthError:
+        finish()
+        # The later steps do not run: the partition's results say what happened to each test.
+        write_lines(ref, {"results.jsonl": result_lines(load_episodes(ref))})
+        raise
+    finish()
     return CollectedEpisodes(ref=ref, episodes=load_episodes(ref), made=len(attempts), kept=len(kept))

@@ -13,7 +13,7 @@ import dagster as dg
 from pydantic import PrivateAttr
 
 from bat_pipeline.engine.contracts import EvalConfig
-from bat_pipeline.resources.agent_process import stop_process_group
+from bat_pipeline.resources.process_group import stop_process_group
 from bat_pipeline.resources.scripted_process import (
     PLACEHOLDER,
     STOP_GRACE_S,

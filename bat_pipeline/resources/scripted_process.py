@@ -17,7 +17,7 @@ import sys
 import time
 
 from bat_pipeline.engine.contracts import EvalConfig
-from bat_pipeline.resources.agent_process import die_with_parent, stop_process_group
+from bat_pipeline.resources.process_group import die_with_parent, stop_process_group
 
 PLACEHOLDER = "{scripted_llm}"
 URL_VAR = "BAT_DEMO_LLM_URL"

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from bat_pipeline.engine.contracts.agentv import AgentvCase
 from bat_pipeline.engine.contracts.strict import Strict
 from bat_pipeline.engine.contracts.trajectory_assertion import TrajectoryAssertion
 
@@ -63,3 +64,6 @@ class Task(Strict):
     expected: Expected = Field(default_factory=Expected)
     meta: dict[str, Any] = Field(default_factory=dict)
     """Free-form labels (category, ...) carried to metrics."""
+    agentv: AgentvCase | None = None
+    """The AgentV test this task is (engine.config.project): its graders and pass rule
+    decide the verdict; None for a bat-cli task."""

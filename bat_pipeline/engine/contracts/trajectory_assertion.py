@@ -32,7 +32,7 @@ _ARGS_KEYWORDS: tuple[str, ...] = ("exact", "ignore", "subset", "superset")
 
 def _args_mode(value: Any) -> Any:
     """An args mode as written: a keyword, or a non-empty list of non-empty field paths."""
-    if value is None or isinstance(value, str) and value in _ARGS_KEYWORDS:
+    if value is None or (isinstance(value, str) and value in _ARGS_KEYWORDS):
         return value
     if isinstance(value, list):
         if not value:

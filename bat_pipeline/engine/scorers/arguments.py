@@ -63,7 +63,7 @@ def json_equal(a: Any, b: Any) -> bool:
                 and all(json_equal(a[key], b[key]) for key in a))
     if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
         return (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b)
-                and all(json_equal(x, y) for x, y in zip(a, b)))
+                and all(json_equal(x, y) for x, y in zip(a, b, strict=True)))
     return _json_scalar_equal(a, b)
 
 
