@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 export UV_COMPILE_BYTECODE := 1
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: venv demo test bench ui clean
+.PHONY: venv demo lint test bench ui clean
 
 venv: $(VENV)/.installed
 
@@ -15,16 +15,29 @@ $(VENV)/.installed: pyproject.toml scripts/find-python scripts/bootstrap
 	@bash scripts/bootstrap
 	@touch $@
 
+# The agent example, then the AgentV example (its batch runner and grader run with the
+# venv's python3, first on PATH below); both land in the same warehouse.
 demo: venv
 	$(VENV)/bin/bat-pipeline demo
+	$(VENV)/bin/bat-pipeline run bat_pipeline/example/screening/screening.yaml
 
 # The venv's bin first: tests start agents with `uv run .` and the venv carries uv.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
+# Lint, format and types are checked before any test runs: they take seconds, the tests
+# minutes. All three run even when one fails, so one pass shows every problem. Settings
+# live in pyproject.toml ([tool.ruff], [tool.mypy]: strict on bat_pipeline/engine).
+lint: venv
+	@status=0; \
+	$(VENV)/bin/ruff check . || status=1; \
+	$(VENV)/bin/ruff format --check . || status=1; \
+	$(VENV)/bin/mypy || status=1; \
+	exit $$status
+
 # The suite on one xdist worker per (logical) core; pyproject.toml: a whole file at a time, longest first.
 PYTEST_WORKERS ?= logical
 
-test: venv
+test: venv lint
 	bash scripts/prepare-bat-adk >/dev/null
 	$(PY) -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 

@@ -51,8 +51,9 @@ def build_automation(config: EvalConfig, partitions: dg.StaticPartitionsDefiniti
     def sweep_schedule(context: dg.ScheduleEvaluationContext):
         return _sweep_requests(partitions, "sweep")
 
-    @dg.sensor(job=evaluate, minimum_interval_seconds=30,
-               default_status=dg.DefaultSensorStatus.RUNNING if config.evaluation.watch else dg.DefaultSensorStatus.STOPPED,
+    watching = dg.DefaultSensorStatus.RUNNING if config.evaluation.watch else dg.DefaultSensorStatus.STOPPED
+
+    @dg.sensor(job=evaluate, minimum_interval_seconds=30, default_status=watching,
                description="Evaluate every model when eval.yaml or the dataset changes (evaluation.watch).")
     def dataset_changed(context: dg.SensorEvaluationContext):
         fingerprint = inputs_fingerprint(config)

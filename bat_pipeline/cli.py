@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -15,9 +14,9 @@ EXIT_CONFIG = 2
 
 
 def _agent(arg: str | None) -> Path:
-    from bat_pipeline.engine.agent_folder import resolve_agent_dir
+    from bat_pipeline.engine.config.project import resolve_project
 
-    return resolve_agent_dir(arg, Path.cwd())
+    return resolve_project(arg, Path.cwd())
 
 
 def cmd_init(args) -> int:
@@ -37,9 +36,13 @@ def cmd_show(args) -> int:
 
 
 def cmd_run(args) -> int:
+    from bat_pipeline.engine.config.project import Overrides
     from bat_pipeline.runner import run_evaluation
 
-    return run_evaluation(_agent(args.agent), models=args.model, resume=args.resume, timings=args.timings)
+    overrides = Overrides(providers_file=Path(args.providers).resolve() if args.providers else None,
+                          threshold=args.threshold, output_dir=Path(args.output).resolve() if args.output else None)
+    return run_evaluation(_agent(args.agent), models=args.model, resume=args.resume, timings=args.timings,
+                          overrides=overrides)
 
 
 def cmd_demo(args) -> int:
@@ -56,6 +59,13 @@ def cmd_ui(args) -> int:
     return serve_ui(_agent(args.agent) if args.agent else agent_dir_from_env(), port=args.port)
 
 
+def _unit(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROGRAM, description="Evaluate A2A agents across models with Dagster.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -69,9 +79,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("agent", nargs="?")
     p.set_defaults(func=cmd_show)
 
-    p = sub.add_parser("run", help="evaluate the agent on its models (all by default, in parallel)")
-    p.add_argument("agent", nargs="?")
-    p.add_argument("--model", action="append", help="a model key or provider:model (repeatable)")
+    p = sub.add_parser("run", help="evaluate the agent on its models, or an AgentV eval file on its targets "
+                                   "(all by default, in parallel)")
+    p.add_argument("agent", nargs="?", help="agent folder or AgentV eval file (default: the current folder)")
+    p.add_argument("--model", "--target", action="append",
+                   help="a model key or provider:model, or an AgentV target (repeatable)")
+    p.add_argument("--providers", metavar="FILE", help="AgentV target definitions (agentv-providers.yaml shape)")
+    p.add_argument("--threshold", type=_unit, help="AgentV pass threshold (default: the file's, else 0.8); "
+                                                   "a failed test then makes the exit status 1")
+    p.add_argument("--output", metavar="DIR", help="result files under DIR/<run id>/ (replaces "
+                                                  "evaluation.output_dir)")
     p.add_argument("--resume", action="store_true",
                    help="re-run only the missing or eval-error episodes of the last run")
     p.add_argument("--timings", action="store_true",

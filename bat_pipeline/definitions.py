@@ -1,6 +1,6 @@
 """Assembles the asset graph for one agent folder: assets, checks, resources, schedules.
 
-The agent folder is `$BAT_AGENT_DIR`, else the current folder when it holds
+The agent folder (or AgentV eval file) is `$BAT_AGENT_DIR`, else the current folder when it holds
 eval/eval.yaml, else the bundled example agent (locations.agent_dir_from_env); results go
 under `$BAT_PIPELINE_HOME` (default: `.bat_pipeline` in the current folder). Several
 agents: one code location each in workspace.yaml, with the agent folder as its
@@ -16,21 +16,22 @@ import dagster as dg
 
 from bat_pipeline.assets import charts, episodes, judge, metrics, tasks, trajectories, verdicts
 from bat_pipeline.automation import build_automation
-from bat_pipeline.engine.config import load_eval_config
-from bat_pipeline.locations import agent_dir_from_env
+from bat_pipeline.engine.config.project import Overrides, load_project
+from bat_pipeline.locations import agent_dir_from_env, overrides_from_env
 from bat_pipeline.resources.evaluation import EvaluationResource
 from bat_pipeline.resources.judge import JudgeResource
 from bat_pipeline.resources.scripted_llm import ScriptedLlmResource
 from bat_pipeline.resources.warehouse import DEFAULT_MAX_WAIT_S, WarehouseResource
 from bat_pipeline.storage import default_root, warehouse_path
 
-
 WAREHOUSE_WAIT_VAR = "BAT_PIPELINE_WAREHOUSE_WAIT_S"
 """Seconds the metrics step waits for another process holding the warehouse (default 60)."""
 
 
-def build_definitions(agent_dir: Path, storage_root: Path) -> dg.Definitions:
-    config = load_eval_config(agent_dir)
+def build_definitions(agent_dir: Path, storage_root: Path, overrides: Overrides | None = None) -> dg.Definitions:
+    """`agent_dir`: an agent folder or an AgentV eval file (engine.config.project)."""
+    overrides = overrides or Overrides()
+    config = load_project(agent_dir, overrides)
     partitions = dg.StaticPartitionsDefinition([m.partition_key for m in config.models])
     # Asset keys carry the agent id, so two agents' code locations in one workspace (and
     # their history in the UI) never collide.
@@ -57,8 +58,11 @@ def build_definitions(agent_dir: Path, storage_root: Path) -> dg.Definitions:
         sensors=sensors,
         resources={
             # The scripted model server starts only in a run whose eval.yaml names it.
-            "evaluation": EvaluationResource(agent_dir=str(agent_dir), storage_root=str(storage_root),
-                                             scripted_llm=ScriptedLlmResource()),
+            "evaluation": EvaluationResource(
+                agent_dir=str(agent_dir), storage_root=str(storage_root), scripted_llm=ScriptedLlmResource(),
+                providers_file=str(overrides.providers_file) if overrides.providers_file else None,
+                threshold=overrides.threshold,
+                output_dir=str(overrides.output_dir) if overrides.output_dir else None),
             "judge": JudgeResource(storage_root=str(storage_root)),
             "warehouse": WarehouseResource(database=str(warehouse_path(storage_root)),
                                            max_wait_s=float(os.environ.get(WAREHOUSE_WAIT_VAR) or DEFAULT_MAX_WAIT_S)),
@@ -68,4 +72,4 @@ def build_definitions(agent_dir: Path, storage_root: Path) -> dg.Definitions:
 
 @dg.definitions
 def defs() -> dg.Definitions:
-    return build_definitions(agent_dir_from_env(), default_root())
+    return build_definitions(agent_dir_from_env(), default_root(), overrides_from_env())

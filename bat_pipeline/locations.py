@@ -8,8 +8,15 @@ import os
 from pathlib import Path
 
 from bat_pipeline.engine.agent_folder import EVAL_FILE
+from bat_pipeline.engine.config.project import Overrides
+from bat_pipeline.engine.errors import InputError
 
 AGENT_DIR_VAR = "BAT_AGENT_DIR"
+PROVIDERS_VAR = "BAT_PROVIDERS_FILE"
+THRESHOLD_VAR = "BAT_THRESHOLD"
+OUTPUT_VAR = "BAT_OUTPUT_DIR"
+"""`--providers`, `--threshold`, `--output` of `bat-pipeline run`, for the code location
+(and `dagster asset materialize`, which may set them too)."""
 DAGSTER_HOME_VAR = "DAGSTER_HOME"
 BUNDLED_AGENT_DIR = Path(__file__).resolve().parent / "example" / "weather_agent"
 """The bundled example agent folder (scripted models, see its eval/eval.yaml)."""
@@ -17,9 +24,22 @@ INSTANCE_SETTINGS = Path(__file__).resolve().parent.parent / "dagster.yaml"
 """The project's Dagster instance settings, copied into a fresh home."""
 
 
+def overrides_from_env() -> Overrides:
+    """The command line's overrides as `bat-pipeline run` hands them to the code location."""
+    threshold = os.environ.get(THRESHOLD_VAR)
+    try:
+        value = float(threshold) if threshold else None
+    except ValueError:
+        raise InputError(THRESHOLD_VAR, f"expected a number from 0 to 1, got {threshold!r}") from None
+    return Overrides(
+        providers_file=Path(os.environ[PROVIDERS_VAR]).resolve() if os.environ.get(PROVIDERS_VAR) else None,
+        threshold=value,
+        output_dir=Path(os.environ[OUTPUT_VAR]).resolve() if os.environ.get(OUTPUT_VAR) else None)
+
+
 def agent_dir_from_env() -> Path:
-    """`$BAT_AGENT_DIR`, else the current folder when it holds eval/eval.yaml, else the
-    bundled example; absolute."""
+    """`$BAT_AGENT_DIR` (an agent folder or an AgentV eval file), else the current folder
+    when it holds eval/eval.yaml, else the bundled example; absolute."""
     if os.environ.get(AGENT_DIR_VAR):
         return Path(os.environ[AGENT_DIR_VAR]).expanduser().resolve()
     if (Path.cwd() / EVAL_FILE).is_file():

@@ -77,7 +77,7 @@ def warm_up() -> None:
 def start_partition(defs: Any, key: str, tags: dict[str, str], log: Path) -> PartitionProcess:
     """Fork a process that runs the `evaluate` job for partition `key` with `tags`, its
     output (Dagster's log, the failure lines) going to `log`."""
-    from bat_pipeline.resources.agent_process import die_with_parent
+    from bat_pipeline.resources.process_group import die_with_parent
 
     if threading.active_count() > 1:
         raise RuntimeError("bat-pipeline run forks its partitions and must be single-threaded when it does; "

@@ -10,18 +10,27 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from bat_pipeline.engine.config import load_tasks
+from bat_pipeline.engine.config.project import Overrides, load_project, suite_tasks
 from bat_pipeline.engine.contracts import QUALITATIVE_FIELDS, EvalConfig
-from bat_pipeline.engine.contracts.timings import PHASES, RUN_STARTED_VAR
 from bat_pipeline.engine.contracts.names import safe_key
+from bat_pipeline.engine.contracts.timings import PHASES, RUN_STARTED_VAR
 from bat_pipeline.engine.environment import require_judge_key
 from bat_pipeline.engine.errors import InputError
-from bat_pipeline.engine.config import load_eval_config, load_tasks
-from bat_pipeline.locations import AGENT_DIR_VAR, DAGSTER_HOME_VAR, dagster_home
+from bat_pipeline.locations import (
+    AGENT_DIR_VAR,
+    DAGSTER_HOME_VAR,
+    OUTPUT_VAR,
+    PROVIDERS_VAR,
+    THRESHOLD_VAR,
+    dagster_home,
+)
 from bat_pipeline.partition_runs import failure_lines, run_charts, start_partition, warm_up
 from bat_pipeline.storage import (
     HOME_VAR,
@@ -47,7 +56,7 @@ def select_models(config: EvalConfig, wanted: list[str] | None) -> list[str]:
     """Partition keys for `--model` values (a key or `provider:model`); all when none."""
     if not wanted:
         return [m.partition_key for m in config.models]
-    keys = []
+    keys: list[str] = []
     for value in wanted:
         match = [m.partition_key for m in config.models if value in (m.partition_key, m.name)]
         if not match:
@@ -69,23 +78,35 @@ def _episode_count(root: Path, run_id: str, key: str, resume: bool, agent_id: st
 
 
 def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: bool = False,
-                   timings: bool = False, out=print) -> int:
+                   timings: bool = False, out=print, overrides: Overrides | None = None) -> int:
     """Run the chain for the chosen models in parallel; 0 when every model ran and passed its
-    gates, 1 otherwise. InputError (exit 2) before anything starts on bad configuration,
+    gates, 1 otherwise. `agent_dir` may be an AgentV eval file (its targets are the
+    models); with `overrides.threshold` a test below it also makes the result 1.
+    InputError (exit 2) before anything starts on bad configuration,
     including a judge that is on and has no API key. Every phase is timed (the partitions'
     timings.json, the run's in `runs/<run id>/timings.json`); `timings` prints them."""
-    from bat_pipeline.resources.agent_process import AgentLauncher, log_tail
+    from bat_pipeline.resources.agent_process import AgentLauncher
+    from bat_pipeline.resources.process_group import stop_process_group
+    from bat_pipeline.resources.scripted_process import (
+        STOP_GRACE_S,
+        URL_VAR,
+        start_scripted_llm,
+        uses_scripted_llm,
+        with_scripted_llm,
+    )
 
     started = time.time()
     agent_dir = Path(agent_dir).resolve()
-    config = load_eval_config(agent_dir)
+    overrides = overrides or Overrides()
+    config = load_project(agent_dir, overrides)
     warnings = list(config.warnings)
-    tasks = load_tasks(config.resolve(config.evaluation.dataset), warnings)
+    tasks = suite_tasks(config.agentv) if config.agentv else load_tasks(config.resolve(config.evaluation.dataset),
+                                                                        warnings)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     keys = select_models(config, models)
     root = default_root()
-    for key in keys:
+    for key in (k for k in keys if config.model(k).target is None):
         for warning in AgentLauncher(config, config.model(key), root).preflight():
             if warning not in warnings:
                 warnings.append(warning)
@@ -99,15 +120,83 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
     # The definitions, the resources and the forked partitions read these.
     os.environ.update({AGENT_DIR_VAR: str(agent_dir), HOME_VAR: str(root),
                        DAGSTER_HOME_VAR: str(dagster_home(root)), RUN_STARTED_VAR: str(started)})
-    logs = root / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
+    for name, value in ((PROVIDERS_VAR, overrides.providers_file), (THRESHOLD_VAR, overrides.threshold),
+                        (OUTPUT_VAR, overrides.output_dir)):
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = str(value)
     total = len(tasks) * config.evaluation.k
     out(f"evaluating {agent_dir.name}: {len(keys)} model(s) × {len(tasks)} tasks × k={config.evaluation.k}"
         f" ({'resuming the last run' if resume else f'run {run_id}'})")
+    # One scripted model server for every partition, when eval.yaml names one: the
+    # agents started ahead need its address, and the partitions' resources use it.
+    scripted = None
+    if uses_scripted_llm(config) and not os.environ.get(URL_VAR):
+        scripted, os.environ[URL_VAR] = start_scripted_llm()
+    ahead: dict[str, Any] = {}
+    try:
+        # The agents start now, while Dagster is imported and the partitions fork; each
+        # partition adopts its own (a resumed run keeps its old folders: its agents start there).
+        if not resume:
+            agents = [k for k in keys if config.model(k).target is None]  # an AgentV target has none
+            ahead = head_start(with_scripted_llm(config, os.environ[URL_VAR]) if uses_scripted_llm(config)
+                               else config, agents, root, run_id)
+        return _run_partitions(config, agent_dir, keys, root, run_id, resume, started, timings, total, out,
+                               overrides)
+    finally:
+        _release(ahead, config, root)
+        if scripted is not None:
+            stop_process_group(scripted, STOP_GRACE_S)
+            os.environ.pop(URL_VAR, None)
+
+
+def head_start(config: EvalConfig, keys: list[str], root: Path, run_id: str) -> dict[str, Any]:
+    """Launch every partition's agent in its partition folder, not waiting for any
+    (agent_process.HEAD_STARTS); an agent that cannot even be launched is left to its step,
+    which says why. Returns them by partition key."""
+    from bat_pipeline.resources.agent_process import HEAD_STARTS, AgentLauncher, AgentStartError
+
+    for key in keys:
+        try:
+            agent = AgentLauncher(config, config.model(key), partition_dir(root, run_id, key)).head_start()
+        except AgentStartError:
+            continue
+        if agent is not None:
+            HEAD_STARTS[key] = agent
+    return dict(HEAD_STARTS)
+
+
+def _release(ahead: dict[str, Any], config: EvalConfig, root: Path) -> None:
+    """Reap the agents started ahead. One still running was never adopted (its step did
+    not get that far): stop it, redact its files as its step would have, and remove its
+    config copy."""
+    from bat_pipeline.resources.agent_process import scrub_agent_files
+    from bat_pipeline.resources.evaluation import EvaluationResource
+    from bat_pipeline.resources.process_group import group_members, stop_process_group
+
+    redactor = None
+    for agent in ahead.values():
+        unused = bool(group_members(agent.process.pid))
+        stop_process_group(agent.process, config.evaluation.agent_shutdown_timeout_s)
+        if unused and agent.log_file is not None:
+            if agent.tmpdir is not None:
+                shutil.rmtree(agent.tmpdir, ignore_errors=True)
+            redactor = redactor or EvaluationResource(agent_dir=str(config.agent_dir),
+                                                      storage_root=str(root)).redactor()
+            scrub_agent_files(agent.log_file.parent, redactor)
+
+
+def _run_partitions(config: EvalConfig, agent_dir: Path, keys: list[str], root: Path, run_id: str, resume: bool,
+                    started: float, timings: bool, total: int, out, overrides: Overrides) -> int:
+    """Fork the partitions' Dagster runs, show their progress, draw the charts, report."""
     from bat_pipeline.assets.common import RESUME_TAG, RUN_ID_TAG
     from bat_pipeline.definitions import build_definitions
+    from bat_pipeline.resources.agent_process import log_tail
 
-    defs = build_definitions(agent_dir, root)
+    logs = root / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    defs = build_definitions(agent_dir, root, overrides)
     warm_up()
     tags = {RUN_ID_TAG: run_id, **({RESUME_TAG: "true"} if resume else {})}
     running = [start_partition(defs, key, tags, logs / f"{safe_key(run_id)}-{safe_key(key)}.log")
@@ -143,6 +232,7 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
     folders = [(p.key, _partition_folder(root, run_id, p.key, resume, config.agent_id)) for p in running]
     run_timings = record_run_timings(root, folders, charts_s, time.time() - started, out)
     _print_summary(root, folders, out)
+    below = _print_tests(folders, out) if config.agentv is not None else 0
     if timings:
         print_timings(run_timings, out)
     out(f"\nresults: {root / 'runs'}")
@@ -153,7 +243,28 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
 
     command = Path(sys.executable).parent / PROGRAM
     out(f"UI: {command if command.exists() else PROGRAM} ui {agent_dir}")
-    return 1 if failed else 0
+    return 1 if failed or (below and overrides.threshold is not None) else 0
+
+
+def _print_tests(partitions: list[tuple[str, Path | None]], out) -> int:
+    """Each AgentV target's tests from its results.jsonl: passed, failed, errors, and the
+    tests that did not pass; returns how many did not pass."""
+    import json
+
+    not_passed = 0
+    for key, folder in partitions:
+        path = folder / "results.jsonl" if folder is not None else None
+        if path is None or not path.is_file():
+            continue
+        lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        errors = [r for r in lines if r["error"]]
+        failed = [r for r in lines if not r["pass"] and not r["error"]]
+        not_passed += len(errors) + len(failed)
+        out(f"\n{key}: {len(lines) - len(errors) - len(failed)} passed, {len(failed)} failed, {len(errors)} errors")
+        for r in [*failed, *errors]:
+            what = f"ERROR {r['error']}" if r["error"] else f"FAIL {r['reason']}"
+            out(f"  {r['test_id']} (try {r['attempt']}): {what}"[:300])
+    return not_passed
 
 
 def record_run_timings(root: Path, folders: list[tuple[str, Path | None]], charts_s: float, total_s: float,
@@ -168,7 +279,8 @@ def record_run_timings(root: Path, folders: list[tuple[str, Path | None]], chart
     for run_folder in {folder.parent for _, folder in folders if folder is not None and has_ref(folder)}:
         write_json(run_folder / TIMINGS_FILE, run)
         try:
-            Warehouse(warehouse_path(root), max_wait_s=5).write_run_phase(load_ref_run_id(run_folder), "charts", charts_s)
+            warehouse = Warehouse(warehouse_path(root), max_wait_s=5)
+            warehouse.write_run_phase(load_ref_run_id(run_folder), "charts", charts_s)
         except WarehouseBusyError as exc:
             out(f"the charts' time is not in the warehouse: {exc}")
     return run
@@ -200,7 +312,7 @@ def _print_summary(root: Path, partitions: list[tuple[str, Path | None]], out) -
     path = warehouse_path(root)
     if not path.exists():
         return
-    rows = []
+    rows: list[dict[str, Any]] = []
     try:
         warehouse = Warehouse(path, max_wait_s=5)
         for key, folder in partitions:

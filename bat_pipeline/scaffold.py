@@ -9,9 +9,10 @@ from pathlib import Path
 import yaml
 
 from bat_pipeline.engine.agent_folder import AGENT_CARD, EVAL_FILE
+from bat_pipeline.engine.config import load_tasks
+from bat_pipeline.engine.config.project import load_project, suite_tasks
 from bat_pipeline.engine.contracts import EvaluationSettings
 from bat_pipeline.engine.errors import InputError
-from bat_pipeline.engine.config import load_eval_config, load_tasks
 
 TEMPLATE_FILES = (EVAL_FILE.as_posix(), EvaluationSettings.model_fields["dataset"].default)
 """What `init` writes, from the files of the same paths under bat_pipeline/templates."""
@@ -38,7 +39,7 @@ def init_eval_folder(agent_dir: Path, *, force: bool = False) -> list[Path]:
         raise InputError(str(existing[0]), "already exists; pass --force to overwrite it")
     name = _agent_name(agent_dir)
     templates = resources.files("bat_pipeline") / "templates"
-    for relative, target in zip(TEMPLATE_FILES, targets):
+    for relative, target in zip(TEMPLATE_FILES, targets, strict=True):
         text = (templates / relative).read_text(encoding="utf-8").replace("{agent_name}", name)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
@@ -48,15 +49,16 @@ def init_eval_folder(agent_dir: Path, *, force: bool = False) -> list[Path]:
 def describe(agent_dir: Path) -> str:
     """The resolved configuration as YAML, variable values masked, then one `# warning:`
     line per key of eval.yaml or the dataset that is ignored."""
-    config = load_eval_config(agent_dir)
+    config = load_project(agent_dir)  # an agent folder or an AgentV eval file
     warnings = list(config.warnings)
-    tasks = load_tasks(config.resolve(config.evaluation.dataset), warnings)
-    data = config.model_dump(mode="json", exclude={"agent_dir", "source", "warnings"})
+    tasks = (suite_tasks(config.agentv) if config.agentv is not None
+             else load_tasks(config.resolve(config.evaluation.dataset), warnings))
+    data = config.model_dump(mode="json", exclude={"agent_dir", "source", "warnings", "agentv"})
     for model in data["models"]:
-        model["env"] = {k: "<set>" for k in model.get("env", {})}
+        model["env"] = dict.fromkeys(model.get("env", {}), "<set>")
     if data.get("judge"):
-        data["judge"]["env"] = {k: "<set>" for k in data["judge"].get("env", {})}
-    data["agent"]["env"] = {k: "<set>" for k in data["agent"].get("env", {})}
+        data["judge"]["env"] = dict.fromkeys(data["judge"].get("env", {}), "<set>")
+    data["agent"]["env"] = dict.fromkeys(data["agent"].get("env", {}), "<set>")
     resolved = {
         "agent_dir": str(config.agent_dir),
         "eval_file": str(config.source),

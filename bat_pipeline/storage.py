@@ -24,9 +24,10 @@ import json
 import os
 import shutil
 import tempfile
-from datetime import datetime, timezone
+from collections.abc import Iterable
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -62,7 +63,7 @@ def charts_dir(root: Path, agent_id: str) -> Path:
 
 def new_run_id(now: datetime | None = None) -> str:
     """A sortable id for one evaluation run: UTC time to the second."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     return now.strftime("%Y%m%dT%H%M%SZ")
 
 
@@ -165,7 +166,7 @@ class PartitionRef(BaseModel):
 
     def started_time(self) -> datetime:
         """`started_at`; now when unset."""
-        return datetime.fromisoformat(self.started_at) if self.started_at else datetime.now(timezone.utc)
+        return datetime.fromisoformat(self.started_at) if self.started_at else datetime.now(UTC)
 
     def finished_timestamp(self) -> float:
         """`finished_at` as unix time; 0 when unset."""
@@ -220,18 +221,21 @@ def reference_dir(output_dir: Path, run_id: str, run_name: str, model_name: str)
 
 
 def new_partition(root: Path, config: EvalConfig, model_key: str, run_id: str,
-                  dagster_run_id: str | None) -> PartitionRef:
+                  dagster_run_id: str | None, *, keep: bool = False) -> PartitionRef:
     """The record of a fresh partition of `run_id` (not saved yet). A folder left by an
-    earlier attempt of the same run is deleted: nothing of it is mixed in."""
+    earlier attempt of the same run is deleted: nothing of it is mixed in — unless `keep`
+    (it holds only the agent `bat-pipeline run` started ahead for this partition)."""
     model = config.model(model_key)
     directory = partition_dir(root, run_id, model_key)
-    if directory.exists():
+    if directory.exists() and not keep:
         shutil.rmtree(directory)
     return PartitionRef(
         run_id=run_id, run_name=config.evaluation.run_name, agent_id=config.agent_id, model_key=model_key,
         model_name=model.name, k=config.evaluation.k, agent_dir=config.agent_dir, dir=directory,
-        output_dir=reference_dir(config.resolve(config.evaluation.output_dir), run_id,
-                                 config.evaluation.run_name, model.name),
+        output_dir=(Path(config.resolve(config.evaluation.output_dir)) / safe_key(run_id) / safe_key(model_key)
+                    if model.target is not None else
+                    reference_dir(config.resolve(config.evaluation.output_dir), run_id,
+                                  config.evaluation.run_name, model.name)),
         dagster_run_id=dagster_run_id)
 
 
@@ -261,7 +265,7 @@ def store_episodes(ref: PartitionRef, episodes: Iterable[Episode], *, save_recor
     ref.episode_files.extend(new)
     if save_record and new:
         save_ref(ref)
-    for name, episode in zip(names, episodes):
+    for name, episode in zip(names, episodes, strict=True):
         write_json(ref.episodes_dir / name, episode)
 
 
@@ -328,6 +332,15 @@ def write_results(ref: PartitionRef, files: dict[str, Any]) -> Path:
     for name, data in files.items():
         write_json(ref.file(name), data)
     return publish_reference(ref, (), files=files)
+
+
+def write_lines(ref: PartitionRef, files: dict[str, list[Any]]) -> None:
+    """Each JSONL file (name → one JSON value per line) into the partition folder and the
+    output folder, replaced whole."""
+    for name, rows in files.items():
+        text = "".join(json.dumps(row, ensure_ascii=False, default=str) + "\n" for row in rows)
+        write_text_atomic(ref.file(name), text)
+        write_text_atomic(Path(ref.output_dir) / name, text)
 
 
 def publish_charts(config: EvalConfig, charts: Iterable[Path]) -> Path:

@@ -12,10 +12,12 @@ import sys
 import threading
 from pathlib import Path
 
+from bat_pipeline.engine.config import load_tasks
+from bat_pipeline.engine.config.project import load_project
 from bat_pipeline.engine.errors import InputError
-from bat_pipeline.engine.config import load_eval_config, load_tasks
 from bat_pipeline.locations import AGENT_DIR_VAR, DAGSTER_HOME_VAR, dagster_home
-from bat_pipeline.resources.agent_process import LOOPBACK as HOST, die_with_parent
+from bat_pipeline.resources.agent_process import LOOPBACK as HOST
+from bat_pipeline.resources.process_group import die_with_parent
 from bat_pipeline.storage import HOME_VAR, default_root
 
 STOP_GRACE_S = 8.0
@@ -46,8 +48,9 @@ def serve_ui(agent_dir: Path, *, port: int = 3000) -> int:
     Raises InputError before anything starts on what `bat-pipeline run` refuses in
     eval.yaml and the dataset, and on a port already in use."""
     agent_dir = Path(agent_dir).resolve()
-    config = load_eval_config(agent_dir)
-    load_tasks(config.resolve(config.evaluation.dataset))
+    config = load_project(agent_dir)  # an agent folder or an AgentV eval file
+    if config.agentv is None:
+        load_tasks(config.resolve(config.evaluation.dataset))
     check_port_free(port)
     root = default_root()
     env = {**os.environ, AGENT_DIR_VAR: str(agent_dir), HOME_VAR: str(root), DAGSTER_HOME_VAR: str(dagster_home(root))}

@@ -6,15 +6,15 @@ import logging
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
 
+from bat_pipeline.engine.contracts.timings import RUN_STARTED_VAR
 from bat_pipeline.engine.figures import Columns
 from bat_pipeline.engine.redaction import Redactor
-from bat_pipeline.engine.contracts.timings import RUN_STARTED_VAR
 from bat_pipeline.storage import new_run_id, record_timings
 
 RUN_ID_TAG = "bat_pipeline/run_id"
@@ -31,8 +31,8 @@ def evaluation_run_id(context: dg.AssetExecutionContext) -> str:
     if tagged:
         return tagged
     record = context.instance.get_run_record_by_id(context.run.run_id)
-    created = record.create_timestamp if record else datetime.now(timezone.utc)
-    return f"{new_run_id(created.astimezone(timezone.utc))}-{context.run.run_id[:8]}"
+    created = record.create_timestamp if record else datetime.now(UTC)
+    return f"{new_run_id(created.astimezone(UTC))}-{context.run.run_id[:8]}"
 
 
 def run_started(context: dg.AssetExecutionContext) -> float:

@@ -17,6 +17,7 @@ from bat_pipeline.engine.figures import EPISODE_COLUMNS, episode_preview
 from bat_pipeline.resources.agent_process import AgentStartError
 from bat_pipeline.resources.episodes import collect_episodes
 from bat_pipeline.resources.evaluation import EvaluationResource
+from bat_pipeline.resources.targets import TargetHealthError
 from bat_pipeline.storage import PartitionRef
 
 
@@ -37,6 +38,8 @@ def agent_episodes(context: dg.AssetExecutionContext, config: EpisodesConfig,
             resume=wants_resume(context, config.resume), redactor=redactor, log=context.log.info,
             run_started=run_started(context))
     except InputError as exc:  # a full disk or a read-only folder, found before the agent starts
+        raise dg.Failure(description=str(exc)) from None
+    except TargetHealthError as exc:  # every test is stored as an error episode with its output
         raise dg.Failure(description=str(exc)) from None
     except AgentStartError as exc:
         raise dg.Failure(description=str(exc), metadata=metadata({"agent_log": exc.log_file})) from None

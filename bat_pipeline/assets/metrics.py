@@ -11,10 +11,18 @@ from bat_pipeline.engine.contracts import EvalConfig, Task
 from bat_pipeline.engine.figures import metrics_figures
 from bat_pipeline.engine.gates import evaluate_gates, nothing_ran, set_gates
 from bat_pipeline.engine.metrics import measure
+from bat_pipeline.engine.results import index_lines, result_lines
 from bat_pipeline.engine.score_stats import SCORE_COLUMNS, scores_table
 from bat_pipeline.resources.evaluation import EvaluationResource
 from bat_pipeline.resources.warehouse import WarehouseResource
-from bat_pipeline.storage import PartitionRef, load_episodes, load_timings, record_timings, write_results
+from bat_pipeline.storage import (
+    PartitionRef,
+    load_episodes,
+    load_timings,
+    record_timings,
+    write_lines,
+    write_results,
+)
 
 
 def gate_specs(config: EvalConfig, partitions: dg.PartitionsDefinition | None = None) -> list[dg.AssetCheckSpec]:
@@ -39,6 +47,10 @@ def eval_metrics(context: dg.AssetExecutionContext, judge_scores: PartitionRef, 
                        started=ref.started_time(), timings=load_timings(ref.dir))
     # The episodes were published by the verdicts (and judge) steps and are unchanged here.
     write_results(ref, measured.files())
+    lines = {"results.jsonl": result_lines(measured.episodes)}
+    if evaluation.config(models=False).agentv is not None:
+        lines["index.jsonl"] = index_lines(measured.episodes, suite=ref.agent_identity)
+    write_lines(ref, lines)
     store = warehouse.warehouse(on_wait=context.log.warning)
     # The warehouse's phases add this step's, up to the moment its rows are written.
     timings = {**measured.metrics.timings, "metrics": time.perf_counter() - start}

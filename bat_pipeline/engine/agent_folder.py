@@ -93,7 +93,8 @@ def resolve_agent_dir(arg: str | None, cwd: Path) -> Path:
         if arg in agents:
             return blueprint / arg
         listed = ", ".join(agents) if agents else "none"
-        raise InputError(str(candidate), f"no such folder, and no agent '{arg}' in blueprint {blueprint} (agents: {listed})")
+        raise InputError(str(candidate),
+                         f"no such folder, and no agent '{arg}' in blueprint {blueprint} (agents: {listed})")
     raise InputError(str(candidate), "no such folder")
 
 
@@ -130,7 +131,8 @@ def detect_layout(agent_dir: Path) -> AgentLayout:
     config = agent_dir / CONFIG_FILE
     has_config = config.is_file()
     if has_config and (agent_dir / AGENT_CARD).is_file() and (agent_dir / "pyproject.toml").is_file():
-        return AgentLayout(kind="standalone", agent_dir=agent_dir, root=agent_dir, name=agent_dir.name, config_file=config)
+        return AgentLayout(kind="standalone", agent_dir=agent_dir, root=agent_dir, name=agent_dir.name,
+                           config_file=config)
     if has_config and is_blueprint_root(agent_dir.parent):
         return AgentLayout(
             kind="blueprint", agent_dir=agent_dir, root=agent_dir.parent, name=agent_dir.name, config_file=config

@@ -81,7 +81,7 @@ def tokens_chart(models: Sequence[Row], colors: Colors | None = None) -> bytes:
     x = range(len(rows))
     ax.bar(x, prompt, color="#4c72b0", label="prompt")
     bars = ax.bar(x, completion, bottom=prompt, color="#dd8452", label="completion")
-    ax.bar_label(bars, labels=[f"{p + c:,.0f}" for p, c in zip(prompt, completion)], fontsize=8, padding=2)
+    ax.bar_label(bars, labels=[f"{p + c:,.0f}" for p, c in zip(prompt, completion, strict=True)], fontsize=8, padding=2)
     draw.model_axis(ax, labels)
     ax.set_ylabel("tokens")
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
@@ -126,7 +126,7 @@ def judge_scores_chart(scores: Sequence[Row], colors: Colors | None = None) -> b
                       label=draw.label(row["model_key"]))
         if len(rows) <= 4:
             ax.bar_label(bars, labels=["" if f in unjudged else "n/a" if v is None else f"{v:.2f}"
-                                       for f, v in zip(fields, values)], fontsize=7, padding=1)
+                                       for f, v in zip(fields, values, strict=True)], fontsize=7, padding=1)
     for j, field in enumerate(fields):
         if field in unjudged:
             ax.text(j, 0.03, "not judged", ha="center", va="bottom", fontsize=8, color="#777777")
@@ -230,7 +230,7 @@ def pass_rate_trend_chart(trend: Sequence[Row], colors: Colors | None = None) ->
                         if r["model_key"] == key)
         points = [(x, y * 100) for x, y in points if y is not None]
         if points:
-            ax.plot(*zip(*points), marker="o", markersize=4, color=colors.get(key), label=draw.label(key))
+            ax.plot(*zip(*points, strict=True), marker="o", markersize=4, color=colors.get(key), label=draw.label(key))
     step = max(1, len(runs) // 10)
     ax.set_xticks(range(0, len(runs), step), [runs[i] for i in range(0, len(runs), step)],
                   rotation=20, ha="right", fontsize=7)

@@ -8,10 +8,11 @@ as they stream in.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any
 
-from bat_pipeline.engine.contracts import A2AEvent, EvalConfig, Episode, EpisodeTrace, Task, Trajectory
+from bat_pipeline.engine.contracts import A2AEvent, Episode, EpisodeTrace, EvalConfig, Task, Trajectory
 from bat_pipeline.engine.contracts.names import conversation_id
 
 MAX_EVENTS = 200
@@ -123,7 +124,7 @@ class ConversationRecorder:
             ))
         self._pending_user = None
 
-    def finish(self, eval_error: str | None = None, **aux) -> Episode:
+    def finish(self, eval_error: str | None = None, **aux: Any) -> Episode:
         """The episode so far. With `eval_error` (the attempt raised) it is an error episode,
         the message in aux as `eval_error` and, as bat-cli writes it, `error`. A context id
         given at construction is kept as `aux.conversation_id`."""
@@ -148,6 +149,6 @@ class ConversationRecorder:
         )
 
 
-def error_episode(task: Task, attempt_index: int, model_name: str, message: str, **aux) -> Episode:
+def error_episode(task: Task, attempt_index: int, model_name: str, message: str, **aux: Any) -> Episode:
     """An attempt that could not run at all (e.g. the agent was gone)."""
     return ConversationRecorder(task, attempt_index, model_name).finish(eval_error=message, **aux)

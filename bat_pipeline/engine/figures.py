@@ -58,7 +58,8 @@ def dataset_figures(tasks: Sequence[Task]) -> dict[str, Any]:
         "tasks": len(tasks),
         "turns": sum(len(t.turns) for t in tasks),
         "categories": categories,
-        "preview": [dict(zip(TASK_COLUMNS, (t.id, len(t.turns), t.expected.status))) for t in tasks[:PREVIEW_TASKS]],
+        "preview": [dict(zip(TASK_COLUMNS, (t.id, len(t.turns), t.expected.status), strict=True))
+                    for t in tasks[:PREVIEW_TASKS]],
     }
 
 

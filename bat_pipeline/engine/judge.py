@@ -73,7 +73,7 @@ async def run_llm_scorers(episodes: Sequence[Episode], tasks: Mapping[str, Task]
     found = await asyncio.gather(*(_episode_rows(e, task_by_id.get(e.task_id), judge, settings, project)
                                    for e in episodes))
     rows = [[redactor.record(row) for row in own] for own in found]
-    for episode, own in zip(episodes, rows):
+    for episode, own in zip(episodes, rows, strict=True):
         record(episode, own)
     flat = [row for own in rows for row in own]
     stats.episodes += sum(1 for e in episodes if not e.eval_error)
@@ -92,7 +92,7 @@ async def _episode_rows(episode: Episode, task: Task | None, judge: Judge, setti
 async def _scorer_rows(scorer: Scorer, item: ScoringInput, judge: Judge) -> list[ScoreRow]:
     try:
         rows = list(await scorer.fn(item, judge))
-    except Exception as exc:  # one scorer's bug must not cost the other rows
+    except Exception as exc:  # noqa: BLE001 - one scorer's bug must not cost the other rows
         why = f"{FAILED}the scorer raised {type(exc).__name__}: {exc}"
         return [null_row(scorer.name, scorer.name, judge.name, why)]
     return [row if row.judge else row.model_copy(update={"judge": judge.name}) for row in rows]

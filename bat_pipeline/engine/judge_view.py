@@ -101,7 +101,7 @@ Limit = int | None
 class _Line:
     number: int
     body: Callable[[Limit], str]
-    children: tuple["_Line", ...] = ()
+    children: tuple[_Line, ...] = ()
 
     @property
     def last_number(self) -> int:
@@ -240,7 +240,7 @@ def _trajectory_blocks(trajectory: Trajectory) -> list[_Block]:
 
     return [
         _Block(
-            header=lambda limit, i=i, user=turn.user: f"Turn {i}, user: {_quoted(user, limit)}",
+            header=_user_header(f"Turn {i}, user: ", turn.user),
             lines=lines(turn.steps),
             empty="(no step recorded for this turn)",
         )
@@ -294,13 +294,13 @@ def _model_line(step: ModelStep, limit: Limit) -> str:
 def _event_blocks(events: Sequence[A2AEvent]) -> list[_Block]:
     """One block per user message, opened by the event that carries it."""
     blocks: list[_Block] = []
-    header: Callable[[Limit], str] = lambda limit: "Before the first user message:"
+    header: Callable[[Limit], str] = _before_first_user
     current: list[_Line] = []
     for number, event in enumerate(events, start=1):
         if event.user_input is not None:
             if current:
                 blocks.append(_Block(header, tuple(current), ""))
-            header = lambda limit, user=event.user_input: f"User: {_quoted(user, limit)}"
+            header = _user_header("User: ", event.user_input)
             current = []
         current.append(_Line(number, _event_body(event)))
     if current:
@@ -324,6 +324,15 @@ def _args(args: Any) -> str:
     if isinstance(args, dict):
         return ", ".join(f"{key}={_json(value)}" for key, value in args.items())
     return _json(args)
+
+
+def _before_first_user(limit: Limit) -> str:
+    return "Before the first user message:"
+
+
+def _user_header(prefix: str, user: str | None) -> Callable[[Limit], str]:
+    """A block header: `prefix`, then the user's message quoted and cut to the limit."""
+    return lambda limit: f"{prefix}{_quoted(user, limit)}"
 
 
 def _quoted(text: str | None, limit: Limit) -> str:

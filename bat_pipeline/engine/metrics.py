@@ -6,10 +6,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from bat_pipeline.engine.contracts.episode import Episode
-from bat_pipeline.engine.contracts.tasks import Task
 from bat_pipeline.engine.contracts.metrics import (
     EpisodeMetrics,
     EpisodeQualitative,
@@ -27,6 +26,7 @@ from bat_pipeline.engine.contracts.metrics import (
     TokenSummary,
 )
 from bat_pipeline.engine.contracts.scores import QUALITATIVE_FIELDS
+from bat_pipeline.engine.contracts.tasks import Task
 from bat_pipeline.engine.score_stats import scorer_stats
 
 
@@ -68,8 +68,8 @@ def is_error_episode(episode: Episode) -> bool:
 def summary_timestamp(when: datetime) -> str:
     """`timestamp_utc` of summary.json: `YYYYMMDD_HHMMSS` in UTC (a naive time is taken as UTC)."""
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return when.astimezone(timezone.utc).strftime("%Y%m%d_%H%M%S")
+        when = when.replace(tzinfo=UTC)
+    return when.astimezone(UTC).strftime("%Y%m%d_%H%M%S")
 
 
 def in_dataset_order(episodes: Iterable[Episode], task_ids: Sequence[str]) -> list[Episode]:

@@ -19,8 +19,14 @@ from bat_pipeline.engine.judge_view import render_episode_for_judge
 from bat_pipeline.engine.trajectories.attributes import THINK_END
 
 __all__ = [
-    "JSON_SCHEMA", "JudgeAnswerError", "RUBRICS", "SCORE_FIELDS",
-    "build_messages", "parse_answer", "rubrics_for", "skipped_rubrics",
+    "JSON_SCHEMA",
+    "RUBRICS",
+    "SCORE_FIELDS",
+    "JudgeAnswerError",
+    "build_messages",
+    "parse_answer",
+    "rubrics_for",
+    "skipped_rubrics",
 ]
 
 JSON_SCHEMA: dict[str, Any] = {

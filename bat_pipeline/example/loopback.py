@@ -29,7 +29,7 @@ class LoopbackServer:
     `stopping` is set when `stop()` begins, for handlers that hold requests open (hangs)."""
 
     def __init__(self, app, *, port: int = 0, name: str = "loopback-server",
-                 stopping: threading.Event | None = None, graceful_s: float = 2.0):
+                 stopping: threading.Event | None = None, graceful_s: int = 2):
         self.name = name
         self.stopping = stopping or threading.Event()
         self._socket = bind(port)
@@ -46,7 +46,7 @@ class LoopbackServer:
         """Serve until `stop()` (or a signal, when run in the main thread)."""
         await self.server.serve(sockets=[self._socket])
 
-    def start(self) -> "LoopbackServer":
+    def start(self) -> LoopbackServer:
         """Serve in a daemon thread; returns once it accepts connections."""
         self._thread = threading.Thread(target=lambda: asyncio.run(self.serve()), name=self.name, daemon=True)
         self._thread.start()

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from datetime import datetime, timezone
-from typing import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
+from datetime import UTC, datetime
 
 import httpx
 from a2a.client import ClientConfig, ClientFactory
@@ -17,7 +17,6 @@ from a2a.types import Message, Part, Role, SendMessageRequest, StreamResponse, T
 
 from bat_pipeline.engine.contracts import Episode
 from bat_pipeline.engine.conversation import Attempt, ConversationRecorder
-
 
 HTTP_TIMEOUT_MARGIN_S = 5.0
 
@@ -67,11 +66,11 @@ async def run_attempt(client, attempt: Attempt, model_name: str, *, turn_timeout
     unanswered after `turn_timeout_s` ends it as an error episode naming the turn."""
     recorder = ConversationRecorder(attempt.task, attempt.attempt_index, model_name,
                                     context_id=attempt.conversation_id)
-    aux = {**aux, "started_at": datetime.now(timezone.utc).isoformat()}
+    aux = {**aux, "started_at": datetime.now(UTC).isoformat()}
     turns = len(attempt.task.turns)
     number = 0
     try:
-        for number, turn in enumerate(attempt.task.turns, 1):
+        for number, turn in enumerate(attempt.task.turns, 1):  # noqa: B007 - the except names the turn
             recorder.user_message(turn)
             request = SendMessageRequest(message=Message(
                 message_id=uuid.uuid4().hex, context_id=recorder.context_id, role=Role.ROLE_USER,

@@ -8,7 +8,6 @@ partitions (and several evaluations of the same agent) run side by side.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import shutil
 import signal
@@ -17,9 +16,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterator
 
 import httpx
 import yaml
@@ -27,16 +26,16 @@ import yaml
 from bat_pipeline.engine.agent_folder import CONFIG_FILE, detect_layout
 from bat_pipeline.engine.config.agent_yaml import check_telemetry_privacy, evaluation_config_copy, read_agent_config
 from bat_pipeline.engine.contracts import EvalConfig, ModelSpec
-from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.environment import agent_environment
+from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.privacy_floor import check_privacy_floors
 from bat_pipeline.engine.redaction import Redactor
+from bat_pipeline.resources.process_group import die_with_parent, group_members, wait_or_kill_group
 from bat_pipeline.storage import AGENT_LOG, AGENT_SPANS, SPANS_DIR
 
 LOOPBACK = "127.0.0.1"
 """Where the processes this machine starts for a run listen (agents, the UI)."""
 LOG_TAIL_LINES = 30
-_PR_SET_PDEATHSIG = 1
 
 
 class AgentStartError(RuntimeError):
@@ -63,9 +62,38 @@ class RunningAgent:
     """Size of the log before this process started: what it wrote comes after."""
     tmpdir: Path | None = None
     """Holds the temporary config copy; removed when the agent stops."""
+    cwd: Path | None = None
+    adopted: bool = False
+    """Started by another process (`bat-pipeline run`, ahead of the step; see
+    `head_start`): this one cannot wait for it, so it watches its process group instead."""
 
     def alive(self) -> bool:
-        return self.process is None or self.process.poll() is None
+        if self.process is None:
+            return True
+        if self.adopted:
+            return self.process.pid in group_members(self.process.pid)
+        return self.process.poll() is None
+
+
+    def exit_code(self) -> int | None:
+        """How the process ended, once it has; None when that cannot be known."""
+        if self.process is None:
+            return None
+        if not self.adopted:
+            return self.process.poll()
+        # Another process's child, not reaped yet: the kernel keeps its wait status in the
+        # last field of /proc/<pid>/stat.
+        try:
+            status = int(Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()[-1])
+        except (OSError, IndexError, ValueError):
+            return None
+        return os.waitstatus_to_exitcode(status)
+
+
+HEAD_STARTS: dict[str, RunningAgent] = {}
+"""Agents `bat-pipeline run` launched before importing Dagster, by partition key. Each
+partition's process is a fork of it and adopts its own agent (`AgentLauncher.running`), so
+the agent starts while Dagster does; `bat-pipeline run` reaps them when the partitions end."""
 
 
 def free_port(host: str = LOOPBACK) -> int:
@@ -85,17 +113,8 @@ def log_tail(log_file: Path | None, lines: int = LOG_TAIL_LINES, since: int = 0)
     return "\n".join(text[-lines:]) or "(empty log)"
 
 
-def die_with_parent() -> None:
-    # Linux: the agent gets SIGTERM if the pipeline process dies (even by SIGKILL), so no
-    # agent outlives a killed run. Tied to the spawning *thread*: spawn from the step's
-    # own thread, which lives as long as the agent is needed.
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    except (OSError, AttributeError):
-        pass
-
-
-def _substitute(command: list[str], values: dict[str, str]) -> list[str]:
+def substitute(command: list[str], values: dict[str, str]) -> list[str]:
+    """Each `{NAME}` of `values` replaced in every word of `command`; unknown braces stay."""
     out = []
     for part in command:
         for key, value in values.items():
@@ -156,9 +175,20 @@ class AgentLauncher:
                              entry="agent", field="command")
         return warnings
 
+    def head_start(self) -> RunningAgent | None:
+        """Launch the agent without waiting for it (None for an agent at `agent.url`), for
+        a process forked later to adopt with `running(ahead=...)`."""
+        if self.config.agent.url:
+            return None
+        spans_dir = self.workdir / SPANS_DIR
+        spans_dir.mkdir(parents=True, exist_ok=True)
+        return self._start(free_port(), spans_dir)
+
     @contextlib.contextmanager
-    def running(self) -> Iterator[RunningAgent]:
-        """The agent, ready; stopped (TERM, then KILL) when the block ends, whatever happens."""
+    def running(self, ahead: RunningAgent | None = None) -> Iterator[RunningAgent]:
+        """The agent, ready; stopped (TERM, then KILL) when the block ends, whatever happens.
+        `ahead`: an agent another process launched for this one (`head_start`), adopted as
+        the first attempt."""
         for warning in self.preflight():
             self.log(f"warning: {warning}")
         spans_dir = self.workdir / SPANS_DIR
@@ -169,8 +199,14 @@ class AgentLauncher:
             return
         attempts = 3
         for attempt in range(attempts):
-            port = free_port()
-            agent = self._start(port, spans_dir)
+            if ahead is not None:
+                agent, ahead = replace(ahead, adopted=True), None
+                port = agent.port
+                self.log(f"agent for {self.model.name}, started ahead by bat-pipeline run: "
+                         f"{' '.join(agent.command)} (cwd {agent.cwd}, port {port})")
+            else:
+                port = free_port()
+                agent = self._start(port, spans_dir)
             try:
                 self._wait_ready(agent)
             except AgentStartError as exc:
@@ -213,7 +249,7 @@ class AgentLauncher:
             config_copy.write_text(yaml.safe_dump(copy, sort_keys=False), encoding="utf-8")
             env["CONFIG_PATH"] = str(config_copy)
         env["BAT_AGENT_PORT"] = str(port)
-        command = _substitute(command, {"python": sys.executable, "port": str(port),
+        command = substitute(command, {"python": sys.executable, "port": str(port),
                                         "config": str(config_copy), "spans": str(spans_file)})
         log_handle = open(log_file, "ab")
         log_offset = log_handle.tell()
@@ -231,7 +267,7 @@ class AgentLauncher:
         files = [spans_file, *(self.config.resolve(p) for p in self.config.agent.spans)]
         return RunningAgent(url=f"http://{LOOPBACK}:{port}", spans_files=files, log_file=log_file,
                             process=process, port=port, command=command, log_offset=log_offset,
-                            tmpdir=tmpdir)
+                            tmpdir=tmpdir, cwd=cwd)
 
     def _wait_ready(self, agent: RunningAgent) -> None:
         # A TCP connect is not enough: uvicorn accepts before the app is ready. The agent
@@ -240,9 +276,10 @@ class AgentLauncher:
         url = agent.url + self.config.agent.ready_path
         with httpx.Client(timeout=2.0) as client:
             while True:
-                if agent.process is not None and agent.process.poll() is not None:
+                if not agent.alive():
+                    code = agent.exit_code()
                     raise AgentStartError(
-                        f"the agent exited with code {agent.process.returncode} before it was ready "
+                        f"the agent exited{'' if code is None else f' with code {code}'} before it was ready "
                         f"({' '.join(agent.command)}); log: {agent.log_file}\n"
                         f"last lines:\n{log_tail(agent.log_file, since=agent.log_offset)}")
                 try:
@@ -265,14 +302,19 @@ class AgentLauncher:
             pgid = process.pid
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pgid, signal.SIGTERM)
-            try:
-                process.wait(timeout=self.config.evaluation.agent_shutdown_timeout_s)
-            except subprocess.TimeoutExpired:
-                self.log("the agent did not stop after SIGTERM; sending SIGKILL")
-            # Children (e.g. the python under `uv run`) may outlive the leader.
-            _kill_group(pgid, self.config.evaluation.agent_shutdown_timeout_s)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(timeout=5)
+            if agent.adopted:
+                # Not this process's child: its parent reaps it; the group tells when it is gone.
+                if not wait_or_kill_group(pgid, self.config.evaluation.agent_shutdown_timeout_s):
+                    self.log("the agent did not stop after SIGTERM; sent SIGKILL")
+            else:
+                try:
+                    process.wait(timeout=self.config.evaluation.agent_shutdown_timeout_s)
+                except subprocess.TimeoutExpired:
+                    self.log("the agent did not stop after SIGTERM; sending SIGKILL")
+                # Children (e.g. the python under `uv run`) may outlive the leader.
+                wait_or_kill_group(pgid, self.config.evaluation.agent_shutdown_timeout_s)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(timeout=5)
             if self.redactor:
                 scrub_agent_files(self.workdir, self.redactor)
         if agent.tmpdir:
@@ -311,47 +353,3 @@ def _redact_file(path: Path, redactor: Redactor) -> bool:
         Path(tmp).unlink(missing_ok=True)
         raise
     return True
-
-
-def group_members(pgid: int) -> list[int]:
-    """Live (non-zombie) processes of a process group, read from /proc."""
-    members = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        # After the command name: state, ppid, pgrp, ...
-        if fields[0] != "Z" and int(fields[2]) == pgid:
-            members.append(int(stat.parent.name))
-    return members
-
-
-def _group_alive(pgid: int) -> bool:
-    if not Path("/proc/self/stat").exists():
-        try:
-            os.killpg(pgid, 0)
-            return True
-        except (ProcessLookupError, PermissionError):
-            return False
-    return bool(group_members(pgid))
-
-
-def _kill_group(pgid: int, grace_s: float) -> None:
-    deadline = time.monotonic() + grace_s
-    while _group_alive(pgid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    if _group_alive(pgid):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, signal.SIGKILL)
-
-
-def stop_process_group(process: subprocess.Popen, grace_s: float, first_signal: int = signal.SIGTERM) -> None:
-    """Stop a process started with `start_new_session=True` and everything in its group:
-    `first_signal` to the group, SIGKILL to whatever is left after `grace_s`; the leader is
-    reaped. A group already gone is no error."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, first_signal)
-    _kill_group(process.pid, grace_s)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(timeout=5)

@@ -9,14 +9,17 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bat_pipeline.engine.contracts import EvalConfig, Episode, Task
-from bat_pipeline.engine.conversation import needs_fresh_conversation_ids, plan_attempts
+from bat_pipeline.engine.contracts import Episode, EvalConfig, Task
+from bat_pipeline.engine.contracts.agentv import AgentvTarget
+from bat_pipeline.engine.conversation import Attempt, needs_fresh_conversation_ids, plan_attempts
 from bat_pipeline.engine.redaction import Redactor
-from bat_pipeline.resources.agent_process import AgentLauncher, AgentStartError
+from bat_pipeline.engine.results import result_lines
+from bat_pipeline.resources.agent_process import HEAD_STARTS, AgentLauncher, AgentStartError
+from bat_pipeline.resources.targets import TargetHealthError, collect_target_episodes
 from bat_pipeline.storage import (
     AGENT_SPANS,
     PartitionRef,
@@ -28,6 +31,7 @@ from bat_pipeline.storage import (
     resumed_spans,
     save_ref,
     store_episodes,
+    write_lines,
 )
 
 Log = Callable[[str], Any]
@@ -110,12 +114,15 @@ def collect_episodes(config: EvalConfig, root: Path, model_key: str, tasks: list
     ref = resumed_partition(root, model_key, config.agent_id, dagster_run_id) if resume else None
     resumed = ref is not None
     kept: list[Episode] = []
+    # The agent `bat-pipeline run` started for this partition before Dagster (a first
+    # attempt of a fresh run only: a retried step starts its own).
+    ahead = None if resume else HEAD_STARTS.pop(model_key, None)
     if ref is None:
-        ref = new_partition(root, config, model_key, run_id, dagster_run_id)
+        ref = new_partition(root, config, model_key, run_id, dagster_run_id, keep=ahead is not None)
     else:
         kept = [e for e in load_episodes(ref) if not e.eval_error]
         log(f"resuming run {ref.run_id}: {len(kept)} episodes kept")
-    ref.started_at = ref.started_at or datetime.now(timezone.utc).isoformat()
+    ref.started_at = ref.started_at or datetime.now(UTC).isoformat()
     ref.dir.mkdir(parents=True, exist_ok=True)
     save_ref(ref)
 
@@ -129,6 +136,9 @@ def collect_episodes(config: EvalConfig, root: Path, model_key: str, tasks: list
         store_episodes(ref, [episode], save_record=True)
         progress.stored(episode)
 
+    if model.target is not None and config.agentv is not None:
+        return _collect_from_target(config, model.target, ref, attempts, kept, store, log)
+
     extra_spans = [config.resolve(p) for p in config.evaluation.extra_spans]
     spans_name = resumed_spans(launch) if resumed else AGENT_SPANS
     launcher = AgentLauncher(config, model, ref.dir, log=log, spans_name=spans_name, redactor=redactor)
@@ -136,7 +146,7 @@ def collect_episodes(config: EvalConfig, root: Path, model_key: str, tasks: list
     clock.lap("startup")
     if attempts:
         try:
-            with launcher.running() as agent:
+            with launcher.running(ahead) as agent:
                 clock.lap("agent_start")
                 ref.add_span_files([*agent.spans_files, *extra_spans])
                 save_ref(ref)
@@ -156,6 +166,31 @@ def collect_episodes(config: EvalConfig, root: Path, model_key: str, tasks: list
         log(f"phase {phase}: {seconds:.2f}s")
     record_timings(ref.dir, {**dict.fromkeys(("agent_start", "conversations", "shutdown"), 0.0), **clock.phases})
     ref.add_span_files(extra_spans)
-    ref.finished_at = datetime.now(timezone.utc).isoformat()
+    ref.finished_at = datetime.now(UTC).isoformat()
     save_ref(ref)
+    return CollectedEpisodes(ref=ref, episodes=load_episodes(ref), made=len(attempts), kept=len(kept))
+
+
+def _collect_from_target(config: EvalConfig, target: AgentvTarget, ref: PartitionRef, attempts: list[Attempt],
+                         kept: list[Episode], store: Callable[[Episode], None], log: Log) -> CollectedEpisodes:
+    """An AgentV target's partition: no agent to start and no spans; the target resource
+    produces the episodes. A failed healthcheck is recorded (its episodes stored, the
+    record finished) before TargetHealthError fails the step."""
+    assert config.agentv is not None
+    start = time.perf_counter()
+
+    def finish() -> None:
+        record_timings(ref.dir, {"agent_start": 0.0, "conversations": time.perf_counter() - start, "shutdown": 0.0})
+        ref.finished_at = datetime.now(UTC).isoformat()
+        save_ref(ref)
+
+    try:
+        collect_target_episodes(target, config.agentv, attempts, ref.dir, concurrency=config.evaluation.concurrency,
+                                on_episode=store, log=log)
+    except TargetHealthError:
+        finish()
+        # The later steps do not run: the partition's results say what happened to each test.
+        write_lines(ref, {"results.jsonl": result_lines(load_episodes(ref))})
+        raise
+    finish()
     return CollectedEpisodes(ref=ref, episodes=load_episodes(ref), made=len(attempts), kept=len(kept))

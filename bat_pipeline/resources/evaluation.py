@@ -9,10 +9,11 @@ from pathlib import Path
 import dagster as dg
 from pydantic import PrivateAttr
 
+from bat_pipeline.engine.config import load_tasks
+from bat_pipeline.engine.config.project import Overrides, load_project, suite_tasks
 from bat_pipeline.engine.contracts import EvalConfig, Task
 from bat_pipeline.engine.environment import agent_environment, find_dotenv, project_environ, read_dotenv
 from bat_pipeline.engine.errors import InputError
-from bat_pipeline.engine.config import load_eval_config, load_tasks
 from bat_pipeline.engine.redaction import Redactor, secret_values
 from bat_pipeline.resources.judge import JudgeConfigError, resolve_api_key
 from bat_pipeline.resources.scripted_llm import PLACEHOLDER, ScriptedLlmResource, uses_scripted_llm
@@ -22,7 +23,13 @@ class EvaluationResource(dg.ConfigurableResource):
     """Which agent is evaluated, and where results are kept."""
 
     agent_dir: str
-    """The agent folder holding `eval/eval.yaml`."""
+    """The agent folder holding `eval/eval.yaml`, or an AgentV eval file (engine.config.project)."""
+    providers_file: str | None = None
+    """`--providers FILE` for an AgentV file."""
+    threshold: float | None = None
+    """`--threshold` for an AgentV file."""
+    output_dir: str | None = None
+    """`--output DIR`: replaces `evaluation.output_dir`."""
     storage_root: str
     """Shared storage for partition files, the judge cache and the warehouse."""
     scripted_llm: ScriptedLlmResource | None = None
@@ -38,7 +45,7 @@ class EvaluationResource(dg.ConfigurableResource):
         starts the scripted model server for this run (once). `models=False`: as written,
         starting nothing, for steps that call no model."""
         if self._declared is None:
-            self._declared = load_eval_config(Path(self.agent_dir))
+            self._declared = load_project(Path(self.agent_dir), self.overrides())
         if not models:
             return self._declared
         if self._config is None:
@@ -51,9 +58,15 @@ class EvaluationResource(dg.ConfigurableResource):
                 self._config = self._declared
         return self._config
 
+    def overrides(self) -> Overrides:
+        return Overrides(providers_file=Path(self.providers_file) if self.providers_file else None,
+                         threshold=self.threshold, output_dir=Path(self.output_dir) if self.output_dir else None)
+
     def tasks(self, warnings: list[str] | None = None) -> list[Task]:
-        """The dataset; what it ignored is appended to `warnings`."""
+        """The dataset (an AgentV file's tests); what it ignored is appended to `warnings`."""
         config = self.config(models=False)
+        if config.agentv is not None:
+            return suite_tasks(config.agentv)
         return load_tasks(config.resolve(config.evaluation.dataset), warnings)
 
     @property

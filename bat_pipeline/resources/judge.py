@@ -189,7 +189,7 @@ class JudgeClient:
             value, text, structured = await self._ask(opening, question)
         except _Failure as exc:
             return JudgeAnswer(error=str(exc))
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the judge's contract: never raises, the answer says why
             return JudgeAnswer(error=self.redactor.text(f"{type(exc).__name__}: {exc}"))
         if self.cache is not None:
             try:

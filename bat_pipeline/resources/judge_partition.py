@@ -4,8 +4,8 @@ through the judge, their rows written back into the episodes and judge.json."""
 import asyncio
 import concurrent.futures
 from collections.abc import Coroutine
-from datetime import datetime, timezone
-from typing import Any, TypeVar
+from datetime import UTC, datetime
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -17,8 +17,6 @@ from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.engine.scorers.project import load_project_scorers
 from bat_pipeline.resources.judge import JudgeClient, JudgeResource, judge_episodes
 from bat_pipeline.storage import PartitionRef
-
-T = TypeVar("T")
 
 
 class JudgeOutcome(BaseModel):
@@ -91,7 +89,7 @@ def judge_partition(ref: PartitionRef, config: EvalConfig, tasks: list[Task],
                         stats=result.stats, mean_scores=result.mean_scores())
 
 
-def _run(coro: Coroutine[Any, Any, T]) -> T:
+def _run[T](coro: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine to completion, also from code already inside an event loop."""
     try:
         asyncio.get_running_loop()
@@ -102,4 +100,4 @@ def _run(coro: Coroutine[Any, Any, T]) -> T:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -73,16 +73,19 @@ def scorers_of(rows: list[ScoreRow]) -> list[str]:
 
 def test_builtin_check_scorers_in_order():
     builtin = [s.name for s in registered("check") if s.fn.__module__.startswith("bat_pipeline.engine.scorers.")]
-    assert builtin == ["status", "output", "tool_calls", "agent_calls", "limits", "errors"]
+    # bat-cli's checks in its order, then the others (AgentV graders, trajectory assertions:
+    # they apply only to tasks that declare them).
+    assert builtin[:6] == ["status", "output", "tool_calls", "agent_calls", "limits", "errors"]
+    assert {"text", "script", "trajectory"} <= set(builtin[6:])
 
 
 def test_the_tasks_expectations_select_the_scorers():
     assert scorers_of(score_checks(task(status=None), episode())) == []
     assert scorers_of(score_checks(task(output_must_contain=["a", "b"]), episode())) == ["status", "output", "output"]
     full = task(output_must_contain=["a"], tool_calls=[{"name": "x"}], agent_calls=[{"agent": "A"}],
-                max_tokens=9, no_errors=True)
+                max_tokens=9, no_errors=True, trajectory={"max_steps": 3})
     assert scorers_of(score_checks(full, episode())) == [
-        "status", "output", "tool_calls", "agent_calls", "limits", "errors"]
+        "status", "output", "tool_calls", "agent_calls", "limits", "errors", "trajectory", "trajectory"]
 
 
 def test_a_check_row_is_pass_fail_and_gating():

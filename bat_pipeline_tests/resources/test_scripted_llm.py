@@ -10,12 +10,12 @@ import dagster as dg
 import httpx
 import pytest
 
+from bat_pipeline.engine.config import load_eval_config
 from bat_pipeline.engine.environment import require_judge_key
 from bat_pipeline.engine.errors import InputError
-from bat_pipeline.engine.config import load_eval_config
 from bat_pipeline.locations import BUNDLED_AGENT_DIR
-from bat_pipeline.resources.agent_process import group_members
 from bat_pipeline.resources.evaluation import EvaluationResource
+from bat_pipeline.resources.process_group import group_members
 from bat_pipeline.resources.scripted_llm import URL_VAR, ScriptedLlmResource, uses_scripted_llm, with_scripted_llm
 from bat_pipeline_tests.support.polling import wait_for
 

@@ -35,7 +35,7 @@ def _expand_config_values(value: Any, environ: Mapping[str, str]) -> Any:
     return value
 
 
-def read_agent_config(config_file: Path, environ: Mapping[str, str] | None = None) -> dict:
+def read_agent_config(config_file: Path, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The agent's config.yaml as a dict; `{}` for an empty file.
 
     With `environ`, `${VAR}` in string values is replaced from it (an unset variable is
@@ -83,7 +83,7 @@ def _with_host(url: str, host: str) -> str:
 
 def evaluation_config_copy(
     original: Mapping[str, Any], *, port: int, spans_file: Path, host: str | None = None
-) -> dict:
+) -> dict[str, Any]:
     """The agent's config for one evaluation run; `original` is not modified.
 
     Sets `endpoint.port`; `endpoint.url` keeps its scheme and gets `host` when given (when

@@ -9,7 +9,15 @@ from typing import Any
 from pydantic import ValidationError
 
 from bat_pipeline.engine.config.files import read_text
-from bat_pipeline.engine.config.messages import dotted, drop_unknown_keys, explain, first_error, kind, more_problems
+from bat_pipeline.engine.config.messages import (
+    drop_unknown_keys,
+    explain,
+    first_error,
+    in_entry,
+    kind,
+    more_problems,
+    where,
+)
 from bat_pipeline.engine.contracts.names import task_file_stem
 from bat_pipeline.engine.contracts.tasks import Task
 from bat_pipeline.engine.errors import InputError
@@ -51,7 +59,8 @@ def load_tasks(path: str | Path, warnings: list[str] | None = None) -> list[Task
         expected = item.get("expected")
         if isinstance(expected, dict) and expected.get("expected_outcome", "") is None:
             expected["expected_outcome"] = ""
-        found = drop_unknown_keys(item, Task, file, lambda loc, entry=entry: (entry, dotted(loc)))
+        locate = in_entry(entry)
+        found = drop_unknown_keys(item, Task, file, locate)
         if warnings is not None:
             warnings.extend(found)
         try:
@@ -60,7 +69,10 @@ def load_tasks(path: str | Path, warnings: list[str] | None = None) -> list[Task
             error, more = first_error(exc)
             message = explain(error, Task, json_words=True)
             message += more_problems(more)
-            raise InputError(file, message, entry=entry, field=dotted(tuple(error["loc"])) or None) from None
+            _, field = locate(tuple(error["loc"]))
+            raise InputError(file, message, entry=entry, field=field or None) from None
+        if warnings is not None:
+            warnings.extend(_args_direction(task, file, entry))
         if task.id in first_index:
             raise InputError(file, f"duplicate id '{task.id}' (also tasks[{first_index[task.id]}])",
                              entry=entry, field="id")
@@ -68,6 +80,20 @@ def load_tasks(path: str | Path, warnings: list[str] | None = None) -> list[Task
         tasks.append(task)
     check_task_file_names(tasks, file)
     return tasks
+
+
+def _args_direction(task: Task, file: str, entry: str) -> list[str]:
+    """A warning when a task compares arguments both ways round: `args_subset` of
+    tool_calls (the call's arguments contain these) and a trajectory's `args_mode:
+    subset` (the call's arguments all appear in the expected ones; SPEC §13)."""
+    trajectory = task.expected.trajectory
+    if trajectory is None or not trajectory.uses_args_subset():
+        return []
+    if not any(want.args_subset for want in task.expected.tool_calls):
+        return []
+    return [f"{where(file, entry, 'expected.trajectory')}: args_mode 'subset' means the call's arguments all "
+            "appear in the expected ones, the other way round from tool_calls' args_subset (the expected "
+            "arguments all appear in the call's); 'superset' is args_subset's direction"]
 
 
 def check_task_file_names(tasks: list[Task], file: str) -> None:

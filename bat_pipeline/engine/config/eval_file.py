@@ -6,13 +6,16 @@ import re
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
 from bat_pipeline.engine.agent_folder import EVAL_FILE
+from bat_pipeline.engine.config.files import read_yaml
 from bat_pipeline.engine.config.lenient import lenient_sections, normalize_models
 from bat_pipeline.engine.config.messages import (
     SET_BY_LOADER,
+    Loc,
     dotted,
     drop_unknown_keys,
     explain,
@@ -21,7 +24,6 @@ from bat_pipeline.engine.config.messages import (
     more_problems,
 )
 from bat_pipeline.engine.config.rules import check_config
-from bat_pipeline.engine.config.files import read_yaml
 from bat_pipeline.engine.contracts.config import EvalConfig
 from bat_pipeline.engine.environment import map_judge_key, project_environ
 from bat_pipeline.engine.errors import InputError
@@ -31,7 +33,7 @@ TOP_LEVEL = "top level"
 _VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*)|(\$)|(\{[^}]*\}?))")
 
 
-def _config_location(loc: tuple) -> tuple[str, str | None]:
+def _config_location(loc: Loc) -> tuple[str, str | None]:
     """(entry, field) of a location in eval.yaml: `models[2]` + `env.KEY`, `judge` + `model`."""
     if not loc:
         return TOP_LEVEL, None
@@ -45,7 +47,7 @@ def _config_location(loc: tuple) -> tuple[str, str | None]:
 def _expand(value: str, environ: Mapping[str, str], file: str, entry: str, field: str) -> str:
     """`$VAR` and `${VAR}` from environ; `$$` is a literal `$`; an unset variable is refused."""
 
-    def replace(match: re.Match) -> str:
+    def replace(match: re.Match[str]) -> str:
         braced, bare, dollar, malformed = match.groups()
         if dollar:
             return "$"
@@ -65,7 +67,7 @@ def _expand(value: str, environ: Mapping[str, str], file: str, entry: str, field
     return _VAR.sub(replace, value)
 
 
-def _env_values(section: dict, environ: Mapping[str, str], file: str, entry: str) -> None:
+def _env_values(section: dict[str, Any], environ: Mapping[str, str], file: str, entry: str) -> None:
     """Expand `base_url` and the `env` values of one section in place."""
     if isinstance(section.get("base_url"), str):
         section["base_url"] = _expand(section["base_url"], environ, file, entry, "base_url")
@@ -82,7 +84,7 @@ def _env_values(section: dict, environ: Mapping[str, str], file: str, entry: str
             env[name] = value
 
 
-def _judge_scope(judge: dict, environ: Mapping[str, str]) -> Mapping[str, str]:
+def _judge_scope(judge: dict[str, Any], environ: Mapping[str, str]) -> Mapping[str, str]:
     provider, api_key_env = judge.get("provider"), judge.get("api_key_env")
     if isinstance(provider, str) and isinstance(api_key_env, str):
         return map_judge_key(environ, provider, api_key_env)

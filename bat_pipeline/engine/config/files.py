@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +15,9 @@ class _UniqueKeyLoader(yaml.SafeLoader):
     """SafeLoader that refuses a key written twice in one mapping (PyYAML keeps the last)."""
 
 
-def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
-    seen: set = set()
+def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False
+                              ) -> dict[Hashable, Any]:
+    seen: set[str | int | float | bool] = set()
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=deep)
         if not isinstance(key, (str, int, float, bool)):
@@ -48,7 +50,7 @@ def read_yaml(path: Path, *, unique_keys: bool = True) -> Any:
     text = read_text(path)
     loader = _UniqueKeyLoader if unique_keys else yaml.SafeLoader
     try:
-        return yaml.load(text, Loader=loader)  # noqa: S506 - SafeLoader or a subclass
+        return yaml.load(text, Loader=loader)  # a SafeLoader or a subclass: builds no objects
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""

@@ -14,7 +14,7 @@ _DEFAULTED_WHEN_EMPTY = ("dataset", "output_dir", "run_name")
 _SHORTHAND = "expected '<provider>:<model>' or a mapping with provider and model, got"
 
 
-def lenient_sections(data: dict, file: str) -> dict:
+def lenient_sections(data: dict[str, Any], file: str) -> dict[str, Any]:
     """What bat-cli reads in its own way, turned into the records' shape: an empty
     `evaluation`, `agent` or `judge` section is absent; an empty dataset, output_dir or
     run_name takes its default; a single `extra_spans` path is a list of one; a judge
@@ -77,7 +77,7 @@ def _from_shorthand(text: str, file: str, entry: str) -> dict[str, str]:
     return {"provider": provider.strip(), "model": model.strip()}
 
 
-def _split_model(section: dict) -> dict:
+def _split_model(section: dict[str, Any]) -> dict[str, Any]:
     """A copy of a model or judge mapping, its `model: provider:model` split when it names
     no provider."""
     section = dict(section)

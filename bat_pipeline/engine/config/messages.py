@@ -5,12 +5,19 @@ field, a key bat-cli ignores as a warning (or as a typo, one edit away from a kn
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from bat_pipeline.engine.config.unknown_keys import pop_unknown_keys, unwrap_optional
 from bat_pipeline.engine.errors import InputError
+
+Loc = tuple[int | str, ...]
+"""A place in a record as pydantic names it: field names and list indexes, outermost first."""
+Locate = Callable[[Loc], tuple[str | None, str | None]]
+"""Turns a place in a file's data into the (entry, field) an InputError names."""
 
 
 def kind(value: Any, *, json_words: bool = False) -> str:
@@ -45,7 +52,7 @@ _EXPECTED_JSON = {**_EXPECTED, "list_type": "an array", "dict_type": "an object"
                   "model_type": "an object", "model_attributes_type": "an object"}
 
 
-def _model_at(root: type[BaseModel], path: tuple) -> type[BaseModel] | None:
+def _model_at(root: type[BaseModel], path: Loc) -> type[BaseModel] | None:
     """The pydantic model class found at `path` (a ValidationError loc) below `root`."""
     current: Any = root
     for part in path:
@@ -65,7 +72,7 @@ def _model_at(root: type[BaseModel], path: tuple) -> type[BaseModel] | None:
     return current if isinstance(current, type) and issubclass(current, BaseModel) else None
 
 
-def _did_you_mean(name: Any, allowed: list[str]) -> str:
+def _did_you_mean(name: int | str, allowed: list[str]) -> str:
     text = str(name)
     close = difflib.get_close_matches(text, allowed, n=1, cutoff=0.6)
     if not close and len(text) >= 3:
@@ -79,7 +86,7 @@ def _number(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def dotted(path: tuple) -> str:
+def dotted(path: Loc) -> str:
     """A location as a field name: `env.KEY`, `tool_calls[0].name`."""
     text = ""
     for part in path:
@@ -92,7 +99,13 @@ def dotted(path: tuple) -> str:
     return text
 
 
-def explain(error: dict, root: type[BaseModel], *, json_words: bool) -> str:
+def in_entry(entry: str) -> Locate:
+    """Places inside one entry of a file (a task of the dataset): that entry, and the place
+    as a dotted field."""
+    return lambda loc: (entry, dotted(loc))
+
+
+def explain(error: ErrorDetails, root: type[BaseModel], *, json_words: bool) -> str:
     """One pydantic error of a record read from `root`, in the user's terms."""
     error_type = error["type"]
     value = error.get("input")
@@ -125,7 +138,7 @@ def explain(error: dict, root: type[BaseModel], *, json_words: bool) -> str:
     return message.removeprefix("Value error, ")
 
 
-def first_error(exc: ValidationError) -> tuple[dict, int]:
+def first_error(exc: ValidationError) -> tuple[ErrorDetails, int]:
     """The error to report (unknown fields first: they usually cause the others)."""
     errors = exc.errors()
     errors.sort(key=lambda e: e["type"] != "extra_forbidden")
@@ -137,7 +150,7 @@ def more_problems(count: int) -> str:
     return f" (and {count} more problem{'s' if count > 1 else ''})" if count else ""
 
 
-SET_BY_LOADER = ("agent_dir", "source", "warnings")
+SET_BY_LOADER = ("agent_dir", "source", "warnings", "agentv")
 """EvalConfig fields the loader fills in: never written in eval.yaml, never offered as known keys."""
 
 
@@ -151,7 +164,8 @@ def where(file: str, entry: str | None, field: str | None) -> str:
     return text
 
 
-def drop_unknown_keys(data: dict, model: type[BaseModel], file: str, locate, loc: tuple = ()) -> list[str]:
+def drop_unknown_keys(data: dict[str, Any], model: type[BaseModel], file: str, locate: Locate,
+                      loc: Loc = ()) -> list[str]:
     """Remove the keys `model` does not know, as bat-cli ignores them, and return one
     warning per key. A key one edit away from a known one is refused as a typo."""
     warnings = []

@@ -27,7 +27,7 @@ def cron_problem(cron: str) -> str | None:
     fields = cron.split()
     if len(fields) != 5:
         return f"'{cron}' has {len(fields)} fields; a cron needs 5 (minute hour day month weekday), e.g. '0 3 * * *'"
-    for text, (name, low, high) in zip(fields, _CRON_FIELDS):
+    for text, (name, low, high) in zip(fields, _CRON_FIELDS, strict=True):
         for part in text.split(","):
             span, _, step = part.partition("/")
             if step and not step.isdigit():

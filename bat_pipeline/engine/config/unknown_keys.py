@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Union, get_args, get_origin
 
-from pydantic import BaseModel
+from pydantic import AliasChoices, BaseModel
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ def one_edit_apart(a: str, b: str) -> bool:
     if a == b or abs(len(a) - len(b)) > 1:
         return False
     if len(a) == len(b):
-        diffs = [i for i, (x, y) in enumerate(zip(a, b)) if x != y]
+        diffs = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
         if len(diffs) == 1:
             return True
         i, j = diffs[0], diffs[-1]
@@ -60,6 +60,18 @@ def _record(annotation: Any) -> type[BaseModel] | None:
     return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
 
 
+def accepted_keys(model: type[BaseModel]) -> dict[str, str]:
+    """Every key a record reads, mapped to its field: the field's name and the other
+    spellings it accepts (`validation_alias`, e.g. AgentV's `args_match` for `args_mode`)."""
+    keys: dict[str, str] = {}
+    for name, info in model.model_fields.items():
+        keys[name] = name
+        alias = info.validation_alias
+        choices = alias.choices if isinstance(alias, AliasChoices) else [alias]
+        keys.update((choice, name) for choice in choices if isinstance(choice, str))
+    return keys
+
+
 def pop_unknown_keys(data: Any, model: type[BaseModel], *, ignore: tuple[str, ...] = (),
                      loc: tuple[str | int, ...] = ()) -> Iterator[UnknownKey]:
     """Remove, in place, every key of `data` (and of the mappings nested in it that are
@@ -68,14 +80,15 @@ def pop_unknown_keys(data: Any, model: type[BaseModel], *, ignore: tuple[str, ..
     if not isinstance(data, dict):
         return
     known = tuple(name for name in model.model_fields if name not in ignore)
+    accepted = accepted_keys(model)
     for key in list(data):
-        if key not in model.model_fields:
+        if key not in accepted:
             text = str(key)
             near = next((name for name in known if one_edit_apart(text, name)), None)
             del data[key]
             yield UnknownKey(loc=(*loc, text), near=near, known=known)
             continue
-        annotation = unwrap_optional(model.model_fields[key].annotation)
+        annotation = unwrap_optional(model.model_fields[accepted[key]].annotation)
         value = data[key]
         nested = _record(annotation)
         if nested is not None:

@@ -9,8 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
+from bat_pipeline.engine.contracts.agentv import AgentvSuite, AgentvTarget
 from bat_pipeline.engine.contracts.names import safe_key
 from bat_pipeline.engine.contracts.strict import Strict
 
@@ -25,6 +26,10 @@ def _check_provider(value: str) -> str:
 class ModelSpec(Strict):
     """One model the agent is evaluated on: one Dagster partition."""
 
+    target: AgentvTarget | None = None
+    """An AgentV target evaluated in this partition instead of an agent on a model:
+    `provider` is then the target's kind (`cli`) and `model` its name."""
+
     provider: str
     """One of PROVIDERS; given to the agent as MODEL_PROVIDER."""
     model: str = Field(min_length=1)
@@ -36,12 +41,16 @@ class ModelSpec(Strict):
     key: str | None = None
     """Partition key; defaults to `<provider>-<model>` with unsafe characters as `_`."""
 
-    _provider = field_validator("provider")(_check_provider)
+    @field_validator("provider")
+    @classmethod
+    def _known_provider(cls, value: str, info: ValidationInfo) -> str:
+        # `target` is declared first, so it is validated (and known) by now.
+        return value if info.data.get("target") is not None else _check_provider(value)
 
     @property
     def name(self) -> str:
-        """`provider:model`, as episodes and summaries name the model."""
-        return f"{self.provider}:{self.model}"
+        """`provider:model`, as episodes and summaries name the model; a target's own name."""
+        return self.model if self.target is not None else f"{self.provider}:{self.model}"
 
     @property
     def partition_key(self) -> str:
@@ -149,6 +158,9 @@ class EvalConfig(Strict):
     warnings: list[str] = Field(default_factory=list)
     """What the loader accepted but the user should know (unknown keys, ignored values),
     each naming the file and the key."""
+    agentv: AgentvSuite | None = None
+    """The AgentV eval file evaluated, when the project is one (engine.config.project):
+    its tests are the dataset and its targets the partitions."""
 
     @property
     def agent_id(self) -> str:

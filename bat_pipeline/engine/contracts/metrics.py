@@ -4,9 +4,10 @@ Keys, value types and meanings are those bat-cli 2026.10 writes (a script readin
 files reads ours); `per_task`, `pass_at_k`, `pass_hat_k`, `error_episodes`,
 `latency_ms`, the per-episode `qualitative` of an episode the judge did not see, the
 per-episode `scores` and `summary.scorers` are bat_pipeline's additions. As in bat-cli,
-cached-prompt percentages are rounded to one decimal and nothing else is rounded; judge fields without a single score are left out
-of the averages. Where bat-cli writes 0 for an aggregate over no episodes at all (a run
-that recorded nothing), this writes null: there is no pass rate or time to report.
+cached-prompt percentages are rounded to one decimal and nothing else is rounded; judge
+fields without a single score are left out of the averages. Where bat-cli writes 0 for an
+aggregate over no episodes at all (a run that recorded nothing), this writes null: there
+is no pass rate or time to report.
 """
 
 from __future__ import annotations

@@ -52,12 +52,13 @@ class RubricScores(BaseModel):
     tool_call_appropriateness: float | None = None
 
     def score(self, rubric: str) -> float | None:
-        return getattr(self, SCORE_FIELDS[rubric])
+        value: float | None = getattr(self, SCORE_FIELDS[rubric])
+        return value
 
 
 RUBRICS = ("relevance", "task_completion", "hallucination", "tool_call")
 """bat-cli's judge rubrics, in its order (also the names of their LLM scorers)."""
 QUALITATIVE_FIELDS = tuple(RubricScores.model_fields)
 """The rubrics' score fields, in rubric order."""
-SCORE_FIELDS = dict(zip(RUBRICS, QUALITATIVE_FIELDS))
+SCORE_FIELDS = dict(zip(RUBRICS, QUALITATIVE_FIELDS, strict=True))
 """Rubric name → its score field."""

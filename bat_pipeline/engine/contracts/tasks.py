@@ -6,7 +6,9 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from bat_pipeline.engine.contracts.agentv import AgentvCase
 from bat_pipeline.engine.contracts.strict import Strict
+from bat_pipeline.engine.contracts.trajectory_assertion import TrajectoryAssertion
 
 TaskStatus = Literal["working", "input-required", "completed", "error"]
 
@@ -41,12 +43,14 @@ class Expected(Strict):
     """Upper bound on tokens in + out over the whole conversation."""
     no_errors: bool = False
     """Fail when any step of the trajectory failed."""
+    trajectory: TrajectoryAssertion | None = None
+    """What the tool calls must look like (ours; engine.scorers.trajectory)."""
 
     @property
     def needs_spans(self) -> bool:
         """True when a check reads the trajectory rather than the A2A answer."""
         return bool(
-            self.tool_calls or self.agent_calls or self.no_errors
+            self.tool_calls or self.agent_calls or self.no_errors or self.trajectory is not None
             or self.max_model_calls is not None or self.max_tokens is not None
         )
 
@@ -60,3 +64,6 @@ class Task(Strict):
     expected: Expected = Field(default_factory=Expected)
     meta: dict[str, Any] = Field(default_factory=dict)
     """Free-form labels (category, ...) carried to metrics."""
+    agentv: AgentvCase | None = None
+    """The AgentV test this task is (engine.config.project): its graders and pass rule
+    decide the verdict; None for a bat-cli task."""

@@ -8,8 +8,10 @@ Each step of a partition records the phases it spans into the partition's
 from __future__ import annotations
 
 PHASES: dict[str, str] = {
-    "startup": "from the run starting (`bat-pipeline run`, else the Dagster run) to the agent's launch",
-    "agent_start": "the agent launched until it answered its agent card (0 for an agent at agent.url)",
+    "startup": "from the run starting (`bat-pipeline run`, else the Dagster run) to the episodes step "
+               "launching or adopting the agent",
+    "agent_start": "the step waiting for the agent to answer its agent card (0 for an agent at agent.url); "
+                   "under `bat-pipeline run` the agent was launched at the start and came up meanwhile",
     "conversations": "the first conversation started until the last episode was stored",
     "shutdown": "the agent stopped: SIGTERM until its process group was gone",
     "spans": "the span files settled and read, every trajectory built",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -35,7 +35,7 @@ class ToolStep(_Step):
     """Arguments, parsed from JSON when they are JSON."""
     result: str | None = None
     error: str | None = None
-    steps: list["Step"] = Field(default_factory=list)
+    steps: list[Step] = Field(default_factory=list)
     """Steps run inside the tool (e.g. an agent call)."""
 
 
@@ -47,7 +47,7 @@ class AgentStep(_Step):
     status: str | None = None
     """The called agent's A2A task state."""
     error: str | None = None
-    steps: list["Step"] = Field(default_factory=list)
+    steps: list[Step] = Field(default_factory=list)
     """Steps of the called agent (from its own span file)."""
 
 
@@ -58,7 +58,7 @@ class ErrorStep(_Step):
     error: str
 
 
-Step = Annotated[Union[ModelStep, ToolStep, AgentStep, ErrorStep], Field(discriminator="kind")]
+Step = Annotated[ModelStep | ToolStep | AgentStep | ErrorStep, Field(discriminator="kind")]
 
 ToolStep.model_rebuild()
 AgentStep.model_rebuild()

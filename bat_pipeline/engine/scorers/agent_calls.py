@@ -8,7 +8,6 @@ from bat_pipeline.engine.contracts.trajectory import AgentStep
 from bat_pipeline.engine.scorers.registry import ScoringInput, check
 from bat_pipeline.engine.scorers.support import all_steps, pass_fail, times
 
-
 CRITERION = "agent_call:"
 """Then the agent's name."""
 

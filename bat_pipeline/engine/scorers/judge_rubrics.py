@@ -40,7 +40,7 @@ async def ask_rubric(rubric: str, item: ScoringInput, judge: Judge) -> list[Scor
         return [null_row(rubric, field, judge.name, SKIPPED + skipped, scale=SCALE)]
     try:
         messages = build_messages(rubric, item.task, item.episode, settings)
-    except Exception as exc:  # odd data in one episode must not stop the others
+    except Exception as exc:  # noqa: BLE001 - odd data in one episode must not stop the others
         return [null_row(rubric, field, judge.name, f"{FAILED}could not build the prompt: {type(exc).__name__}: {exc}",
                          scale=SCALE)]
     answer = await judge.ask(JudgeQuestion(purpose=rubric, messages=messages, parse=parse_answer, schema=JSON_SCHEMA))

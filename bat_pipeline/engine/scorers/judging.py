@@ -12,17 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Protocol
 
 from bat_pipeline.engine.contracts.scores import ScoreRow
 from bat_pipeline.engine.contracts.tasks import Task
 from bat_pipeline.engine.scorers.registry import ScoringInput
 
-T = TypeVar("T")
-
 
 @dataclass(frozen=True)
-class JudgeQuestion(Generic[T]):
+class JudgeQuestion[T]:
     """One question to the judge."""
 
     purpose: str
@@ -47,7 +45,7 @@ class JudgeQuestion(Generic[T]):
 
 
 @dataclass
-class JudgeAnswer(Generic[T]):
+class JudgeAnswer[T]:
     """The judge's answer to one question, or why there is none."""
 
     value: T | None = None
@@ -66,7 +64,7 @@ class Judge(Protocol):
     def name(self) -> str:
         """`provider:model`."""
 
-    async def ask(self, question: JudgeQuestion[T]) -> JudgeAnswer[T]:
+    async def ask[T](self, question: JudgeQuestion[T]) -> JudgeAnswer[T]:
         """The answer; never raises for a failed call (the answer's `error` says why)."""
 
 

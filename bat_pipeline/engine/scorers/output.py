@@ -7,7 +7,6 @@ from bat_pipeline.engine.contracts.scores import ScoreRow
 from bat_pipeline.engine.scorers.registry import ScoringInput, check
 from bat_pipeline.engine.scorers.support import pass_fail, quote
 
-
 CRITERION = "output["
 """Then the phrase's index and `]`."""
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import traceback
+
 from bat_pipeline.engine.contracts.config import EvalConfig
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.scorers.registry import load_modules
@@ -21,7 +22,7 @@ def load_project_scorers(config: EvalConfig) -> None:
     for index, name in enumerate(config.evaluation.scorers):
         try:
             load_modules([name])
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any error importing the user's module refuses eval.yaml
             last = traceback.extract_tb(exc.__traceback__)[-1:] if not isinstance(exc, ImportError) else []
             where = f" ({last[0].filename}:{last[0].lineno})" if last else ""
             raise InputError(str(config.source), f"cannot import scorer module '{name}': "

@@ -10,7 +10,6 @@ from bat_pipeline.engine.scorers.arguments import args_contain
 from bat_pipeline.engine.scorers.registry import ScoringInput, check
 from bat_pipeline.engine.scorers.support import all_steps, as_json, pass_fail, times
 
-
 CRITERION = "tool_call:"
 """Then the tool's name."""
 

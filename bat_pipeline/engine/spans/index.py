@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 from bat_pipeline.engine.spans.lines import AGENT_ROOT, MAX_DEPTH, Span, start_order, to_span, too_deep
 
@@ -121,7 +122,7 @@ class SpanIndex:
         p = Path(path)
         return [self.add_file(f) for f in span_files_in(p)] if p.is_dir() else [self.add_file(p)]
 
-    def _read(self, f, stats: FileStats) -> None:
+    def _read(self, f: TextIO, stats: FileStats) -> None:
         by_id = self.by_span_id
         by_trace = self.by_trace
         children = self.children

@@ -6,7 +6,7 @@ skeletons, enough for parent links and graph node names."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from types import MappingProxyType
 from typing import Any
@@ -32,8 +32,19 @@ _MODEL_INPUT = ("llm.input_messages", "input.", "llm.invocation_parameters", "ll
 class Span:
     """One span, as much of it as building trajectories needs."""
 
-    __slots__ = ("name", "kind", "trace_id", "span_id", "parent_id", "start", "end",
-                 "error", "attributes", "seq", "role")
+    __slots__ = (
+        "attributes",
+        "end",
+        "error",
+        "kind",
+        "name",
+        "parent_id",
+        "role",
+        "seq",
+        "span_id",
+        "start",
+        "trace_id",
+    )
 
     def __init__(self, name: str, kind: str, trace_id: str, span_id: str, parent_id: str | None,
                  start: int, end: int, error: str | None, attributes: Mapping[str, Any], seq: int,
@@ -81,11 +92,12 @@ def start_order(span: Span) -> tuple[int, int]:
     return (span.start, span.seq)
 
 
-def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+def too_deep(value: object, limit: int = MAX_DEPTH) -> bool:
     """True when arrays/objects nest deeper than `limit` (walked without recursion)."""
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
+        children: Iterable[object]
         if type(item) is dict:
             children = item.values()
         elif type(item) is list:
@@ -163,7 +175,7 @@ def to_span(obj: Any, seq: int) -> Span | None:
     return Span(name, kind, trace_id, span_id, parent, start, end, error, attrs, seq, role)
 
 
-def _with_defaults(obj: Any) -> dict | None:
+def _with_defaults(obj: Any) -> dict[str, Any] | None:
     """A line missing optional fields, or in the OpenTelemetry SDK's own `Span.to_json()`
     shape (ids under `context`, `parent_id`, `SpanKind.X`), as a complete SPEC §5 dict."""
     if type(obj) is not dict:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable
 
 from bat_pipeline.engine.spans.index import span_files_in
 
@@ -24,13 +23,13 @@ def wait_until_quiet(paths: Iterable[str | Path], *, settle_s: float, wait_s: fl
     conversations) when that is later: an exporter may hold spans without touching the
     file. Files last changed, and `since`, more than `settle_s` ago cost no wait at all.
     A missing file does not hold the wait: a called agent may never write one."""
-    paths = [Path(p) for p in paths]
+    watched = [Path(p) for p in paths]
     start = clock()
 
     def look() -> tuple[dict[Path, tuple[int, int]], float]:
         seen: dict[Path, tuple[int, int]] = {}
         newest = 0.0
-        for path in paths:
+        for path in watched:
             files = span_files_in(path) if path.is_dir() else [path]
             for file in files:
                 try:

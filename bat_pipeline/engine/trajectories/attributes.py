@@ -88,14 +88,14 @@ def tool_result(output: object) -> tuple[str | None, str | None]:
     return output, None
 
 
-def _update_items(update: object) -> list:
+def _update_items(update: object) -> list[object]:
     """The messages in a command's `update` (a dict of channels, or a list of pairs)."""
-    values: list = []
+    values: list[object] = []
     if isinstance(update, dict):
         values = list(update.values())
     elif isinstance(update, list):
         values = [p[1] for p in update if isinstance(p, list | tuple) and len(p) == 2]
-    items: list = []
+    items: list[object] = []
     for v in values:
         items.extend(v if isinstance(v, list) else [v])
     return items
@@ -132,8 +132,10 @@ def _block_text(block: object) -> str | None:
     """A content block's text: a plain string, or the `text` of a block mapping."""
     if isinstance(block, str):
         return block
-    if isinstance(block, dict) and isinstance(block.get("text"), str):
-        return block["text"]
+    if isinstance(block, dict):
+        text = block.get("text")
+        if isinstance(text, str):
+            return text
     return None
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bat_pipeline.engine.contracts.episode import RecordedToolCall
-from bat_pipeline.engine.contracts.trajectory import Trajectory, Turn
+from bat_pipeline.engine.contracts.trajectory import Step, Trajectory, Turn
 from bat_pipeline.engine.spans import SpanIndex
 from bat_pipeline.engine.trajectories.plan import planned_steps
 from bat_pipeline.engine.trajectories.steps import Cutter, build_steps, totals
@@ -34,7 +34,7 @@ def recorded_tool_calls(trajectory: Trajectory) -> list[RecordedToolCall]:
     """Every tool step, nested ones included, in step order (a tool before its inner steps)."""
     calls: list[RecordedToolCall] = []
 
-    def walk(steps: list) -> None:
+    def walk(steps: list[Step]) -> None:
         for step in steps:
             if step.kind == "tool":
                 calls.append(RecordedToolCall(name=step.name, args=step.args, error=step.error))

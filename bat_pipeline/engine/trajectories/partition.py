@@ -12,6 +12,7 @@ from bat_pipeline.engine.agent_folder import spans_files
 from bat_pipeline.engine.contracts import Episode, Task
 from bat_pipeline.engine.figures import trajectory_figures
 from bat_pipeline.engine.spans import load_spans, wait_until_quiet
+from bat_pipeline.engine.target_records import TRAJECTORY_SOURCE
 from bat_pipeline.engine.trajectories.build import build_trajectory, recorded_tool_calls
 
 
@@ -57,12 +58,15 @@ def rebuild_trajectories(episodes: Sequence[Episode], tasks: Sequence[Task], spa
     counting from `since` at the earliest), read them (folders listed now; paths that do
     not exist left out; relative ones taken from `base`), and set each episode's trajectory
     and recorded tool calls (in place). An episode whose task left the dataset gets a
-    trajectory without turns."""
+    trajectory without turns; one whose target recorded its tool calls
+    (engine.target_records) keeps that trajectory."""
     waited, quiet = wait_until_quiet(span_paths, settle_s=settle_s, wait_s=wait_s, since=since)
     files = spans_files(base, span_paths)
     index = load_spans(files)
     turns = {t.id: t.turns for t in tasks}
     for episode in episodes:
+        if episode.aux.get("trajectory_source") == TRAJECTORY_SOURCE:
+            continue  # recorded by its target (an AgentV batch record, CLI JSON): no spans to read
         trajectory = build_trajectory(index, episode.conversation_id, turns.get(episode.task_id, []))
         episode.trace.trajectory = trajectory
         episode.trace.tool_calls = recorded_tool_calls(trajectory)

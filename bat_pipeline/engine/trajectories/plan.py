@@ -4,6 +4,7 @@ the graph node that ran it."""
 from __future__ import annotations
 
 from bisect import bisect_right
+from typing import cast
 
 from bat_pipeline.engine.spans import AGENT_CALL, AGENT_ROOT, TOOL, Span, SpanIndex, parse_json_text, start_order
 
@@ -14,6 +15,13 @@ _RUNNING_LOOKBACK = 64
 Planned = tuple[Span, "Span | None", "str | None"]
 """A step-to-be: its span, the span of the step it nests under (or None), its node."""
 
+_Where = tuple[Span, "Span | None", "int | None", "str | None", "Span | None"]
+"""Where a span sits: its turn's root span, the agent root it runs under and its depth
+below that root (both None outside any agent root), its graph node, the tool or agent
+call it nests under."""
+_Walk = tuple[dict[Span, _Where], dict[Span, list[Span]], list[Span], list[Span]]
+"""A walk's step candidates with where each sits, the graph-node spans of each agent
+root, the candidates and the failed spans."""
 
 
 def planned_steps(index: SpanIndex, trace_id: str) -> dict[str, list[Planned]]:
@@ -23,7 +31,8 @@ def planned_steps(index: SpanIndex, trace_id: str) -> dict[str, list[Planned]]:
     if plan is None:
         plan = _plan_trace(index.trace(trace_id))
         index.cache[key] = plan
-    return plan  # type: ignore[return-value]
+    # Only this function writes "plan:" keys, always with a plan.
+    return cast("dict[str, list[Planned]]", plan)
 
 
 def _plan_trace(spans: list[Span]) -> dict[str, list[Planned]]:
@@ -50,7 +59,8 @@ def _plan_trace(spans: list[Span]) -> dict[str, list[Planned]]:
     if walk is None:
         _break_cycles(spans, parent)
         walk = _walk(parent, turn_roots)
-    info, running, candidates, failed = walk  # type: ignore[misc]
+    assert walk is not None, "a parent cycle survived _break_cycles"
+    info, running, candidates, failed = walk
 
     failed_below: set[Span] = set()
     for s in failed:
@@ -64,7 +74,9 @@ def _plan_trace(spans: list[Span]) -> dict[str, list[Planned]]:
     starts = {k: [n.start for n in v] for k, v in running.items()}
 
     def running_node(root: Span | None, t: int) -> str | None:
-        nodes = running.get(root) if root is not None else None
+        if root is None:
+            return None
+        nodes = running.get(root)
         if not nodes:
             return None
         i = bisect_right(starts[root], t) - 1
@@ -89,7 +101,7 @@ def _plan_trace(spans: list[Span]) -> dict[str, list[Planned]]:
     return plan
 
 
-def _walk(parent: dict[Span, Span | None], turn_roots: list[Span]):
+def _walk(parent: dict[Span, Span | None], turn_roots: list[Span]) -> _Walk | None:
     """Pre-order walk from the spans without parent: for every step candidate its owning
     turn, agent root, depth below that root, graph node (the depth-2 ancestor) and the
     tool or agent call it nests under. None when some spans were not reached: they hang
@@ -105,7 +117,7 @@ def _walk(parent: dict[Span, Span | None], turn_roots: list[Span]):
             kids[p] = [s]
     root_starts = [r.start for r in turn_roots]
     is_turn = set(turn_roots)
-    stack: list[tuple[Span, tuple]] = []
+    stack: list[tuple[Span, _Where]] = []
     for top in tops:
         if top in is_turn:
             turn = top
@@ -114,7 +126,7 @@ def _walk(parent: dict[Span, Span | None], turn_roots: list[Span]):
             turn = turn_roots[max(bisect_right(root_starts, top.start) - 1, 0)]
         root = top if top.role == AGENT_ROOT else None
         stack.append((top, (turn, root, 0 if root else None, None, None)))
-    info: dict[Span, tuple] = {}
+    info: dict[Span, _Where] = {}
     running: dict[Span, list[Span]] = {}
     candidates: list[Span] = []
     failed: list[Span] = []
@@ -131,7 +143,7 @@ def _walk(parent: dict[Span, Span | None], turn_roots: list[Span]):
             candidates.append(s)
             info[s] = data
         turn, root, depth, node, container = data
-        if depth == 2:
+        if depth == 2 and root is not None:  # a depth is counted only below a root
             running.setdefault(root, []).append(s)
         children = kids.get(s)
         if children is None:

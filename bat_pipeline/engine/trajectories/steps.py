@@ -4,9 +4,10 @@ each nested under the tool or agent call it ran in; and the totals over them."""
 from __future__ import annotations
 
 from collections import deque
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, overload
 
-from bat_pipeline.engine.contracts.trajectory import AgentStep, ErrorStep, ModelStep, ToolStep, Totals, Turn
+from bat_pipeline.engine.contracts.trajectory import AgentStep, ErrorStep, ModelStep, Step, ToolStep, Totals, Turn
 from bat_pipeline.engine.spans import AGENT_CALL, MODEL, TOOL, Span
 from bat_pipeline.engine.trajectories.attributes import (
     a2a_state,
@@ -29,13 +30,18 @@ class Cutter:
         self.limit = max(1, limit)
         self.cut = False
 
+    @overload
+    def text(self, value: str) -> str: ...
+    @overload
+    def text(self, value: str | None) -> str | None: ...
+
     def text(self, value: str | None) -> str | None:
         if value is None or len(value) <= self.limit:
             return value
         self.cut = True
         return value[: self.limit - 1] + "…"
 
-    def value(self, value: Any) -> Any:
+    def value(self, value: object) -> object:
         """Cut every string inside a JSON value."""
         if isinstance(value, str):
             return self.text(value)
@@ -46,53 +52,68 @@ class Cutter:
         return value
 
 
+@dataclass(slots=True)
+class _Decided:
+    """One tool call a model decided, and whether a tool span has taken it yet."""
+
+    name: str
+    args: Any
+    used: bool = False
+
+
 class _DecidedCalls:
     """Tool calls the models of a turn decided, to give arguments to tool spans without."""
 
     def __init__(self) -> None:
-        self.by_id: dict[str, list] = {}
-        self.by_name: dict[str, deque[list]] = {}
+        self.by_id: dict[str, _Decided] = {}
+        self.by_name: dict[str, deque[_Decided]] = {}
 
     def add(self, call_id: str | None, name: str, args: Any) -> None:
-        call = [name, args, False]
+        call = _Decided(name, args)
         if call_id:
             self.by_id.setdefault(call_id, call)
         self.by_name.setdefault(name, deque()).append(call)
 
-    def take(self, call_id: str | None, name: str, own_args: Any = None) -> Any:
+    def take(self, call_id: str | None, name: str, own_args: Any = None) -> _Decided | None:
         """The decided call with this id, else the oldest unused one with this name
         (preferring one whose arguments equal `own_args`); marks it used."""
         call = self.by_id.get(call_id) if call_id else None
-        if call is None or call[2]:
+        if call is None or call.used:
             queue = self.by_name.get(name)
             call = None
             if queue:
-                while queue and queue[0][2]:
+                while queue and queue[0].used:
                     queue.popleft()
                 if own_args is not None:
-                    call = next((c for c in queue if not c[2] and c[1] == own_args), None)
+                    call = next((c for c in queue if not c.used and c.args == own_args), None)
                 if call is None and queue:
                     call = queue[0]
         if call is None:
             return None
-        call[2] = True
+        call.used = True
         return call
 
 
-def build_steps(planned: list[Planned], cut: Cutter) -> list:
+def build_steps(planned: list[Planned], cut: Cutter) -> list[Step]:
     decided = _DecidedCalls()
-    made: dict[Span, Any] = {}
+    made: dict[Span, Step] = {}
     for span, _container, node in planned:
         made[span] = _make_step(span, node, decided, cut)
-    top: list = []
+    top: list[Step] = []
     for span, container, _node in planned:
         step = made[span]
         holder = made.get(container) if container is not None else None
-        (holder.steps if holder is not None else top).append(step)
+        if holder is None:
+            top.append(step)
+        else:
+            # Only tool and agent calls hold steps (plan._walk), and their spans make
+            # ToolStep and AgentStep: anything else is a bug worth an error here.
+            assert isinstance(holder, ToolStep | AgentStep), holder
+            holder.steps.append(step)
     return top
 
 
-def _make_step(span: Span, node: str | None, decided: _DecidedCalls, cut: Cutter):
+def _make_step(span: Span, node: str | None, decided: _DecidedCalls, cut: Cutter) -> Step:
     a = span.attributes
     error = cut.text(span.error)
     node = cut.text(node)
@@ -118,7 +139,7 @@ def _make_step(span: Span, node: str | None, decided: _DecidedCalls, cut: Cutter
             args = own
         else:
             call = decided.take(call_id, name)
-            args = call[1] if call is not None else own
+            args = call.args if call is not None else own
         return ToolStep(node=node, name=cut.text(name), args=cut.value(args),
                         result=cut.text(result), error=error)
     if span.role == AGENT_CALL:
@@ -135,16 +156,15 @@ def totals(turns: list[Turn]) -> Totals:
     stack = [step for turn in turns for step in turn.steps]
     while stack:
         step = stack.pop()
-        kind = step.kind
-        if kind == "model":
+        if isinstance(step, ModelStep):
             n[0] += 1
             n[1] += step.tokens_in
             n[2] += step.tokens_out
             n[3] += step.tokens_cached
-        elif kind == "tool":
+        elif isinstance(step, ToolStep):
             n[4] += 1
             stack.extend(step.steps)
-        elif kind == "agent":
+        elif isinstance(step, AgentStep):
             n[5] += 1
             stack.extend(step.steps)
         if step.error:

@@ -7,8 +7,8 @@ import sys
 # it), about a second per process start; this agent keeps tasks in memory, so hide it.
 sys.modules.setdefault("sqlalchemy", None)  # type: ignore[arg-type]
 
-from bat_pipeline.example.agent.config import load_config
-from bat_pipeline.example.agent.subagent import ForecasterProcess
+from bat_pipeline.example.agent.config import load_config  # noqa: E402 - after hiding sqlalchemy
+from bat_pipeline.example.agent.subagent import ForecasterProcess  # noqa: E402
 
 
 def main() -> None:

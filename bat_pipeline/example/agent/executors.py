@@ -28,6 +28,8 @@ async def _open_task(context: RequestContext, event_queue: EventQueue) -> TaskUp
     # a2a-sdk 1.x: a new task must be enqueued before any status update for it.
     task = context.current_task
     if task is None:
+        # Only a request carrying a user message (message/send, message/stream) opens a task.
+        assert context.message is not None, "a request without a message opened a task"
         task = new_task_from_user_message(context.message)
         await event_queue.enqueue_event(task)
     return TaskUpdater(event_queue, task.id, task.context_id)
@@ -71,7 +73,7 @@ class WeatherExecutor(AgentExecutor):
                     record_exception=False, set_status_on_exception=False) as root:
                 try:
                     text = await run_turn(self.tracer, self.client, history, ask, self.max_iterations)
-                except Exception as exc:
+                except Exception as exc:  # noqa: BLE001 - a failed turn fails the task, not the agent
                     root.record_exception(exc)
                     root.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
                     root.set_attribute("bat.a2a.task_state", "failed")

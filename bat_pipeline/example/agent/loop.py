@@ -73,7 +73,7 @@ async def _run_tool(tracer: Tracer, call: dict[str, Any], ask: AskForecaster) ->
                 result = await _ask_forecaster(tracer, ask, str(args["question"]))
             else:
                 raise LookupError(f"unknown tool {name!r}")
-        except Exception as exc:  # a failed tool is reported to the model, not raised
+        except Exception as exc:  # noqa: BLE001 - a failed tool is reported to the model, not raised
             span.record_exception(exc)
             span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
             result = f"Error: {type(exc).__name__}: {exc}"

@@ -101,7 +101,7 @@ def run_forecaster(config: AgentConfig, port: int) -> None:
     watchdog: list[asyncio.Task[None]] = []
 
     async def watch_parent() -> None:
-        while os.getppid() == parent:
+        while os.getppid() == parent:  # noqa: ASYNC110 - a parent's death sends no event
             await asyncio.sleep(0.5)
         os.kill(os.getpid(), signal.SIGTERM)
 

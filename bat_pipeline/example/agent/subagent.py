@@ -9,7 +9,6 @@ import socket
 import subprocess
 import sys
 import time
-
 from typing import TYPE_CHECKING, Any
 
 from bat_pipeline.example.agent.config import AgentConfig
@@ -40,7 +39,7 @@ class ForecasterProcess:
         self.proc: subprocess.Popen[bytes] | None = None
         self._client: Any = None
 
-    def spawn(self) -> "ForecasterProcess":
+    def spawn(self) -> ForecasterProcess:
         if self.proc is None:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "bat_pipeline.example.agent", "--role", "forecaster", "--port", str(self.port)],

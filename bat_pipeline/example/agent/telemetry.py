@@ -24,6 +24,7 @@ from opentelemetry.sdk.trace.export import (
 def span_record(span: ReadableSpan) -> dict[str, Any]:
     """A finished span as the JSON-lines record the evaluation reads."""
     ctx = span.get_span_context()
+    assert ctx is not None, "an SDK span always has a context once started"
     return {
         "name": span.name,
         "kind": span.kind.name,

@@ -63,7 +63,8 @@ def create_app(board: KnobBoard, log: RequestLog, stopping: threading.Event) -> 
     """The scripted model server; `stopping` releases hanging requests at shutdown."""
 
     async def hang(request: Request) -> None:
-        while not stopping.is_set() and not await request.is_disconnected():
+        # Polled: `stopping` is a threading.Event, set from another thread.
+        while not stopping.is_set() and not await request.is_disconnected():  # noqa: ASYNC110
             await asyncio.sleep(0.05)
 
     def error(api: str, status: int, message: str, headers: dict[str, str] | None = None) -> Response:

@@ -53,7 +53,7 @@ class KnobBoard:
         if isinstance(body.get("fail_model"), str):
             body["fail_model"] = [body["fail_model"]]
         Knobs(**body)
-        for name, values in models.items():
+        for values in models.values():
             Knobs(**values)
         with self._lock:
             if reset:

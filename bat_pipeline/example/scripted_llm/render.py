@@ -103,6 +103,8 @@ def anthropic_events(conv: Conversation, reply: Reply, u: Usage) -> Iterator[tup
     start = {**whole, "content": [], "stop_reason": None, "usage": {**whole["usage"], "output_tokens": 0}}
     yield "message_start", json.dumps({"type": "message_start", "message": start})
     for i, block in enumerate(whole["content"]):
+        opening: dict[str, object]
+        delta: dict[str, str]
         if block["type"] == "text":
             opening, delta = {"type": "text", "text": ""}, {"type": "text_delta", "text": block["text"]}
         else:

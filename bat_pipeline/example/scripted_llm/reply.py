@@ -21,7 +21,7 @@ class Reply:
 def call(conv: Conversation, tool: Tool, values: list[Any], index: int = 0) -> ToolCall:
     """A call of `tool` with `values` bound to its parameters in schema order; stable id."""
     args: dict[str, Any] = {}
-    for name, value in zip(tool.params, values):
+    for name, value in zip(tool.params, values, strict=False):  # parameters past the values stay unset
         if tool.param_types.get(name) in ("integer", "number") and isinstance(value, str):
             try:
                 value = int(value)

@@ -54,7 +54,7 @@ class ScriptedLLM:
         """Serve until `stop()` (or a signal, in the main thread)."""
         await self._loop.serve()
 
-    def start(self) -> "ScriptedLLM":
+    def start(self) -> ScriptedLLM:
         """Serve in a daemon thread; returns once it accepts connections."""
         self._loop.start()
         return self
@@ -79,7 +79,7 @@ def run_forever(port: int) -> None:
 
     async def main() -> None:
         task = asyncio.create_task(server.serve())
-        while not server._server.started and not task.done():
+        while not server._server.started and not task.done():  # noqa: ASYNC110 - uvicorn has no started event
             await asyncio.sleep(0.01)
         if server._server.started:
             print(f"LISTENING {server.base_url}", flush=True)

@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import duckdb
 
 from bat_pipeline.engine.contracts.episode import Episode
 from bat_pipeline.engine.contracts.metrics import MetricsFile
+from bat_pipeline.engine.contracts.scores import QUALITATIVE_FIELDS
 from bat_pipeline.engine.contracts.tasks import Task
 from bat_pipeline.engine.derived_scores import score_rows
 from bat_pipeline.engine.metrics import build_metrics
 from bat_pipeline.engine.redaction import Redactor
-from bat_pipeline.engine.contracts.scores import QUALITATIVE_FIELDS
 from bat_pipeline.resources.warehouse.schema import FINAL_OUTPUT_CHARS, TABLES, TEXT_CHARS, transaction
 from bat_pipeline.storage import PartitionRef
 
@@ -43,7 +43,7 @@ def partition_rows(ref: PartitionRef, episodes: Sequence[Episode], tasks: Sequen
         **key, "agent_id": agent_id, "model_name": ref.model_name, "run_name": ref.run_name,
         "agent_dir": str(ref.agent_dir), "started_at": ref.started_at or None,
         "finished_at": ref.finished_at or None, "k": ref.k, "dagster_run_id": ref.dagster_run_id,
-        "written_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "written_at": datetime.now(UTC).isoformat(timespec="seconds"),
     })
     for task in tasks:
         rows["tasks"].append({

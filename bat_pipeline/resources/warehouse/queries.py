@@ -17,7 +17,7 @@ Row = dict[str, Any]
 def fetch(conn: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] | None = None) -> list[Row]:
     cursor = conn.execute(sql, list(params or []))
     names = [column[0] for column in cursor.description]
-    return [dict(zip(names, row)) for row in cursor.fetchall()]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
 def model_summary(conn: duckdb.DuckDBPyConnection, run_id: str) -> list[Row]:

@@ -1,0 +1,51 @@
+"""The verdict of an AgentV test (SPEC §12, §13): one gating row from its graders' rows.
+
+Score = the weighted mean of the graders' scores; a failed grader marked `required`
+makes it 0; the test passes at score ≥ its threshold (the test's, `--threshold`, the
+file's, 0.8). A grader that could not grade (grader error), or one that wrote no row,
+makes the row's value and verdict null, with the error: the test did not pass, and
+did not fail on quality either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bat_pipeline.engine.contracts.agentv import AgentvCase
+from bat_pipeline.engine.contracts.scores import ScoreRow
+
+RULE = "agentv"
+"""The scorer name of the gating row."""
+CRITERION = "threshold"
+
+
+def graded_rows(rows: Sequence[ScoreRow]) -> list[ScoreRow]:
+    """The rows of the test's graders (engine.scorers.assertions), in order."""
+    return [r for r in rows if "assertion" in r.details and r.scorer != RULE]
+
+
+def pass_rule_row(case: AgentvCase, rows: Sequence[ScoreRow]) -> ScoreRow:
+    """The gating row of the test from its graders' rows (module docstring)."""
+    threshold = case.threshold if case.threshold is not None else 0.8
+    graded = graded_rows(rows)
+    written = {r.criterion for r in graded}
+    errors = [f"{r.criterion}: {r.details['error']}" for r in graded if r.details.get("error")]
+    errors += [f"{a.name}: no scorer graded this {a.type} assertion" for a in case.assertions if a.name not in written]
+    details = {"threshold": threshold, "graders": len(graded)}
+    if errors:
+        return ScoreRow(scorer=RULE, criterion=CRITERION, gating=True, reason="grader error: " + "; ".join(errors),
+                        details={**details, "error": "; ".join(errors)})
+    required_failed = [r.criterion for r in graded if r.details.get("required") not in (False, None)
+                       and r.passed is False]
+    total = sum(float(r.details.get("weight", 1.0)) for r in graded)
+    mean = sum(float(r.details.get("weight", 1.0)) * (r.value or 0.0) for r in graded) / total if total > 0 else 0.0
+    score = 0.0 if required_failed else mean
+    passed = score >= threshold
+    if required_failed:
+        reason = f"required grader failed: {', '.join(required_failed)}; score 0"
+    elif not graded:
+        reason = "no graders: score 0"
+    else:
+        reason = f"weighted score {score:.3f} {'≥' if passed else '<'} threshold {threshold:g}"
+    return ScoreRow(scorer=RULE, criterion=CRITERION, value=score, raw=score, scale="0..1", passed=passed,
+                    gating=True, reason=reason, details={**details, "required_failed": required_failed})

@@ -1,0 +1,106 @@
+"""What a path given to `bat-pipeline` (or `$BAT_AGENT_DIR`) is, and the evaluation it
+describes as one EvalConfig (SPEC §13 "Which file is what").
+
+An agent folder is read as before (eval/eval.yaml). An AgentV eval file becomes the same
+EvalConfig: its targets are the partitions (`ModelSpec.target`), its tests the dataset
+(`suite_tasks`), the file's folder the agent folder and its stem the agent id — so every
+step after loading works on it unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from bat_pipeline.engine.agent_folder import resolve_agent_dir
+from bat_pipeline.engine.config.eval_file import load_eval_config
+from bat_pipeline.engine.config.files import read_yaml
+from bat_pipeline.engine.contracts.agentv import AgentvSuite
+from bat_pipeline.engine.contracts.config import EvalConfig, EvaluationSettings, ModelSpec
+from bat_pipeline.engine.contracts.names import safe_key
+from bat_pipeline.engine.contracts.tasks import Expected, Task
+from bat_pipeline.engine.datasets.agentv import CASE_KEYS, load_suite
+from bat_pipeline.engine.datasets.agentv_targets import TargetOptions
+from bat_pipeline.engine.errors import InputError
+
+ProjectKind = Literal["agent", "agentv"]
+AGENTV_OUTPUT = str(Path(".agentv") / "results")
+"""Where an AgentV file's result files go without `--output` (beside the file)."""
+AGENTV_WORKERS = 4
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """What the command line sets over the files: `--providers`, `--threshold`, `--output`."""
+
+    providers_file: Path | None = None
+    threshold: float | None = None
+    output_dir: Path | None = None
+
+
+def project_kind(path: Path) -> tuple[ProjectKind, Path]:
+    """`agent` and its folder, or `agentv` and the file. A folder is an agent folder; a
+    YAML file with `evaluation` or `models` is a bat-cli eval.yaml (its agent folder: the
+    parent of `eval/`); with `tests`, `evalcases` or `eval_cases` an AgentV file. Else
+    InputError naming the keys found."""
+    path = Path(path).expanduser().resolve()
+    if path.is_dir():
+        return "agent", path
+    if not path.is_file():
+        raise InputError(str(path), "no such file or folder")
+    data = read_yaml(path) if path.suffix in (".yaml", ".yml") else None
+    if isinstance(data, dict):
+        if any(key in data for key in CASE_KEYS):
+            return "agentv", path
+        if "evaluation" in data or "models" in data:
+            folder = path.parent.parent if path.parent.name == "eval" else path.parent
+            return "agent", folder
+    found = ", ".join(map(str, data)) if isinstance(data, dict) else "none"
+    raise InputError(str(path), "not an agent folder, a bat-cli eval.yaml (evaluation/models) or an AgentV eval "
+                     f"file (tests/evalcases/eval_cases); keys found: {found}")
+
+
+def resolve_project(arg: str | None, cwd: Path) -> Path:
+    """The path a command means: an existing file (an AgentV eval file, or a bat-cli
+    eval.yaml: its agent folder) as `project_kind` reads it, else an agent folder or a
+    blueprint's agent as `resolve_agent_dir` finds it."""
+    if arg:
+        candidate = Path(arg).expanduser()
+        candidate = candidate if candidate.is_absolute() else Path(cwd) / candidate
+        if candidate.is_file():
+            return project_kind(candidate)[1]
+    return resolve_agent_dir(arg, Path(cwd))
+
+
+def load_project(path: Path, overrides: Overrides | None = None) -> EvalConfig:
+    """The evaluation `path` describes (`project_kind`), with the command line's overrides."""
+    overrides = overrides or Overrides()
+    what, where = project_kind(path)
+    if what == "agent":
+        config = load_eval_config(where)
+        if overrides.output_dir is not None:
+            settings = config.evaluation.model_copy(update={"output_dir": str(overrides.output_dir)})
+            config = config.model_copy(update={"evaluation": settings})
+        return config
+    suite = load_suite(where, TargetOptions(providers_file=overrides.providers_file, threshold=overrides.threshold))
+    return agentv_config(suite, overrides)
+
+
+def agentv_config(suite: AgentvSuite, overrides: Overrides) -> EvalConfig:
+    """The EvalConfig of an AgentV file: one partition per target (key: the target's name,
+    made safe), k = trials, concurrency = the file's workers."""
+    output = str(overrides.output_dir) if overrides.output_dir is not None else AGENTV_OUTPUT
+    settings = EvaluationSettings(dataset=str(suite.source), output_dir=output, k=suite.trials,
+                                  concurrency=suite.workers or AGENTV_WORKERS, run_name="agentv",
+                                  agent_id=safe_key(suite.source.stem))
+    models = [ModelSpec(target=t, provider=t.provider, model=t.name, key=safe_key(t.name)) for t in suite.targets]
+    return EvalConfig(evaluation=settings, models=models, agent_dir=suite.source.parent, source=suite.source,
+                      warnings=list(suite.warnings), agentv=suite)
+
+
+def suite_tasks(suite: AgentvSuite) -> list[Task]:
+    """The tests as tasks: one turn (the prompt), no bat-cli expectation (the status check
+    is off), the AgentV case attached for its graders."""
+    return [Task(id=case.id, turns=[case.prompt], expected=Expected(status=None, expected_outcome=case.criteria),
+                 meta=dict(case.metadata), agentv=case) for case in suite.tests]

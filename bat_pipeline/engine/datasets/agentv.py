@@ -1,0 +1,270 @@
+"""An AgentV eval file read into an AgentvSuite (SPEC §9, §12): its tests, their graders,
+and (engine.datasets.agentv_targets) the targets they run against.
+
+Both generations users have: the seed's newer format (`prompts` + `vars` + `assert`,
+`providers`) and the 4.x format (`input` / `expected_output` / `criteria`, `assertions`,
+`.agentv/targets.yaml`), with the older spellings 4.x still reads (`evalcases`,
+`input_messages`, `expected_messages`, `expected_outcome`, `evaluators`). Every refusal
+is an InputError naming the file, the test (`tests[2] (id 'x')`) and the field.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from bat_pipeline.engine.config.files import read_text, read_yaml
+from bat_pipeline.engine.config.messages import kind
+from bat_pipeline.engine.contracts.agentv import AgentvCase, AgentvFormat, AgentvSuite, Assertion, Message
+from bat_pipeline.engine.datasets.agentv_targets import TargetOptions, load_targets
+from bat_pipeline.engine.errors import InputError
+
+CASE_KEYS = ("tests", "evalcases", "eval_cases")
+TYPE_ALIASES = {
+    "code-grader": "script", "code-judge": "script", "script": "script",
+    "llm-grader": "llm-rubric", "llm-judge": "llm-rubric", "llm-rubric": "llm-rubric",
+    "rubric": "llm-rubric", "rubrics": "llm-rubric",
+    "tool-trajectory": "trajectory", "trajectory": "trajectory",
+}
+TEXT_TYPES = ("contains", "contains-any", "contains-all", "icontains", "icontains-any", "icontains-all",
+              "starts-with", "ends-with", "regex", "equals", "is-json", "json-subset")
+RUN_TYPES = ("script", "trajectory", *TEXT_TYPES)
+"""Types this release grades; others are refused before anything runs."""
+_ASSERTION_FIELDS = {"name", "type", "weight", "required", "min_score", "negate", "value"}
+_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][\w.]*)\s*\}\}")
+
+
+def detect_format(data: Mapping[str, Any], cases: Any) -> AgentvFormat:
+    """SPEC §13: the seed's format when the file has top-level `providers` or `prompts` or
+    a test has `vars`; else the 4.x format."""
+    if "providers" in data or "prompts" in data:
+        return "seed"
+    if isinstance(cases, list) and any(isinstance(c, dict) and "vars" in c for c in cases):
+        return "seed"
+    return "v4"
+
+
+def load_suite(path: Path, options: TargetOptions | None = None) -> AgentvSuite:
+    """The eval file, its tests and its targets, validated. `options`: `--providers`
+    and `--threshold`."""
+    path = Path(path).resolve()
+    file = str(path)
+    options = options or TargetOptions()
+    data = read_yaml(path)
+    if not isinstance(data, dict):
+        raise InputError(file, f"an AgentV eval file is a mapping with `tests:`, got {kind(data)}")
+    key = next((k for k in CASE_KEYS if k in data), None)
+    if key is None:
+        raise InputError(file, f"no tests: expected one of {', '.join(CASE_KEYS)}")
+    cases = _case_list(data[key], path, key)
+    fmt = detect_format(data, cases)
+    execution: dict[str, Any] = data["execution"] if isinstance(data.get("execution"), dict) else {}
+    prompts = data.get("prompts") or ["{{ input }}"]
+    if isinstance(prompts, str):
+        prompts = [prompts]
+    if not isinstance(prompts, list) or not all(isinstance(p, str) for p in prompts):
+        raise InputError(file, "expected a list of template strings", field="prompts")
+    warnings = [f"{file}: prompts: only the first prompt is used ({len(prompts)} given)"] if len(prompts) > 1 else []
+    shared = [*_graders(data, file, "top level"), *_graders(execution, file, "execution")]
+    tests: list[AgentvCase] = []
+    seen: dict[str, int] = {}
+    for index, raw in enumerate(cases):
+        entry = _entry(key, index, raw)
+        case = _case(raw, index, entry, fmt, prompts[0], shared, path)
+        if case.id in seen:
+            raise InputError(file, f"duplicate id '{case.id}' (also {key}[{seen[case.id]}])", entry=entry, field="id")
+        seen[case.id] = index
+        tests.append(case)
+    threshold = options.threshold
+    if threshold is None:
+        threshold = _number(data.get("threshold", execution.get("threshold", 0.8)), file, "threshold")
+    # A test's own threshold wins; then --threshold, then the file's, then 0.8.
+    tests = [t if t.threshold is not None else t.model_copy(update={"threshold": threshold}) for t in tests]
+    targets, target_warnings = load_targets(data, path, fmt, options)
+    try:
+        return AgentvSuite(source=path, format=fmt, description=str(data.get("description") or ""), tests=tests,
+                           targets=targets, threshold=threshold, trials=_trials(execution, file),
+                           workers=execution.get("workers"), warnings=[*warnings, *target_warnings])
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        raise InputError(file, error["msg"], field=".".join(map(str, error["loc"]))) from None
+
+
+def _case_list(value: Any, path: Path, key: str) -> list[Any]:
+    """`tests` as a list, or a path to a YAML list or a JSONL file (relative to the file)."""
+    if isinstance(value, str):
+        source = (path.parent / value).resolve()
+        if source.suffix == ".jsonl":
+            lines = read_text(source).splitlines()
+            try:
+                return [json.loads(line) for line in lines if line.strip()]
+            except json.JSONDecodeError as exc:
+                raise InputError(str(source), f"invalid JSON line: {exc.msg}") from None
+        value = read_yaml(source)
+        if isinstance(value, dict):
+            value = next((value[k] for k in CASE_KEYS if k in value), value)
+    if not isinstance(value, list) or not value:
+        raise InputError(str(path), f"expected a non-empty list of tests, got {kind(value)}", field=key)
+    return value
+
+
+def _entry(key: str, index: int, raw: Any) -> str:
+    test_id = raw.get("id") if isinstance(raw, dict) else None
+    return f"{key}[{index}] (id '{test_id}')" if test_id else f"{key}[{index}]"
+
+
+def _case(raw: Any, index: int, entry: str, fmt: AgentvFormat, template: str, shared: list[Assertion],
+          path: Path) -> AgentvCase:
+    file = str(path)
+    if not isinstance(raw, dict):
+        raise InputError(file, f"expected a test mapping, got {kind(raw)}", entry=entry)
+    test_id = raw.get("id")
+    if not isinstance(test_id, (str, int)) or str(test_id) == "":
+        raise InputError(file, "every test needs an `id` (it routes batch output and names the episode)",
+                         entry=entry, field="id")
+    variables = dict(raw.get("vars") or {})
+    source_input = variables.get("input", raw.get("input", raw.get("input_messages")))
+    if source_input is None:
+        raise InputError(file, "the test has no input (`vars.input`, `input` or `input_messages`)", entry=entry,
+                         field="vars.input" if fmt == "seed" else "input")
+    expected = variables.get("expected_output", raw.get("expected_output", raw.get("expected_messages")))
+    execution: dict[str, Any] = raw["execution"] if isinstance(raw.get("execution"), dict) else {}
+    graders = [*_graders(raw, file, entry), *_graders(execution, file, f"{entry} execution")]
+    graders = _unique_names([*graders, *shared])
+    if fmt == "seed":  # issue 15: required unless said otherwise; 4.x: not required
+        graders = [g if g.options["required_given"] else g.model_copy(update={"required": True}) for g in graders]
+    input_messages = messages(source_input, "user", file, entry, "input")
+    prompt = render(template, {"input": source_input, **variables}) if fmt == "seed" else messages_text(input_messages)
+    threshold = execution.get("threshold", raw.get("threshold"))
+    return AgentvCase(
+        id=str(test_id), prompt=prompt, input=input_messages,
+        expected_output=messages(expected, "assistant", file, entry, "expected_output") if expected is not None else [],
+        criteria=str(raw.get("criteria") or raw.get("expected_outcome") or ""), assertions=graders,
+        threshold=None if threshold is None else _number(threshold, file, "execution.threshold", entry),
+        vars=variables, metadata=dict(raw.get("metadata") or {}),
+        input_files=[str(f) for f in raw.get("input_files") or []], format=fmt, eval_file=path)
+
+
+def messages(value: Any, role: str, file: str, entry: str, field: str) -> list[Message]:
+    """A string or mapping is one message of `role`; a list holds role/content messages
+    (a bare string item is a message of `role`)."""
+    if isinstance(value, list):
+        out = []
+        for i, item in enumerate(value):
+            if isinstance(item, dict) and "role" in item:
+                out.append(Message(role=str(item["role"]), content=item.get("content")))
+            elif isinstance(item, (str, dict)):
+                out.append(Message(role=role, content=item))
+            else:
+                raise InputError(file, f"expected a role/content message, got {kind(item)}", entry=entry,
+                                 field=f"{field}[{i}]")
+        return out
+    return [Message(role=role, content=value)]
+
+
+def content_text(content: Any) -> str:
+    """Text content as it is; structured content as compact JSON."""
+    if content is None:
+        return ""
+    return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+
+
+def messages_text(items: list[Message]) -> str:
+    """One message: its content; several: each as `@[Role]:` and its content, blank-line separated."""
+    if len(items) == 1:
+        return content_text(items[0].content)
+    return "\n\n".join(f"@[{m.role.capitalize()}]:\n{content_text(m.content)}" for m in items)
+
+
+def render(template: str, variables: Mapping[str, Any]) -> str:
+    """`{{ name }}` (dotted paths into mappings too) replaced by the variable: text as it is,
+    role/content messages as `messages_text`, anything else as JSON; unknown names stay."""
+    def value(match: re.Match[str]) -> str:
+        current: Any = variables
+        for part in match.group(1).split("."):
+            if not isinstance(current, Mapping) or part not in current:
+                return match.group(0)
+            current = current[part]
+        if isinstance(current, list) and current and all(isinstance(m, dict) and "role" in m for m in current):
+            return messages_text([Message(role=str(m["role"]), content=m.get("content")) for m in current])
+        return content_text(current)
+    return _PLACEHOLDER.sub(value, template)
+
+
+def _graders(owner: Mapping[str, Any], file: str, entry: str) -> list[Assertion]:
+    found: list[Assertion] = []
+    for key in ("assert", "assertions", "evaluators"):
+        items = owner.get(key)
+        if items is None:
+            continue
+        if not isinstance(items, list):
+            raise InputError(file, f"expected a list of graders, got {kind(items)}", entry=entry, field=key)
+        found += [assertion(item, file, entry, f"{key}[{i}]") for i, item in enumerate(items)]
+    return found
+
+
+def assertion(raw: Any, file: str, entry: str, field: str) -> Assertion:
+    """One grader: a plain string is an LLM rubric; `_` and `-` in types are the same;
+    `not-X` is X negated."""
+    if isinstance(raw, str):
+        raw = {"type": "llm-rubric", "value": raw}
+    if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
+        raise InputError(file, "a grader is a mapping with a `type` (or a plain rubric string)",
+                         entry=entry, field=field)
+    written = raw["type"].strip().lower().replace("_", "-")
+    negate = bool(raw.get("negate", False))
+    base = written
+    if base.startswith("not-"):
+        base, negate = base[4:], not negate
+    if base.startswith("trajectory:"):
+        base = "trajectory"
+    normal = TYPE_ALIASES.get(base, base)
+    if normal not in RUN_TYPES:
+        later = " (LLM graders come in a later release)" if normal == "llm-rubric" else ""
+        raise InputError(file, f"grader type '{raw['type']}' is not supported{later}; supported: "
+                         f"{', '.join(RUN_TYPES)} (and their 4.x names)", entry=entry, field=f"{field}.type")
+    required = raw.get("required", None)
+    if required is not None and not isinstance(required, (bool, int, float)):
+        raise InputError(file, f"`required` is true, false or a minimum score, got {kind(required)}", entry=entry,
+                         field=f"{field}.required")
+    try:
+        return Assertion(
+            name=str(raw.get("name") or written), type=normal, weight=raw.get("weight", 1.0),
+            required=required if required is not None else False, min_score=raw.get("min_score"), negate=negate,
+            value=raw.get("value"),
+            options={"written_type": raw["type"], "required_given": required is not None,
+                     **{k: v for k, v in raw.items() if k not in _ASSERTION_FIELDS}})
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        raise InputError(file, error["msg"], entry=entry, field=f"{field}.{error['loc'][0]}") from None
+
+
+def _unique_names(graders: list[Assertion]) -> list[Assertion]:
+    """Graders named alike get `-2`, `-3`, ...: each is one row of the score table."""
+    counts: dict[str, int] = {}
+    out = []
+    for grader in graders:
+        counts[grader.name] = counts.get(grader.name, 0) + 1
+        n = counts[grader.name]
+        out.append(grader if n == 1 else grader.model_copy(update={"name": f"{grader.name}-{n}"}))
+    return out
+
+
+def _number(value: Any, file: str, field: str, entry: str | None = None) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise InputError(file, f"expected a number from 0 to 1, got {value!r}", entry=entry, field=field)
+    return float(value)
+
+
+def _trials(execution: Mapping[str, Any], file: str) -> int:
+    trials = execution.get("trials", 1)
+    if isinstance(trials, dict):
+        trials = trials.get("count", 1)
+    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
+        raise InputError(file, f"expected a whole number of attempts ≥ 1, got {trials!r}", field="execution.trials")
+    return trials

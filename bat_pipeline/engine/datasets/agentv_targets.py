@@ -1,0 +1,212 @@
+"""The targets of an AgentV eval file (SPEC §12, §13): which are evaluated and how each is
+defined.
+
+Which: the seed's `providers:` (a list of names, or a mapping of definitions), 4.x
+`execution.target(s)` / `target`; with none named, every target defined. Where the
+definitions come from, first found wins per name: the `providers:` mapping of the file,
+`--providers FILE`, `agentv-providers.yaml` beside the file, then `.agentv/targets.yaml`
+and `.agentv/providers.yaml` searched upward from the file's folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from bat_pipeline.engine.config.files import read_yaml
+from bat_pipeline.engine.config.messages import kind
+from bat_pipeline.engine.contracts.agentv import AgentvFormat, AgentvTarget, Healthcheck
+from bat_pipeline.engine.errors import InputError
+
+BESIDE = "agentv-providers.yaml"
+UPWARD = (Path(".agentv") / "targets.yaml", Path(".agentv") / "providers.yaml")
+RUN_PROVIDERS = ("cli",)
+"""Target kinds this release runs; others are refused by name before a run starts."""
+_VAR = re.compile(r"\$\{\{\s*([A-Za-z_]\w*)\s*\}\}")
+
+
+@dataclass(frozen=True)
+class TargetOptions:
+    """What the command line adds to the file."""
+
+    providers_file: Path | None = None
+    """`--providers FILE`: target definitions."""
+    threshold: float | None = None
+    """`--threshold`: replaces the file's."""
+    environ: Mapping[str, str] | None = None
+    """For `${{ VAR }}`; default os.environ."""
+
+
+def load_targets(data: Mapping[str, Any], path: Path, fmt: AgentvFormat,
+                 options: TargetOptions) -> tuple[list[AgentvTarget], list[str]]:
+    """The targets the file evaluates, in the order it names them, and warnings."""
+    file = str(path)
+    environ = os.environ if options.environ is None else options.environ
+    defined: dict[str, tuple[dict[str, Any], str]] = {}
+    named: list[str] = []
+    providers = data.get("providers")
+    if isinstance(providers, dict):
+        for name, body in providers.items():
+            defined.setdefault(str(name), (_body(body, file, f"providers.{name}"), f"{file}, providers.{name}"))
+        named = [str(n) for n in providers]
+    elif providers is not None:
+        named = _names(providers, file, "providers")
+    execution: dict[str, Any] = data["execution"] if isinstance(data.get("execution"), dict) else {}
+    for field, value in (("execution.targets", execution.get("targets")), ("execution.target", execution.get("target")),
+                         ("target", data.get("target"))):
+        if value is not None and not named:
+            named = _names(value, file, field)
+    sources = [options.providers_file] if options.providers_file else []
+    sources += [path.parent / BESIDE, *_upward(path.parent)]
+    for source in sources:
+        if source is not None and Path(source).is_file():
+            for name, body, where in _definitions(Path(source)):
+                defined.setdefault(name, (body, where))
+    if options.providers_file is not None and not Path(options.providers_file).is_file():
+        raise InputError(str(options.providers_file), "providers file not found (--providers)")
+    if not named:
+        named = list(defined)
+    if not named:
+        raise InputError(file, "no targets: name them under `providers:` (seed format) or `execution.target` and "
+                         f"define them in the file, {BESIDE} beside it, .agentv/targets.yaml or --providers FILE")
+    targets = []
+    for name in dict.fromkeys(named):
+        if name not in defined:
+            raise InputError(file, f"target '{name}' is not defined (looked in the file's providers mapping, "
+                             f"--providers, {BESIDE} beside the file and .agentv/targets.yaml upward)",
+                             field="providers" if fmt == "seed" else "execution.target")
+        body, where = defined[name]
+        targets.append(_target(name, _expand(body, environ, where), path, where))
+    return targets, []
+
+
+def _names(value: Any, file: str, field: str) -> list[str]:
+    items = value if isinstance(value, list) else [value]
+    names = []
+    for item in items:
+        if isinstance(item, str):
+            names.append(item)
+        elif isinstance(item, dict) and any(k in item for k in ("name", "id", "label")):
+            names.append(str(item.get("name") or item.get("id") or item.get("label")))
+        else:
+            raise InputError(file, f"expected target names, got {kind(item)}", field=field)
+    return names
+
+
+def _body(body: Any, file: str, entry: str) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise InputError(file, f"a target definition is a mapping, got {kind(body)}", entry=entry)
+    config = body.get("config")
+    return {**body, **config} if isinstance(config, dict) else dict(body)
+
+
+def _definitions(source: Path) -> list[tuple[str, dict[str, Any], str]]:
+    """Every definition of a targets file: `targets:`/`providers:` as a list of
+    `{name|id|label, ...}` or a mapping name → definition."""
+    data = read_yaml(source)
+    items = data.get("targets", data.get("providers", data)) if isinstance(data, dict) else data
+    out = []
+    if isinstance(items, dict):
+        for name, body in items.items():
+            out.append((str(name), _body(body, str(source), str(name)), f"{source}, {name}"))
+    elif isinstance(items, list):
+        for i, body in enumerate(items):
+            body = _body(body, str(source), f"targets[{i}]")
+            name = body.get("name") or body.get("id") or body.get("label")
+            if not name:
+                raise InputError(str(source), "a target needs a `name`", entry=f"targets[{i}]")
+            out.append((str(name), body, f"{source}, targets[{i}] ({name})"))
+    else:
+        raise InputError(str(source), f"expected `targets:` as a list, got {kind(items)}")
+    return out
+
+
+def _upward(folder: Path) -> list[Path]:
+    """`.agentv/targets.yaml` and `.agentv/providers.yaml` in the folder and each parent:
+    the nearest of each kind."""
+    found = []
+    for relative in UPWARD:
+        for parent in [folder, *folder.parents]:
+            if (parent / relative).is_file():
+                found.append(parent / relative)
+                break
+    return found
+
+
+def _expand(value: Any, environ: Mapping[str, str], where: str) -> Any:
+    """`${{ VAR }}` from the environment in every string; an unset variable is refused."""
+    if isinstance(value, str):
+        def one(match: re.Match[str]) -> str:
+            name = match.group(1)
+            if name not in environ:
+                raise InputError(where, f"${{{{ {name} }}}} is not set in the environment")
+            return environ[name]
+        return _VAR.sub(one, value)
+    if isinstance(value, dict):
+        return {k: _expand(v, environ, where) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_expand(v, environ, where) for v in value]
+    return value
+
+
+def _target(name: str, body: dict[str, Any], path: Path, where: str) -> AgentvTarget:
+    provider = str(body.get("provider") or "")
+    if provider not in RUN_PROVIDERS:
+        raise InputError(where, f"provider '{provider}' cannot be run yet (this release runs: "
+                         f"{', '.join(RUN_PROVIDERS)})", field="provider")
+    command = body.get("command", body.get("command_template"))
+    if not isinstance(command, (str, list)) or not command:
+        raise InputError(where, "a cli target needs a `command`", field="command")
+    cwd = _folder(body.get("cwd"), path.parent)
+    timeout = body.get("timeout_seconds", body.get("timeout_s", 300))
+    try:
+        return AgentvTarget(
+            name=name, provider=provider, command=command, cwd=cwd, timeout_s=float(timeout),
+            batch=bool(body.get("batch_requests", body.get("provider_batching", False))),
+            workers=body.get("workers"), env={str(k): str(v) for k, v in (body.get("env") or {}).items()},
+            healthcheck=_healthcheck(body.get("healthcheck"), command, cwd, where), source=where)
+    except (ValidationError, ValueError, TypeError) as exc:
+        raise InputError(where, str(exc).splitlines()[0]) from None
+
+
+def _folder(value: Any, base: Path) -> Path:
+    if not value:
+        return base
+    folder = Path(str(value)).expanduser()
+    return (folder if folder.is_absolute() else base / folder).resolve()
+
+
+def _healthcheck(value: Any, command: str | list[str], cwd: Path, where: str) -> Healthcheck | None:
+    """A command (text or argv), `true` (the target's program with `--healthcheck`), or
+    `{command, cwd, timeout_seconds}` / `{url}`."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return Healthcheck(command=[*program(command), "--healthcheck"], cwd=cwd)
+    if isinstance(value, (str, list)):
+        return Healthcheck(command=value, cwd=cwd)
+    if isinstance(value, dict) and ("command" in value or "command_template" in value or "url" in value):
+        return Healthcheck(command=value.get("command", value.get("command_template")), url=value.get("url"),
+                           cwd=_folder(value.get("cwd"), cwd),
+                           timeout_s=float(value.get("timeout_seconds") or value.get("timeout_s") or 60))
+    raise InputError(where, "healthcheck is a command, true, or {command, cwd, timeout_seconds} / {url}",
+                     field="healthcheck")
+
+
+def program(command: str | list[str]) -> list[str]:
+    """The words of a command before its first option or placeholder: `python3 run.py`
+    of `python3 run.py --eval {EVAL_FILE}`."""
+    words = shlex.split(command) if isinstance(command, str) else list(command)
+    out = []
+    for word in words:
+        if word.startswith("-") or "{" in word:
+            break
+        out.append(word)
+    return out or words[:1]

@@ -1,0 +1,90 @@
+"""One run of a user's command (an AgentV target, its healthcheck, a script grader): its
+own process group and temporary HOME, a timeout that kills the whole group, its output
+captured."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from bat_pipeline.engine.environment import MINIMAL_SHELL_NAMES, MINIMAL_SHELL_PREFIXES
+from bat_pipeline.resources.process_group import die_with_parent
+
+GRACE_S = 2.0
+"""After a timeout, how long the killed group's pipes are drained before giving up."""
+
+
+@dataclass
+class CommandResult:
+    """How one command ended."""
+
+    exit_code: int | None
+    """None when it was killed at the timeout."""
+    stdout: str
+    stderr: str
+    wall_ms: float
+    timed_out: bool = False
+    start_error: str | None = None
+    """Why it could not be started (no such program, no such folder)."""
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out and self.start_error is None
+
+    def describe(self) -> str:
+        """One line: how it ended, then its stderr (else stdout), cut to 2000 characters."""
+        if self.start_error:
+            return f"could not start: {self.start_error}"
+        head = "timed out" if self.timed_out else f"exited with status {self.exit_code}"
+        said = (self.stderr.strip() or self.stdout.strip())[-2000:]
+        return f"{head}: {said}" if said else head
+
+
+def minimal_environment(shell: Mapping[str, str] | None = None) -> dict[str, str]:
+    """What a script grader gets from the shell: PATH, locale, temp folders, proxies,
+    Python and uv settings — never an API key."""
+    shell = os.environ if shell is None else shell
+    return {name: value for name, value in shell.items()
+            if (name in MINIMAL_SHELL_NAMES or name.startswith(MINIMAL_SHELL_PREFIXES)) and "KEY" not in name.upper()}
+
+
+def run_command(command: str | list[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float,
+                stdin: str | None = None, home_prefix: str = "bat-home-") -> CommandResult:
+    """Run `command` (a string through /bin/sh, or argv) in `cwd` with `env` and a fresh
+    temporary HOME (removed after), in a process group of its own; at `timeout_s` the
+    whole group is killed. Never raises for the command's own failures."""
+    argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix=home_prefix) as home:
+        try:
+            process = subprocess.Popen(
+                argv, cwd=cwd, env={**env, "HOME": home},
+                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace",
+                start_new_session=True, preexec_fn=die_with_parent)
+        except OSError as exc:
+            return CommandResult(None, "", "", (time.perf_counter() - start) * 1000,
+                                 start_error=f"{argv[0]}: {exc.strerror or exc}")
+        try:
+            out, err = process.communicate(stdin, timeout=timeout_s)
+            return CommandResult(process.returncode, out, err, (time.perf_counter() - start) * 1000)
+        except subprocess.TimeoutExpired:
+            _kill_group(process.pid)
+            try:
+                out, err = process.communicate(timeout=GRACE_S)
+            except subprocess.TimeoutExpired:
+                out, err = "", ""
+            return CommandResult(None, out or "", err or "", (time.perf_counter() - start) * 1000, timed_out=True)
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass

@@ -1,0 +1,91 @@
+"""The scripted model server as a process, and `{scripted_llm}` in eval.yaml: what both the
+resource (scripted_llm) and `bat-pipeline run`, before it imports Dagster, use.
+
+An eval.yaml asks for the server by writing `{scripted_llm}` in a value that names a model
+server: `judge.base_url`, `judge.env`, a model's `base_url` or `env`, `agent.env`. Each
+`{scripted_llm}` becomes the server's address, `http://127.0.0.1:<port>` (no trailing
+slash: write `"{scripted_llm}/v1"` for an OpenAI client). The server speaks the OpenAI,
+Anthropic and Ollama APIs, answers per model name (`competent`, `sloppy`, `judge`) and
+takes any API key.
+"""
+
+from __future__ import annotations
+
+import select
+import subprocess
+import sys
+import time
+
+from bat_pipeline.engine.contracts import EvalConfig
+from bat_pipeline.resources.process_group import die_with_parent, stop_process_group
+
+PLACEHOLDER = "{scripted_llm}"
+URL_VAR = "BAT_DEMO_LLM_URL"
+"""An already running scripted server's address: when set, runs use it and start none."""
+START_TIMEOUT_S = 30.0
+STOP_GRACE_S = 5.0
+
+
+class ScriptedLlmStartError(RuntimeError):
+    """The server exited, or did not say where it listens within START_TIMEOUT_S."""
+
+
+def start_scripted_llm(extra_args: list[str] | None = None,
+                       env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
+    """A scripted model server on a free 127.0.0.1 port, in its own process group, and its
+    base URL. It gets SIGTERM when the thread that started it ends (Linux), so start it
+    from a thread that lives as long as the server is needed; stop it with
+    `stop_process_group`."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bat_pipeline.example.scripted_llm", "--port", "0", *(extra_args or [])],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True,
+        start_new_session=True, preexec_fn=die_with_parent, env=env)
+    deadline = time.monotonic() + START_TIMEOUT_S
+    assert process.stdout is not None
+    # It prints one line, `LISTENING <url>`, once it accepts connections, and nothing after.
+    while (remaining := deadline - time.monotonic()) > 0:
+        ready, _, _ = select.select([process.stdout], [], [], remaining)
+        if not ready:
+            break
+        line = process.stdout.readline()
+        if not line:
+            break
+        if line.startswith("LISTENING "):
+            return process, line.split(" ", 1)[1].strip()
+    stop_process_group(process, STOP_GRACE_S)
+    raise ScriptedLlmStartError(
+        f"the scripted model server did not start (exit code {process.returncode}, "
+        f"waited up to {START_TIMEOUT_S:.0f} s for its address)")
+
+
+def _fill(value: str | None, url: str) -> str | None:
+    return value.replace(PLACEHOLDER, url) if value else value
+
+
+def _fill_env(env: dict[str, str], url: str) -> dict[str, str]:
+    return {name: value.replace(PLACEHOLDER, url) for name, value in env.items()}
+
+
+def uses_scripted_llm(config: EvalConfig) -> bool:
+    """Whether any value `with_scripted_llm` fills holds `{scripted_llm}`."""
+    values = [*config.agent.env.values()]
+    for model in config.models:
+        values += [model.base_url or "", *model.env.values()]
+    if config.judge is not None:
+        values += [config.judge.base_url or "", *config.judge.env.values()]
+    return any(PLACEHOLDER in value for value in values)
+
+
+def with_scripted_llm(config: EvalConfig, url: str) -> EvalConfig:
+    """`config` with every `{scripted_llm}` replaced by `url` (see the module's docstring);
+    the partition keys, and everything else, stay as they were."""
+    url = url.rstrip("/")
+    update: dict = {
+        "agent": config.agent.model_copy(update={"env": _fill_env(config.agent.env, url)}),
+        "models": [m.model_copy(update={"base_url": _fill(m.base_url, url), "env": _fill_env(m.env, url)})
+                   for m in config.models],
+    }
+    if config.judge is not None:
+        update["judge"] = config.judge.model_copy(
+            update={"base_url": _fill(config.judge.base_url, url), "env": _fill_env(config.judge.env, url)})
+    return config.model_copy(update=update)
