@@ -140,6 +140,20 @@ def test_variables_in_targets(tmp_path):
         load_suite(eval_file, TargetOptions(environ={}))
 
 
+def test_env_variables_of_newer_provider_files(tmp_path):
+    providers = {"providers": [{"id": "t", "provider": "cli",
+                                "config": {"command": "run {{ env.TOOL }} --k ${{ KEY }}",
+                                           "env": {"MODE": "{{env.MODE}}"}}}]}
+    write(tmp_path / ".agentv" / "providers.yaml", providers)
+    eval_file = write(tmp_path / "e.yaml", {"tests": [{"id": "a", "input": "x"}]})
+    target = load_suite(eval_file, TargetOptions(environ={"TOOL": "x.py", "KEY": "k", "MODE": "m"})).targets[0]
+    assert target.command == "run x.py --k k" and target.env == {"MODE": "m"}
+    with pytest.raises(InputError) as caught:
+        load_suite(eval_file, TargetOptions(environ={"TOOL": "x.py", "KEY": "k"}))
+    assert caught.value.file.startswith(str(tmp_path / ".agentv" / "providers.yaml"))
+    assert caught.value.field == "config.env.MODE" and "{{env.MODE}} is not set" in str(caught.value)
+
+
 def test_show_describes_an_agentv_file():
     from bat_pipeline.scaffold import describe
 

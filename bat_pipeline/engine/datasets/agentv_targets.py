@@ -29,7 +29,8 @@ BESIDE = "agentv-providers.yaml"
 UPWARD = (Path(".agentv") / "targets.yaml", Path(".agentv") / "providers.yaml")
 RUN_PROVIDERS = ("cli",)
 """Target kinds this release runs; others are refused by name before a run starts."""
-_VAR = re.compile(r"\$\{\{\s*([A-Za-z_]\w*)\s*\}\}")
+_VAR = re.compile(r"\$\{\{\s*([A-Za-z_]\w*)\s*\}\}|\{\{\s*env\.([A-Za-z_]\w*)\s*\}\}")
+"""`${{ VAR }}` (4.x) and `{{ env.VAR }}` (newer provider files)."""
 
 
 @dataclass(frozen=True)
@@ -140,19 +141,20 @@ def _upward(folder: Path) -> list[Path]:
     return found
 
 
-def _expand(value: Any, environ: Mapping[str, str], where: str) -> Any:
-    """`${{ VAR }}` from the environment in every string; an unset variable is refused."""
+def _expand(value: Any, environ: Mapping[str, str], where: str, field: str = "") -> Any:
+    """`${{ VAR }}` and `{{ env.VAR }}` from the environment in every string; an unset
+    variable is refused, naming the field it is in."""
     if isinstance(value, str):
         def one(match: re.Match[str]) -> str:
-            name = match.group(1)
+            name = match.group(1) or match.group(2)
             if name not in environ:
-                raise InputError(where, f"${{{{ {name} }}}} is not set in the environment")
+                raise InputError(where, f"{match.group(0)} is not set in the environment", field=field or None)
             return environ[name]
         return _VAR.sub(one, value)
     if isinstance(value, dict):
-        return {k: _expand(v, environ, where) for k, v in value.items()}
+        return {k: _expand(v, environ, where, f"{field}.{k}" if field else str(k)) for k, v in value.items()}
     if isinstance(value, list):
-        return [_expand(v, environ, where) for v in value]
+        return [_expand(v, environ, where, f"{field}[{i}]") for i, v in enumerate(value)]
     return value
 
 
