@@ -100,7 +100,8 @@ def test_prompts_render_vars_and_messages():
 def test_grader_type_spellings(tmp_path, written, expected):
     eval_file = write(tmp_path / "e.yaml", {"providers": {"t": CLI},
                                             "tests": [{"id": "a", "vars": {"input": "x"},
-                                                       "assert": [{"type": written, "value": "v"}]}]})
+                                                       "assert": [{"type": written, "value": "v",
+                                                                   "max_steps": 3}]}]})
     grader = load_suite(eval_file).tests[0].assertions[0]
     assert (grader.type, grader.negate) == expected
 

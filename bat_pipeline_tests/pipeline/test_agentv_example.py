@@ -63,7 +63,11 @@ def test_bat_pipeline_run_on_the_example(tmp_path):
                                          "WHERE r.agent_id = 'screening'")) == [
         ("case-001", True), ("case-002", True), ("case-003", False)]
     scorers = {r[0] for r in warehouse_rows(root, "SELECT DISTINCT scorer FROM episode_scores")}
-    assert {"script", "text", "agentv"} <= scorers
+    assert {"script", "text", "tool_trajectory", "agentv"} <= scorers
+    # The batch records' tool calls, checked by the trajectory graders.
+    screened = {c["name"]: c for c in results["case-001"]["checks"]}["screened"]
+    assert screened["type"] == "trajectory" and screened["pass"] is True and screened["score"] == 1.0
+    assert {c["name"]: c["pass"] for c in results["case-002"]["checks"]}["one-check"] is True
     # Nothing written into the package: --output took the result files.
     assert not (EXAMPLE / ".agentv").exists()
 

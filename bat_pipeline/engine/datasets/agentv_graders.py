@@ -1,0 +1,132 @@
+"""The fields of AgentV graders that are more than an operand (SPEC §12), checked when the
+file is read so that a bad one is refused before anything runs.
+
+Trajectory graders (`tool-trajectory`, `trajectory`, the newer `trajectory:<kind>`)
+become the trajectory assertion the trajectory scorer checks, kept under
+`options["trajectory"]`. In 4.x files AgentV 4.42.4's leniencies hold: an `any_order`
+grader without `minimums` is left out, and an `args_match` it does not know is dropped
+(the default applies), each with a warning, where our own files are refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from bat_pipeline.engine.config.messages import kind
+from bat_pipeline.engine.contracts.agentv import AgentvFormat
+from bat_pipeline.engine.errors import InputError
+from bat_pipeline.engine.scorers.trajectory import parse_assertion
+
+TRAJECTORY_KEY = "trajectory"
+"""Where a trajectory grader's assertion is kept in `Assertion.options` (as JSON data)."""
+_OURS = ("written_type", "required_given")
+_ARGS_KEYWORDS = ("exact", "ignore", "subset", "superset")
+
+
+class GraderContext:
+    """Where a grader is written (for messages) and what reading it found."""
+
+    def __init__(self, file: str, entry: str, field: str, fmt: AgentvFormat, warnings: list[str]):
+        self.file, self.entry, self.field, self.fmt, self.warnings = file, entry, field, fmt, warnings
+        self.name: str | None = None
+        """The grader's `name` as written (the newer trajectory kinds name the tool there)."""
+
+    def refuse(self, message: str, field: str | None = None) -> InputError:
+        return InputError(self.file, message, entry=self.entry, field=f"{self.field}.{field}" if field else self.field)
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(f"{self.file}: {self.entry}, {self.field}: {message}")
+
+
+def checked_options(normal: str, options: dict[str, Any], at: GraderContext) -> dict[str, Any] | None:
+    """The grader's options, checked and completed for its (normalised) type; None: the
+    grader is left out (a 4.x leniency, warned about)."""
+    check = _CHECKS.get(normal)
+    return check(options, at) if check is not None else options
+
+
+def _trajectory(options: dict[str, Any], at: GraderContext) -> dict[str, Any] | None:
+    raw = {k: v for k, v in options.items() if k not in _OURS}
+    written = str(options.get("written_type", ""))
+    if ":" in written:
+        raw = _newer_kind(written.split(":", 1)[1].strip().lower().replace("_", "-"), raw, at)
+    elif at.fmt == "v4":
+        if raw.get("mode") == "any_order" and "minimums" not in raw:
+            at.warn("left out: any_order needs `minimums` (as AgentV 4.42 does)")
+            return None
+        raw = _lenient_args_match(raw, at)
+    assertion, warnings = parse_assertion(raw, at.file, entry=at.entry, field=at.field)
+    at.warnings.extend(warnings)
+    return {**options, TRAJECTORY_KEY: assertion.model_dump(mode="json", exclude_none=True)}
+
+
+def _lenient_args_match(raw: dict[str, Any], at: GraderContext) -> dict[str, Any]:
+    """4.x: an `args_match` that is neither a keyword nor field paths is dropped with a
+    warning; a list keeps its non-empty strings (none: dropped), as AgentV 4.42 reads them."""
+    def fix(holder: dict[str, Any], where: str) -> dict[str, Any]:
+        holder = dict(holder)
+        for key in ("args_match", "argsMatch"):
+            if key not in holder:
+                continue
+            value = holder[key]
+            if isinstance(value, list):
+                paths = [p for p in value if isinstance(p, str) and p]
+                if paths:
+                    holder[key] = paths
+                else:
+                    del holder[key]
+            elif value not in _ARGS_KEYWORDS:
+                at.warn(f"{where}{key} {value!r} is not exact, superset, subset, ignore or a list of fields: "
+                        "ignored (as AgentV 4.42 does)")
+                del holder[key]
+        return holder
+
+    out = fix(raw, "")
+    if isinstance(out.get("expected"), list):
+        out["expected"] = [fix(item, f"expected[{i}].") if isinstance(item, dict) else item
+                           for i, item in enumerate(out["expected"])]
+    return out
+
+
+def _newer_kind(sub: str, raw: dict[str, Any], at: GraderContext) -> dict[str, Any]:
+    """The newer `trajectory:<kind>` graders as one trajectory assertion: `tool-used
+    {name, min, max}` → `counts`, `tool-sequence {mode, steps}` → `expected`,
+    `tool-args-match {name, args, mode: partial|exact}` → `superset` with the arguments,
+    `step-count {max}` → `max_steps`."""
+    def name() -> str:
+        value = raw.get("tool", at.name)
+        if "pattern" in raw and value is None:
+            raise at.refuse("a tool pattern is not supported: give the tool's `name`", "pattern")
+        if not isinstance(value, str) or not value:
+            raise at.refuse(f"trajectory:{sub} needs the tool's `name` (or `tool`)", "name")
+        return value
+
+    if sub == "tool-used":
+        count = {k: raw[k] for k in ("min", "max") if raw.get(k) is not None}
+        return {"counts": {name(): count or {"min": 1}}}
+    if sub == "tool-sequence":
+        steps = raw.get("steps")
+        if not isinstance(steps, list) or not steps:
+            raise at.refuse(f"expected a list of steps, got {kind(steps)}", "steps")
+        expected = [{"tool": s} if isinstance(s, str) else
+                    {"tool": s.get("tool", s.get("name")), **({"args": s["args"]} if "args" in s else {})}
+                    if isinstance(s, dict) else s for s in steps]
+        return {"mode": raw.get("mode", "in_order"), "expected": expected}
+    if sub == "tool-args-match":
+        mode = raw.get("mode", "partial")
+        if mode not in ("partial", "exact"):
+            raise at.refuse(f"expected partial or exact, got {mode!r}", "mode")
+        return {"mode": "superset", "expected": [{"tool": name(), "args": raw.get("args") or {},
+                                                  "args_mode": "superset" if mode == "partial" else "exact"}]}
+    if sub == "step-count":
+        if raw.get("min") not in (None, 0):
+            raise at.refuse("a minimum number of steps is not supported: use trajectory:tool-used", "min")
+        return {"max_steps": raw.get("max")}
+    raise at.refuse(f"unknown trajectory kind '{sub}' (known: tool-used, tool-sequence, tool-args-match, "
+                    "step-count)", "type")
+
+
+_CHECKS: dict[str, Callable[[dict[str, Any], GraderContext], dict[str, Any] | None]] = {
+    "trajectory": _trajectory,
+}
