@@ -39,7 +39,8 @@ def test_the_example_is_a_seed_file_with_one_batch_target():
     assert tasks[0].turns[0].startswith("@[System]:\nYou are a batch processor.\n\n@[User]:\n{")
     graders = tasks[0].agentv.assertions
     assert [(g.name, g.type, g.required) for g in graders] == [("decision-check", "script", True),
-                                                              ("is-json", "is-json", True)]
+                                                              ("is-json", "is-json", True),
+                                                              ("screened", "trajectory", True)]
 
 
 def test_which_file_is_what(tmp_path):
