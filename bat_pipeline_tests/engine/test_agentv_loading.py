@@ -40,7 +40,8 @@ def test_the_example_is_a_seed_file_with_one_batch_target():
     graders = tasks[0].agentv.assertions
     assert [(g.name, g.type, g.required) for g in graders] == [("decision-check", "script", True),
                                                               ("is-json", "is-json", True),
-                                                              ("screened", "trajectory", True)]
+                                                              ("screened", "trajectory", True),
+                                                              ("llm-rubric", "llm-rubric", True)]
 
 
 def test_which_file_is_what(tmp_path):
@@ -110,7 +111,7 @@ def test_grader_type_spellings(tmp_path, written, expected):
 @pytest.mark.parametrize("test, field, message", [
     ({"vars": {"input": "x"}}, "id", "needs an `id`"),
     ({"id": "a"}, "vars.input", "no input"),
-    ({"id": "a", "vars": {"input": "x"}, "assert": [{"type": "llm-rubric", "value": "ok"}]}, "assert[0].type",
+    ({"id": "a", "vars": {"input": "x"}, "assert": [{"type": "latency", "threshold": 9}]}, "assert[0].type",
      "not supported"),
     ({"id": "a", "vars": {"input": "x"}, "assert": [{"type": "contains", "weight": -1}]}, "assert[0].weight",
      "greater than or equal"),

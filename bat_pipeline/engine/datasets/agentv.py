@@ -21,7 +21,8 @@ from pydantic import ValidationError
 from bat_pipeline.engine.config.files import read_text, read_yaml
 from bat_pipeline.engine.config.messages import kind
 from bat_pipeline.engine.contracts.agentv import AgentvCase, AgentvFormat, AgentvSuite, Assertion, Message
-from bat_pipeline.engine.datasets.agentv_graders import GraderContext, checked_options
+from bat_pipeline.engine.datasets.agentv_graders import GRADING_KEY, GraderContext, checked_options
+from bat_pipeline.engine.datasets.agentv_judge import LLM_TYPES, find_judge
 from bat_pipeline.engine.datasets.agentv_targets import TargetOptions, load_targets
 from bat_pipeline.engine.errors import InputError
 
@@ -34,7 +35,7 @@ TYPE_ALIASES = {
 }
 TEXT_TYPES = ("contains", "contains-any", "contains-all", "icontains", "icontains-any", "icontains-all",
               "starts-with", "ends-with", "regex", "equals", "is-json", "json-subset")
-RUN_TYPES = ("script", "trajectory", *TEXT_TYPES)
+RUN_TYPES = ("script", "trajectory", "llm-rubric", *TEXT_TYPES)
 """Types this release grades; others are refused before anything runs."""
 _ASSERTION_FIELDS = {"name", "type", "weight", "required", "min_score", "negate", "value"}
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][\w.]*)\s*\}\}")
@@ -87,10 +88,11 @@ def load_suite(path: Path, options: TargetOptions | None = None) -> AgentvSuite:
     # A test's own threshold wins; then --threshold, then the file's, then 0.8.
     tests = [t if t.threshold is not None else t.model_copy(update={"threshold": threshold}) for t in tests]
     targets, target_warnings = load_targets(data, path, fmt, options)
+    judge = find_judge(data, path, [t.name for t in targets], tests, options)
     try:
         return AgentvSuite(source=path, format=fmt, description=str(data.get("description") or ""), tests=tests,
                            targets=targets, threshold=threshold, trials=_trials(execution, file),
-                           workers=execution.get("workers"),
+                           workers=execution.get("workers"), judge=judge,
                            warnings=list(dict.fromkeys([*warnings, *target_warnings])))
     except ValidationError as exc:
         error = exc.errors()[0]
@@ -141,13 +143,18 @@ def _case(raw: Any, index: int, entry: str, fmt: AgentvFormat, template: str, sh
     graders = _unique_names([*graders, *shared])
     if fmt == "seed":  # issue 15: required unless said otherwise; 4.x: not required
         graders = [g if g.options["required_given"] else g.model_copy(update={"required": True}) for g in graders]
+    criteria = str(raw.get("criteria") or raw.get("expected_outcome") or "")
+    for grader in graders:
+        if grader.type in LLM_TYPES and not grader.options[GRADING_KEY] and not criteria.strip():
+            raise InputError(file, f"LLM grader '{grader.name}' has no rubric text and the test no `criteria` to "
+                             "grade against", entry=entry, field="criteria")
     input_messages = messages(source_input, "user", file, entry, "input")
     prompt = render(template, {"input": source_input, **variables}) if fmt == "seed" else messages_text(input_messages)
     threshold = execution.get("threshold", raw.get("threshold"))
     return AgentvCase(
         id=str(test_id), prompt=prompt, input=input_messages,
         expected_output=messages(expected, "assistant", file, entry, "expected_output") if expected is not None else [],
-        criteria=str(raw.get("criteria") or raw.get("expected_outcome") or ""), assertions=graders,
+        criteria=criteria, assertions=graders,
         threshold=None if threshold is None else _number(threshold, file, "execution.threshold", entry),
         vars=variables, metadata=dict(raw.get("metadata") or {}),
         input_files=[str(f) for f in raw.get("input_files") or []], format=fmt, eval_file=path)
@@ -233,14 +240,14 @@ def assertion(raw: Any, at: GraderContext) -> Assertion | None:
         base = "trajectory"
     normal = TYPE_ALIASES.get(base, base)
     if normal not in RUN_TYPES:
-        later = " (LLM graders come in a later release)" if normal == "llm-rubric" else ""
-        raise InputError(file, f"grader type '{raw['type']}' is not supported{later}; supported: "
+        raise InputError(file, f"grader type '{raw['type']}' is not supported; supported: "
                          f"{', '.join(RUN_TYPES)} (and their 4.x names)", entry=entry, field=f"{field}.type")
     required = raw.get("required", None)
     if required is not None and not isinstance(required, (bool, int, float)):
         raise InputError(file, f"`required` is true, false or a minimum score, got {kind(required)}", entry=entry,
                          field=f"{field}.required")
     at.name = raw.get("name") if isinstance(raw.get("name"), str) else None
+    at.value = raw.get("value")
     options = checked_options(normal, {"written_type": raw["type"], "required_given": required is not None,
                                        **{k: v for k, v in raw.items() if k not in _ASSERTION_FIELDS}}, at)
     if options is None:

@@ -1,6 +1,12 @@
 """The fields of AgentV graders that are more than an operand (SPEC §12), checked when the
 file is read so that a bad one is refused before anything runs.
 
+LLM graders (`llm-rubric`, 4.x `llm-grader`, `rubric`, `rubrics`, plain strings) keep the
+text the judge grades against under `options["grading"]`: the rubric text (`value`), the
+4.x `prompt` (`file://` paths read, relative to the eval file), or the rubric items'
+outcomes (`rubrics:`, and `criteria:` of 4.x `rubrics`), one per line; none of these:
+the test's `criteria` (a test without them is refused).
+
 Trajectory graders (`tool-trajectory`, `trajectory`, the newer `trajectory:<kind>`)
 become the trajectory assertion the trajectory scorer checks, kept under
 `options["trajectory"]`. In 4.x files AgentV 4.42.4's leniencies hold: an `any_order`
@@ -11,6 +17,7 @@ grader without `minimums` is left out, and an `args_match` it does not know is d
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from bat_pipeline.engine.config.messages import kind
@@ -18,6 +25,8 @@ from bat_pipeline.engine.contracts.agentv import AgentvFormat
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.scorers.trajectory import parse_assertion
 
+GRADING_KEY = "grading"
+"""Where an LLM grader's text is kept in `Assertion.options` ("" : the test's criteria)."""
 TRAJECTORY_KEY = "trajectory"
 """Where a trajectory grader's assertion is kept in `Assertion.options` (as JSON data)."""
 _OURS = ("written_type", "required_given")
@@ -31,6 +40,8 @@ class GraderContext:
         self.file, self.entry, self.field, self.fmt, self.warnings = file, entry, field, fmt, warnings
         self.name: str | None = None
         """The grader's `name` as written (the newer trajectory kinds name the tool there)."""
+        self.value: Any = None
+        """The grader's `value` (an LLM rubric's text)."""
 
     def refuse(self, message: str, field: str | None = None) -> InputError:
         return InputError(self.file, message, entry=self.entry, field=f"{self.field}.{field}" if field else self.field)
@@ -127,6 +138,48 @@ def _newer_kind(sub: str, raw: dict[str, Any], at: GraderContext) -> dict[str, A
                     "step-count)", "type")
 
 
+def _llm_rubric(options: dict[str, Any], at: GraderContext) -> dict[str, Any]:
+    value = at.value
+    prompt = options.get("prompt")
+    items = options.get("rubrics", options.get("criteria"))
+    if isinstance(value, str) and value.strip():
+        text = value.strip()
+    elif isinstance(prompt, str) and prompt.strip():
+        text = _prompt_text(prompt.strip(), at)
+    elif prompt is not None:
+        raise at.refuse(f"expected the grading prompt as text or file://PATH, got {kind(prompt)}", "prompt")
+    elif items is not None:
+        text = "\n".join(_outcomes(items, "rubrics" if "rubrics" in options else "criteria", at))
+    else:
+        text = ""
+    return {**options, GRADING_KEY: text}
+
+
+def _prompt_text(prompt: str, at: GraderContext) -> str:
+    if not prompt.startswith("file://"):
+        return prompt
+    path = Path(at.file).parent / prompt.removeprefix("file://")
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise at.refuse(f"cannot read the prompt file {path}: {exc.strerror or exc}", "prompt") from None
+
+
+def _outcomes(items: Any, key: str, at: GraderContext) -> list[str]:
+    if not isinstance(items, list) or not items:
+        raise at.refuse(f"expected a non-empty list of rubric items, got {kind(items)}", key)
+    out = []
+    for i, item in enumerate(items):
+        text = item if isinstance(item, str) else item.get("outcome", item.get("description")) \
+            if isinstance(item, dict) else None
+        if not isinstance(text, str) or not text.strip():
+            raise at.refuse("a rubric item is a text or {id, outcome, weight, required}", f"{key}[{i}]")
+        weight = item.get("weight") if isinstance(item, dict) else None
+        out.append(f"- {text.strip()}" + (f" (weight {weight})" if weight not in (None, 1) else ""))
+    return out
+
+
 _CHECKS: dict[str, Callable[[dict[str, Any], GraderContext], dict[str, Any] | None]] = {
     "trajectory": _trajectory,
+    "llm-rubric": _llm_rubric,
 }

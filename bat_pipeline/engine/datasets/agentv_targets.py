@@ -50,12 +50,10 @@ def load_targets(data: Mapping[str, Any], path: Path, fmt: AgentvFormat,
     """The targets the file evaluates, in the order it names them, and warnings."""
     file = str(path)
     environ = os.environ if options.environ is None else options.environ
-    defined: dict[str, tuple[dict[str, Any], str]] = {}
+    defined = defined_targets(data, path, options)
     named: list[str] = []
     providers = data.get("providers")
     if isinstance(providers, dict):
-        for name, body in providers.items():
-            defined.setdefault(str(name), (_body(body, file, f"providers.{name}"), f"{file}, providers.{name}"))
         named = [str(n) for n in providers]
     elif providers is not None:
         named = _names(providers, file, "providers")
@@ -64,14 +62,6 @@ def load_targets(data: Mapping[str, Any], path: Path, fmt: AgentvFormat,
                          ("target", data.get("target"))):
         if value is not None and not named:
             named = _names(value, file, field)
-    sources = [options.providers_file] if options.providers_file else []
-    sources += [path.parent / BESIDE, *_upward(path.parent)]
-    for source in sources:
-        if source is not None and Path(source).is_file():
-            for name, body, where in _definitions(Path(source)):
-                defined.setdefault(name, (body, where))
-    if options.providers_file is not None and not Path(options.providers_file).is_file():
-        raise InputError(str(options.providers_file), "providers file not found (--providers)")
     if not named:
         named = list(defined)
     if not named:
@@ -86,6 +76,32 @@ def load_targets(data: Mapping[str, Any], path: Path, fmt: AgentvFormat,
         body, where = defined[name]
         targets.append(_target(name, _expand(body, environ, where), path, where))
     return targets, []
+
+
+def defined_targets(data: Mapping[str, Any], path: Path,
+                    options: TargetOptions) -> dict[str, tuple[dict[str, Any], str]]:
+    """Every target definition the file can use, by name: (its fields as written, where it
+    is written); the first found per name wins (module docstring)."""
+    file = str(path)
+    defined: dict[str, tuple[dict[str, Any], str]] = {}
+    providers = data.get("providers")
+    if isinstance(providers, dict):
+        for name, body in providers.items():
+            defined.setdefault(str(name), (_body(body, file, f"providers.{name}"), f"{file}, providers.{name}"))
+    sources = [options.providers_file] if options.providers_file else []
+    sources += [path.parent / BESIDE, *_upward(path.parent)]
+    for source in sources:
+        if source is not None and Path(source).is_file():
+            for name, body, where in _definitions(Path(source)):
+                defined.setdefault(name, (body, where))
+    if options.providers_file is not None and not Path(options.providers_file).is_file():
+        raise InputError(str(options.providers_file), "providers file not found (--providers)")
+    return defined
+
+
+def expand(value: Any, environ: Mapping[str, str], where: str, field: str = "") -> Any:
+    """`_expand` for other readers of target definitions (the judge target)."""
+    return _expand(value, environ, where, field)
 
 
 def _names(value: Any, file: str, field: str) -> list[str]:
