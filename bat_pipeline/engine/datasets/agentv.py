@@ -35,7 +35,7 @@ TYPE_ALIASES = {
 }
 TEXT_TYPES = ("contains", "contains-any", "contains-all", "icontains", "icontains-any", "icontains-all",
               "starts-with", "ends-with", "regex", "equals", "is-json", "json-subset")
-RUN_TYPES = ("script", "trajectory", "llm-rubric", *TEXT_TYPES)
+RUN_TYPES = ("script", "trajectory", "llm-rubric", "field-accuracy", *TEXT_TYPES)
 """Types this release grades; others are refused before anything runs."""
 _ASSERTION_FIELDS = {"name", "type", "weight", "required", "min_score", "negate", "value"}
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][\w.]*)\s*\}\}")

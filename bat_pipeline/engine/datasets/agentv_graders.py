@@ -7,6 +7,12 @@ text the judge grades against under `options["grading"]`: the rubric text (`valu
 outcomes (`rubrics:`, and `criteria:` of 4.x `rubrics`), one per line; none of these:
 the test's `criteria` (a test without them is refused).
 
+`field-accuracy` graders keep their valid `fields` (`{path, match: exact |
+numeric_tolerance | date, required, weight, tolerance, relative, formats}`) and
+`aggregation` (`weighted_average` | `all_or_nothing`; another is ignored). In 4.x files a
+bad field is left out, and a grader with no good field too, each with a warning, as
+AgentV 4.42 does; in the seed's format they are refused.
+
 Trajectory graders (`tool-trajectory`, `trajectory`, the newer `trajectory:<kind>`)
 become the trajectory assertion the trajectory scorer checks, kept under
 `options["trajectory"]`. In 4.x files AgentV 4.42.4's leniencies hold: an `any_order`
@@ -179,7 +185,52 @@ def _outcomes(items: Any, key: str, at: GraderContext) -> list[str]:
     return out
 
 
+def _field_accuracy(options: dict[str, Any], at: GraderContext) -> dict[str, Any] | None:
+    raw = options.get("fields")
+    problem = None if isinstance(raw, list) and raw else (
+        "`fields` is empty" if isinstance(raw, list) else "needs a `fields` list")
+    fields: list[dict[str, Any]] = []
+    for i, item in enumerate(raw if isinstance(raw, list) else []):
+        path = item.get("path") if isinstance(item, dict) else None
+        match = item.get("match") if isinstance(item, dict) else None
+        if not isinstance(item, dict) or not isinstance(path, str) or not path:
+            bad, field = "a field is a mapping with a `path`", f"fields[{i}]"
+        elif match not in _FIELD_MATCHES:
+            bad, field = f"match {match!r} is not exact, numeric_tolerance or date", f"fields[{i}].match"
+        else:
+            fields.append(_field_spec(item))
+            continue
+        if at.fmt != "v4":
+            raise at.refuse(bad, field)
+        at.warn(f"{field}: {bad}: left out (as AgentV 4.42 does)")
+    if problem is None and not fields:
+        problem = "no usable field"
+    if problem is not None:
+        if at.fmt != "v4":
+            raise at.refuse(problem, "fields")
+        at.warn(f"left out: field-accuracy {problem} (as AgentV 4.42 does)")
+        return None
+    aggregation = options.get("aggregation")
+    return {**options, "fields": fields,
+            "aggregation": aggregation if aggregation in ("weighted_average", "all_or_nothing") else None}
+
+
+def _field_spec(item: dict[str, Any]) -> dict[str, Any]:
+    """A field's settings of the types AgentV takes; others are ignored, as it does."""
+    spec: dict[str, Any] = {"path": item["path"], "match": item["match"]}
+    for key, types in (("required", (bool,)), ("relative", (bool,)), ("weight", (int, float)),
+                       ("tolerance", (int, float))):
+        value = item.get(key)
+        if isinstance(value, types) and (bool in types or not isinstance(value, bool)):
+            spec[key] = value
+    if isinstance(item.get("formats"), list):
+        spec["formats"] = [f for f in item["formats"] if isinstance(f, str)]
+    return spec
+
+
+_FIELD_MATCHES = ("exact", "numeric_tolerance", "date")
 _CHECKS: dict[str, Callable[[dict[str, Any], GraderContext], dict[str, Any] | None]] = {
     "trajectory": _trajectory,
     "llm-rubric": _llm_rubric,
+    "field-accuracy": _field_accuracy,
 }
