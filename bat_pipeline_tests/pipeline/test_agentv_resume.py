@@ -24,17 +24,31 @@ ANSWER = textwrap.dedent('''\
         sys.exit(f"cannot answer {test_id} now")
     pathlib.Path(output).write_text(f"answer to {test_id}", encoding="utf-8")
 ''')
+BATCH = textwrap.dedent('''\
+    """Answers every test of the file in one JSONL; leaves out those with a fail-<id> file."""
+    import json, pathlib, sys
+
+    import yaml
+
+    here = pathlib.Path(__file__).parent
+    with open(sys.argv[2], "w", encoding="utf-8") as out:
+        for test in yaml.safe_load(open(sys.argv[1], encoding="utf-8"))["tests"]:
+            if not (here / f"fail-{test['id']}").exists():
+                out.write(json.dumps({"id": test["id"], "text": f"answer to {test['id']}"}) + "\\n")
+''')
 
 
 def test_resume_runs_only_the_missing_and_errored_tests(tmp_path):
     folder = tmp_path / "suite"
     folder.mkdir()
     (folder / "answer.py").write_text(ANSWER, encoding="utf-8")
+    (folder / "batch.py").write_text(BATCH, encoding="utf-8")
     tests = [{"id": t, "vars": {"input": f"question {t}"}, "assert": [{"type": "contains", "value": f"to {t}"}]}
              for t in ("t1", "t2", "t3")]
     eval_file = folder / "suite.yaml"
     eval_file.write_text(yaml.safe_dump({"providers": {"local": {
-        "provider": "cli", "command": ["python3", "answer.py", "{EVAL_ID}", "{OUTPUT_FILE}"]}},
+        "provider": "cli", "command": ["python3", "answer.py", "{EVAL_ID}", "{OUTPUT_FILE}"]}, "batch": {
+        "provider": "cli", "command": "python3 batch.py suite.yaml {OUTPUT_FILE}", "batch_requests": True}},
         "tests": tests}), encoding="utf-8")
     (folder / "fail-t2").touch()
     root, output = tmp_path / "home", tmp_path / "out"
@@ -47,6 +61,8 @@ def test_resume_runs_only_the_missing_and_errored_tests(tmp_path):
     assert {k: r["pass"] for k, r in results.items()} == {"t1": True, "t2": False, "t3": True}, first.stdout[-3000:]
     assert "cannot answer t2 now" in results["t2"]["error"]
     kept = {t: (partition / "episodes" / f"{t}__try0.json").read_text(encoding="utf-8") for t in ("t1", "t3")}
+    [batch] = root.glob("runs/*/batch")
+    assert lines(batch / "results.jsonl")["t2"]["error"].startswith("no record for this test")
     assert sorted((folder / "calls.log").read_text().split()) == ["t1", "t2", "t3"]
 
     (folder / "fail-t2").unlink()
@@ -60,8 +76,35 @@ def test_resume_runs_only_the_missing_and_errored_tests(tmp_path):
     for test_id, text in kept.items():
         assert json.loads((partition / "episodes" / f"{test_id}__try0.json").read_text())["aux"]["started_at"] == \
             json.loads(text)["aux"]["started_at"]
-    results = lines(partition / "results.jsonl")
-    assert {k: (r["pass"], r["error"]) for k, r in results.items()} == {
-        "t1": (True, None), "t2": (True, None), "t3": (True, None)}
+    for folder_of in (partition, batch):
+        results = lines(folder_of / "results.jsonl")
+        assert {k: (r["pass"], r["error"]) for k, r in results.items()} == {
+            "t1": (True, None), "t2": (True, None), "t3": (True, None)}
     [published] = output.glob("*/local")
     assert lines(published / "results.jsonl")["t2"]["pass"] is True
+
+
+def test_a_batch_asked_for_some_tests_knows_the_others(tmp_path):
+    """A resumed batch partition asks for the missing tests only; the lines of the others
+    are no unknown ids."""
+    from bat_pipeline.engine.config.project import load_project, suite_tasks
+    from bat_pipeline.engine.conversation import plan_attempts
+    from bat_pipeline.resources.targets import collect_target_episodes
+
+    (tmp_path / "batch.py").write_text(BATCH, encoding="utf-8")
+    eval_file = tmp_path / "suite.yaml"
+    eval_file.write_text(yaml.safe_dump({"providers": {"batch": {
+        "provider": "cli", "command": "python3 batch.py suite.yaml {OUTPUT_FILE}", "batch_requests": True}},
+        "tests": [{"id": t, "vars": {"input": t}} for t in ("t1", "t2")]}),
+        encoding="utf-8")
+    config = load_project(eval_file)
+    [t1, t2] = suite_tasks(config.agentv)
+    episodes, said = [], []
+    collect_target_episodes(config.models[0].target, config.agentv, plan_attempts([t1, t2], 1, []), tmp_path,
+                            concurrency=1, on_episode=episodes.append, log=said.append)
+    assert [e.task_id for e in episodes] == ["t1", "t2"]
+    episodes.clear()
+    collect_target_episodes(config.models[0].target, config.agentv, plan_attempts([t2], 1, []), tmp_path,
+                            concurrency=1, on_episode=episodes.append, log=said.append)
+    assert [(e.task_id, e.final_output) for e in episodes] == [("t2", "answer to t2")]
+    assert not [line for line in said if "is no test of the file" in line]
