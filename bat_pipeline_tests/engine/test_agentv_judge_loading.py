@@ -46,6 +46,18 @@ def test_the_judge_target_of_the_evaluated_target(tmp_path, monkeypatch):
     assert load_project(eval_file).judge.model == "gpt-judge"
 
 
+def test_a_judge_target_we_cannot_ask_gives_way_to_the_judge_block(tmp_path):
+    azure = {"name": "azure_base", "provider": "azure", "endpoint": "${{ AZURE_ENDPOINT_UNSET }}"}
+    targets = [{"name": "local", **TARGET, "judge_target": "azure_base"}, azure]
+    # no LLM grader: the judge target is not even read
+    assert load_project(v4(tmp_path, [{"type": "contains", "value": "x"}], targets)).judge is None
+    config = load_project(v4(tmp_path, ["Says x."], targets, judge={"provider": "ollama", "model": "m"}))
+    assert config.judge.provider == "ollama"
+    assert any("provider 'azure' cannot be asked here" in w for w in config.warnings)
+    with pytest.raises(InputError, match="got 'azure' \\(or add a `judge:` block"):
+        load_project(v4(tmp_path, ["Says x."], targets))
+
+
 def test_the_judge_block_and_files_without_llm_graders(tmp_path):
     eval_file = v4(tmp_path, ["Says x."], [{"name": "local", **TARGET}], judge={"provider": "ollama", "model": "m"})
     config = load_project(eval_file)

@@ -88,7 +88,7 @@ def load_suite(path: Path, options: TargetOptions | None = None) -> AgentvSuite:
     # A test's own threshold wins; then --threshold, then the file's, then 0.8.
     tests = [t if t.threshold is not None else t.model_copy(update={"threshold": threshold}) for t in tests]
     targets, target_warnings = load_targets(data, path, fmt, options)
-    judge = find_judge(data, path, [t.name for t in targets], tests, options)
+    judge = find_judge(data, path, [t.name for t in targets], tests, options, warnings)
     try:
         return AgentvSuite(source=path, format=fmt, description=str(data.get("description") or ""), tests=tests,
                            targets=targets, threshold=threshold, trials=_trials(execution, file),

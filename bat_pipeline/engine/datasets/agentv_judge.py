@@ -33,12 +33,17 @@ _KEY_VAR = re.compile(r"^\s*(?:\$\{\{\s*([A-Za-z_]\w*)\s*\}\}|\{\{\s*env\.([A-Za
 
 
 def find_judge(data: Mapping[str, Any], path: Path, targets: list[str], tests: list[AgentvCase],
-               options: TargetOptions) -> dict[str, Any] | None:
+               options: TargetOptions, warnings: list[str]) -> dict[str, Any] | None:
     """The judge block (eval.yaml's `judge:` fields) for the file's LLM graders, or None
-    when no test has one. `targets`: the names of the evaluated targets, in order; the
-    first that names a judge target gives it (another naming a different one is refused:
-    one judge grades a file)."""
+    when no test has one (the judge target is then not read at all). `targets`: the names
+    of the evaluated targets, in order; the one they name as judge target gives it (two
+    different ones are refused: one judge grades a file). A judge target of a provider we
+    cannot ask (AgentV's `azure`, `gemini`, ...) gives way to the file's `judge:` block,
+    with a warning."""
     graded = [(t, g) for t in tests for g in t.assertions if g.type in LLM_TYPES]
+    if not graded:
+        return None
+    block = data.get("judge")
     defined = defined_targets(data, path, options)
     named = {}
     for name in targets:
@@ -55,19 +60,20 @@ def find_judge(data: Mapping[str, Any], path: Path, targets: list[str], tests: l
         if name not in defined:
             raise InputError(where, f"judge target '{name}' is not defined", field="judge_target")
         body, at = defined[name]
-        return judge_from_target(body, at, options)
-    block = data.get("judge")
+        provider = str(body.get("provider") or "")
+        if provider in JUDGE_PROVIDERS or block is None:
+            return judge_from_target(body, at, options)
+        warnings.append(f"{at}: judge target of provider '{provider}' cannot be asked here (judge providers: "
+                        f"{', '.join(JUDGE_PROVIDERS)}): the eval file's judge block grades instead")
     if block is not None:
         if not isinstance(block, dict):
             raise InputError(str(path), f"expected the judge's settings as a mapping, got {kind(block)}", field="judge")
         return dict(block)
-    if graded:
-        test, grader = graded[0]
-        raise InputError(str(path), f"grader '{grader.name}' needs a judge model, and none is given: set "
-                         "`judge_target` on the target (naming an LLM target) or add a `judge:` block "
-                         "(provider, model, base_url, api_key_env) to the eval file",
-                         entry=f"test '{test.id}'")
-    return None
+    test, grader = graded[0]
+    raise InputError(str(path), f"grader '{grader.name}' needs a judge model, and none is given: set "
+                     "`judge_target` on the target (naming an LLM target) or add a `judge:` block "
+                     "(provider, model, base_url, api_key_env) to the eval file",
+                     entry=f"test '{test.id}'")
 
 
 def judge_from_target(body: Mapping[str, Any], where: str, options: TargetOptions) -> dict[str, Any]:
@@ -76,7 +82,7 @@ def judge_from_target(body: Mapping[str, Any], where: str, options: TargetOption
     provider = str(body.get("provider") or "")
     if provider not in JUDGE_PROVIDERS:
         raise InputError(where, f"a judge target's provider is one of {', '.join(JUDGE_PROVIDERS)}, got "
-                         f"'{provider}'", field="provider")
+                         f"'{provider}' (or add a `judge:` block to the eval file)", field="provider")
     model = body.get("model", body.get("deployment"))
     if not isinstance(model, str) or not model:
         raise InputError(where, "a judge target needs a `model`", field="model")
