@@ -81,7 +81,9 @@ async def run_llm_scorers(episodes: Sequence[Episode], tasks: Mapping[str, Task]
     flat = [row for own in rows for row in own]
     stats.episodes += sum(1 for e in episodes if not e.eval_error)
     stats.skipped += sum(1 for row in flat if row.value is None and row.reason.startswith(SKIPPED))
-    stats.failures += sum(1 for row in flat if row.value is None and row.reason.startswith(FAILED))
+    # A failed rubric row starts with FAILED; an AgentV LLM grader's is a grader error (details.error).
+    stats.failures += sum(1 for row in flat if row.value is None
+                          and (row.reason.startswith(FAILED) or bool(row.details.get("error"))))
     return JudgeRunResult(rows=rows, scores=[e.qualitative_scores or JudgeScores() for e in episodes], stats=stats)
 
 

@@ -104,7 +104,8 @@ def test_an_unreadable_answer_is_asked_again(server, tmp_path):
 
 def test_a_judge_that_fails_leaves_a_grader_error(server, tmp_path):
     server.script(default=error(500, "judge down"))
-    _, after, _ = judged(seed_file(tmp_path, server, ["Says CLEAR.", {"type": "contains", "value": "CLEAR"}]))
+    _, after, result = judged(seed_file(tmp_path, server, ["Says CLEAR.", {"type": "contains", "value": "CLEAR"}]))
+    assert result.stats.failures == 1
     [row] = [r for r in after.scores if r.scorer == "llm_grader"]
     assert row.value is None and "the judge gave no grade: HTTP 500" in row.details["error"]
     rule = after.scores[-1]
