@@ -102,3 +102,20 @@ def test_an_llm_grader_needs_text_to_grade_against(tmp_path):
                                                        "assert": [{"type": "llm-rubric"}]}]})
     with pytest.raises(InputError, match="no rubric text and the test no `criteria`"):
         load_suite(eval_file, TargetOptions(environ={}))
+
+
+def test_a_4x_test_without_graders_is_judged_on_its_criteria(tmp_path):
+    write(tmp_path / ".agentv" / "targets.yaml", {"targets": [{"name": "local", **TARGET}]})
+    eval_file = write(tmp_path / "eval.yaml", {"execution": {"target": "local"}, "judge": {"provider": "ollama",
+                                                                                         "model": "m"},
+                                               "tests": [{"id": "judged", "input": "x", "criteria": "Says x."},
+                                                         {"id": "bare", "input": "x"}]})
+    config = load_project(eval_file)
+    judged, bare = config.agentv.tests
+    [grader] = judged.assertions
+    assert (grader.name, grader.type, grader.required, grader.options["grading"]) == ("llm-grader", "llm-rubric",
+                                                                                       False, "")
+    assert bare.assertions == [] and config.evaluation.qualitative
+    eval_file.write_text(eval_file.read_text().replace("judge:", "unused:"), encoding="utf-8")
+    with pytest.raises(InputError, match="grader 'llm-grader' needs a judge model"):
+        load_project(eval_file)

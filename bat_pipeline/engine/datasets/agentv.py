@@ -144,6 +144,9 @@ def _case(raw: Any, index: int, entry: str, fmt: AgentvFormat, template: str, sh
     if fmt == "seed":  # issue 15: required unless said otherwise; 4.x: not required
         graders = [g if g.options["required_given"] else g.model_copy(update={"required": True}) for g in graders]
     criteria = str(raw.get("criteria") or raw.get("expected_outcome") or "")
+    if fmt == "v4" and not graders and criteria.strip():  # as AgentV 4.42: the judge grades the criteria
+        graders = [Assertion(name="llm-grader", type="llm-rubric",
+                             options={"written_type": "llm-grader", "required_given": False, GRADING_KEY: ""})]
     for grader in graders:
         if grader.type in LLM_TYPES and not grader.options[GRADING_KEY] and not criteria.strip():
             raise InputError(file, f"LLM grader '{grader.name}' has no rubric text and the test no `criteria` to "
