@@ -9,7 +9,8 @@ import textwrap
 
 import yaml
 
-from bat_pipeline_tests.pipeline.support import VENV_BIN, run
+from bat_pipeline_tests.support.example_agent import run
+from bat_pipeline_tests.support.paths import VENV_BIN
 from bat_pipeline_tests.pipeline.test_agentv_example import environment, lines
 
 ANSWER = textwrap.dedent('''\

@@ -16,7 +16,7 @@ from bat_pipeline.engine.config.project import load_project, suite_tasks
 from bat_pipeline.engine.target_records import answer_from_record, answered_episode
 from bat_pipeline.engine.verdicts import check_partition
 from bat_pipeline.resources.judge import JudgeClient, judge_episodes
-from bat_pipeline_tests.resources.judge_server import Reply, error, serve_judge
+from bat_pipeline_tests.support.judge_server import Reply, error, serve_judge
 
 ENV = {"OPENAI_API_KEY": "sk-agentv-graders-key-9z8y"}
 TARGET = {"provider": "cli", "command": "python3 run.py {PROMPT}"}

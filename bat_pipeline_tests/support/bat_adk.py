@@ -27,7 +27,7 @@ from pathlib import Path
 import httpx
 import yaml
 
-from bat_pipeline.resources.agent_process import stop_process_group
+from bat_pipeline.resources.process_group import stop_process_group
 from bat_pipeline_tests.support.paths import REPO, TESTS
 from bat_pipeline_tests.support.polling import wait_for
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import httpx
 
-from bat_pipeline.resources.agent_process import stop_process_group
-from bat_pipeline.resources.scripted_llm import start_scripted_llm
+from bat_pipeline.resources.process_group import stop_process_group
+from bat_pipeline.resources.scripted_process import start_scripted_llm
 
 STOP_GRACE_S = 5.0
 
