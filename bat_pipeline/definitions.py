@@ -19,6 +19,7 @@ from bat_pipeline.automation import build_automation
 from bat_pipeline.engine.config.project import Overrides, load_project
 from bat_pipeline.locations import agent_dir_from_env, overrides_from_env
 from bat_pipeline.resources.evaluation import EvaluationResource
+from bat_pipeline.resources.io_manager import AtomicFilesystemIOManager
 from bat_pipeline.resources.judge import JudgeResource
 from bat_pipeline.resources.scripted_llm import ScriptedLlmResource
 from bat_pipeline.resources.warehouse import DEFAULT_MAX_WAIT_S, WarehouseResource
@@ -64,6 +65,8 @@ def build_definitions(agent_dir: Path, storage_root: Path, overrides: Overrides 
                 threshold=overrides.threshold,
                 output_dir=str(overrides.output_dir) if overrides.output_dir else None),
             "judge": JudgeResource(storage_root=str(storage_root)),
+            # Partitions run at once read the unpartitioned task_specs while another writes it.
+            "io_manager": AtomicFilesystemIOManager(),
             "warehouse": WarehouseResource(database=str(warehouse_path(storage_root)),
                                            max_wait_s=float(os.environ.get(WAREHOUSE_WAIT_VAR) or DEFAULT_MAX_WAIT_S)),
         },
