@@ -14,8 +14,8 @@ import pytest
 from bat_pipeline.engine.contracts import (
     A2AEvent,
     AgentStep,
-    ErrorStep,
     Episode,
+    ErrorStep,
     ModelStep,
     ToolStep,
     Trajectory,
@@ -30,7 +30,6 @@ from bat_pipeline.engine.judge_view import (
 
 GOLDEN = Path(__file__).parent / "golden"
 from bat_pipeline_tests.support.paths import REFERENCE
-
 
 
 def reference_episode(run: str, name: str) -> Episode:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bat_pipeline.engine.contracts import JudgeSettings, RUBRICS
+from bat_pipeline.engine.contracts import RUBRICS, JudgeSettings
 from bat_pipeline.engine.rubrics import (
     JSON_SCHEMA,
     JudgeAnswerError,

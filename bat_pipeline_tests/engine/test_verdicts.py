@@ -9,8 +9,8 @@ import pytest
 
 from bat_pipeline.engine.contracts import (
     AgentStep,
-    ErrorStep,
     Episode,
+    ErrorStep,
     ModelStep,
     Task,
     ToolStep,

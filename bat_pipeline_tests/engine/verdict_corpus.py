@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from bat_pipeline.engine.config import load_tasks
 from bat_pipeline.engine.contracts import (
     AgentStep,
     Episode,
@@ -20,7 +21,6 @@ from bat_pipeline.engine.contracts import (
     Turn,
 )
 from bat_pipeline.engine.contracts.episode import EpisodeTrace
-from bat_pipeline.engine.config import load_tasks
 from bat_pipeline.locations import BUNDLED_AGENT_DIR as EXAMPLE_AGENT_DIR
 from bat_pipeline_tests.support.paths import FIXTURES, REFERENCE
 

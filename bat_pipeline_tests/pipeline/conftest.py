@@ -3,10 +3,9 @@ storage root its results go to, and the environment of the processes under test.
 
 from __future__ import annotations
 
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-
-import subprocess
 
 import pytest
 

@@ -17,6 +17,8 @@ from bat_pipeline.locations import BUNDLED_AGENT_DIR
 from bat_pipeline_tests.support.example_agent import run
 from bat_pipeline_tests.support.paths import VENV_BIN
 
+pytestmark = pytest.mark.slow(seconds=15)
+
 EXAMPLE = BUNDLED_AGENT_DIR.parent / "screening"
 
 

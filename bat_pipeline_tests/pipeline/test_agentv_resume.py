@@ -7,11 +7,14 @@ from __future__ import annotations
 import json
 import textwrap
 
+import pytest
 import yaml
 
+from bat_pipeline_tests.pipeline.test_agentv_example import environment, lines
 from bat_pipeline_tests.support.example_agent import run
 from bat_pipeline_tests.support.paths import VENV_BIN
-from bat_pipeline_tests.pipeline.test_agentv_example import environment, lines
+
+pytestmark = pytest.mark.slow(seconds=7)
 
 ANSWER = textwrap.dedent('''\
     """Answers one test; records which test it was asked; fails while fail-<id> exists."""

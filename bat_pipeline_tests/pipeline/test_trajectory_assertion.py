@@ -11,7 +11,7 @@ import pytest
 
 from bat_pipeline_tests.support.processes import leftover_agents
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(seconds=7)
 
 MODEL = "openai-competent"
 COMPARE = {"mode": "in_order", "forbidden": ["add"], "max_steps": 2, "expected": [

@@ -9,9 +9,9 @@ import pytest
 from dagster import MaterializeResult, asset, materialize
 
 from bat_pipeline import storage
-from bat_pipeline.resources.judge_partition import judge_partition
 from bat_pipeline.engine.contracts import EvalConfig, JudgeSettings, ModelSpec
 from bat_pipeline.resources.judge import JudgeClient, JudgeConfigError, JudgeResource, judge_episodes
+from bat_pipeline.resources.judge_partition import judge_partition
 from bat_pipeline.storage import PartitionRef
 from bat_pipeline_tests.support.judge_server import Reply, serve_judge, weather_episode, weather_task
 

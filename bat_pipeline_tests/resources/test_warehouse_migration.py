@@ -11,8 +11,8 @@ import duckdb
 import pytest
 
 from bat_pipeline.resources.warehouse import SCHEMA_VERSION, Warehouse
-from bat_pipeline_tests.support.paths import FIXTURES
 from bat_pipeline_tests.resources.test_warehouse import TASKS, agent_ref, episodes_passing, ref
+from bat_pipeline_tests.support.paths import FIXTURES
 
 V2_RUNS = ("20261104T100000Z-cccc0001", "20261105T100000Z-cccc0002")
 

@@ -19,7 +19,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from bat_pipeline.example.loopback import LoopbackServer
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -37,6 +36,7 @@ from bat_pipeline.engine.contracts import (
     Trajectory,
     Turn,
 )
+from bat_pipeline.example.loopback import LoopbackServer
 
 
 @dataclass
