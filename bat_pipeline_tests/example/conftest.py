@@ -21,5 +21,8 @@ def agents(scripted_llm: ScriptedServer, tmp_path_factory: pytest.TempPathFactor
             agent.wait_ready()
         yield started
     finally:
+        # Both at once: each flushes its spans and stops its Forecaster before it exits.
+        for agent in started.values():
+            agent.terminate()
         for agent in started.values():
             agent.stop()

@@ -141,6 +141,11 @@ class Agent:
         wait_for(self._ready, timeout_s, what=f"the agent card at {self.url}")
         return self
 
+    def terminate(self) -> None:
+        """SIGTERM, without waiting (`stop` waits)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+
     def stop(self, timeout_s: float = 15.0) -> int:
         """SIGTERM and wait; returns the exit code."""
         if self.proc.poll() is None:
