@@ -118,7 +118,9 @@ class JudgeServer:
             if reply.delay_s:
                 await asyncio.sleep(reply.delay_s)
             if reply.hang:
-                while not self._stopping.is_set() and not await request.is_disconnected():
+                # Two things end the wait, neither an asyncio event: the server's stop (a
+                # threading.Event) and the client hanging up.
+                while not self._stopping.is_set() and not await request.is_disconnected():  # noqa: ASYNC110
                     await asyncio.sleep(0.02)
                 return Response(status_code=503)
             return self._render(request.url.path, body, reply)
@@ -181,9 +183,11 @@ def weather_episode(task_id: str = "weather_paris", attempt: int = 0, *, answer_
         ToolStep(name="get_weather", args={"city": "Paris"}, result="sunny, 21 C"),
         ModelStep(model="m", said=answer_text, tokens_in=80, tokens_out=9),
     ]
-    trajectory = Trajectory(found=found, turns=[Turn(user="What is the weather in Paris?", steps=steps)] if found else [])
+    turns = [Turn(user="What is the weather in Paris?", steps=steps)] if found else []
+    trajectory = Trajectory(found=found, turns=turns)
     events = [A2AEvent(t_ms=5, task_status="working", user_input="What is the weather in Paris?"),
               A2AEvent(t_ms=900, task_status="completed", content_preview=answer_text)]
-    return Episode(model_name="openai:agent-model", task_id=task_id, expected_outcome="Reports that Paris is sunny at 21 C",
-                   final_status="completed", final_output=answer_text, aux={"attempt_index": attempt},
+    return Episode(model_name="openai:agent-model", task_id=task_id,
+                   expected_outcome="Reports that Paris is sunny at 21 C", final_status="completed",
+                   final_output=answer_text, aux={"attempt_index": attempt},
                    trace=EpisodeTrace(events=events, wall_ms=900, trajectory=trajectory))
