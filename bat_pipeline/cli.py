@@ -40,7 +40,8 @@ def cmd_run(args) -> int:
     from bat_pipeline.runner import run_evaluation
 
     overrides = Overrides(providers_file=Path(args.providers).resolve() if args.providers else None,
-                          threshold=args.threshold, output_dir=Path(args.output).resolve() if args.output else None)
+                          threshold=args.threshold, output_dir=Path(args.output).resolve() if args.output else None,
+                          dataset=Path(args.dataset).resolve() if args.dataset else None)
     return run_evaluation(_agent(args.agent), models=args.model, resume=args.resume, timings=args.timings,
                           overrides=overrides)
 
@@ -89,6 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                    "a failed test then makes the exit status 1")
     p.add_argument("--output", metavar="DIR", help="result files under DIR/<run id>/ (replaces "
                                                   "evaluation.output_dir)")
+    p.add_argument("--dataset", metavar="FILE", help="the tasks: a tasks.json or an EvalBench evalset "
+                                                     "(replaces evaluation.dataset)")
     p.add_argument("--resume", action="store_true",
                    help="re-run only the missing or eval-error episodes of the last run")
     p.add_argument("--timings", action="store_true",

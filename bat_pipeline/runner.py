@@ -21,11 +21,13 @@ from bat_pipeline.engine.config.project import Overrides, load_project, suite_ta
 from bat_pipeline.engine.contracts import QUALITATIVE_FIELDS, EvalConfig
 from bat_pipeline.engine.contracts.names import safe_key
 from bat_pipeline.engine.contracts.timings import PHASES, RUN_STARTED_VAR
-from bat_pipeline.engine.environment import require_judge_key
+from bat_pipeline.engine.conversation import scenarios_needing_user
+from bat_pipeline.engine.environment import require_judge_key, require_simulated_user_key
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.locations import (
     AGENT_DIR_VAR,
     DAGSTER_HOME_VAR,
+    DATASET_VAR,
     OUTPUT_VAR,
     PROVIDERS_VAR,
     THRESHOLD_VAR,
@@ -112,6 +114,8 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
                 warnings.append(warning)
                 print(f"warning: {warning}", file=sys.stderr)
     require_judge_key(config)
+    if scenarios_needing_user(config, tasks):
+        require_simulated_user_key(config)
     check_result_folders(root, config)
 
     # Two evaluations of one agent can start within the same second; the suffix keeps their
@@ -121,7 +125,7 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
     os.environ.update({AGENT_DIR_VAR: str(agent_dir), HOME_VAR: str(root),
                        DAGSTER_HOME_VAR: str(dagster_home(root)), RUN_STARTED_VAR: str(started)})
     for name, value in ((PROVIDERS_VAR, overrides.providers_file), (THRESHOLD_VAR, overrides.threshold),
-                        (OUTPUT_VAR, overrides.output_dir)):
+                        (OUTPUT_VAR, overrides.output_dir), (DATASET_VAR, overrides.dataset)):
         if value is None:
             os.environ.pop(name, None)
         else:

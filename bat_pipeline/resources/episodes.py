@@ -15,10 +15,19 @@ from typing import Any
 
 from bat_pipeline.engine.contracts import Episode, EvalConfig, Task
 from bat_pipeline.engine.contracts.agentv import AgentvTarget
-from bat_pipeline.engine.conversation import Attempt, needs_fresh_conversation_ids, plan_attempts
+from bat_pipeline.engine.conversation import (
+    Attempt,
+    needs_fresh_conversation_ids,
+    plan_attempts,
+    scenarios_needing_user,
+)
+from bat_pipeline.engine.environment import project_environ
+from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.engine.results import result_lines
 from bat_pipeline.resources.agent_process import HEAD_STARTS, AgentLauncher, AgentStartError
+from bat_pipeline.resources.judge import JudgeConfigError
+from bat_pipeline.resources.simulated_user import SimulatedUserClient
 from bat_pipeline.resources.targets import TargetHealthError, collect_target_episodes
 from bat_pipeline.storage import (
     AGENT_SPANS,
@@ -139,6 +148,7 @@ def collect_episodes(config: EvalConfig, root: Path, model_key: str, tasks: list
     if model.target is not None and config.agentv is not None:
         return _collect_from_target(config, model.target, ref, attempts, kept, store, log)
 
+    user = simulated_user(config, tasks, redactor)
     extra_spans = [config.resolve(p) for p in config.evaluation.extra_spans]
     spans_name = resumed_spans(launch) if resumed else AGENT_SPANS
     launcher = AgentLauncher(config, model, ref.dir, log=log, spans_name=spans_name, redactor=redactor)
@@ -156,7 +166,8 @@ def collect_episodes(config: EvalConfig, root: Path, model_key: str, tasks: list
 
                 asyncio.run(run_attempts(
                     agent.url, attempts, model.name, concurrency=config.evaluation.concurrency, on_episode=store,
-                    turn_timeout_s=config.evaluation.turn_timeout_s))
+                    turn_timeout_s=config.evaluation.turn_timeout_s, user=user,
+                    user_max_turns=config.simulated_user.max_turns if config.simulated_user else None))
                 clock.lap("conversations")
         except AgentStartError as exc:
             # Not chained: the cause's message is not redacted.
@@ -169,6 +180,20 @@ def collect_episodes(config: EvalConfig, root: Path, model_key: str, tasks: list
     ref.finished_at = datetime.now(UTC).isoformat()
     save_ref(ref)
     return CollectedEpisodes(ref=ref, episodes=load_episodes(ref), made=len(attempts), kept=len(kept))
+
+
+def simulated_user(config: EvalConfig, tasks: list[Task], redactor: Redactor) -> SimulatedUserClient | None:
+    """The simulated user for the tasks that need one (engine.conversation), its key read
+    from the project's `.env` and the shell; None when no task does. Refuses (InputError)
+    a plan with turns left and no `simulated_user`, or one without its key."""
+    if not scenarios_needing_user(config, tasks):
+        return None
+    assert config.simulated_user is not None
+    try:
+        return SimulatedUserClient(config.simulated_user, environ=project_environ(config.agent_dir),
+                                   redactor=redactor)
+    except JudgeConfigError as exc:
+        raise InputError(str(config.source), str(exc), entry="simulated_user") from None
 
 
 def _collect_from_target(config: EvalConfig, target: AgentvTarget, ref: PartitionRef, attempts: list[Attempt],

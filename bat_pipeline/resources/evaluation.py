@@ -30,6 +30,8 @@ class EvaluationResource(dg.ConfigurableResource):
     """`--threshold` for an AgentV file."""
     output_dir: str | None = None
     """`--output DIR`: replaces `evaluation.output_dir`."""
+    dataset: str | None = None
+    """`--dataset FILE`: replaces `evaluation.dataset`."""
     storage_root: str
     """Shared storage for partition files, the judge cache and the warehouse."""
     scripted_llm: ScriptedLlmResource | None = None
@@ -60,7 +62,8 @@ class EvaluationResource(dg.ConfigurableResource):
 
     def overrides(self) -> Overrides:
         return Overrides(providers_file=Path(self.providers_file) if self.providers_file else None,
-                         threshold=self.threshold, output_dir=Path(self.output_dir) if self.output_dir else None)
+                         threshold=self.threshold, output_dir=Path(self.output_dir) if self.output_dir else None,
+                         dataset=Path(self.dataset) if self.dataset else None)
 
     def tasks(self, warnings: list[str] | None = None) -> list[Task]:
         """The dataset (an AgentV file's tests); what it ignored is appended to `warnings`."""

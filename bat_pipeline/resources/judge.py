@@ -260,6 +260,9 @@ class JudgeClient:
             else:
                 status = response.status_code
                 if status < 300:
+                    tokens_in, tokens_out = wire.token_usage(response)
+                    opening.stats.tokens_in += tokens_in
+                    opening.stats.tokens_out += tokens_out
                     try:
                         text = self.redactor.text(wire.response_text(self._wire, response))
                         return question.parse(text), text

@@ -4,7 +4,8 @@ resource (scripted_llm) and `bat-pipeline run`, before it imports Dagster, use.
 An eval.yaml asks for the server by writing `{scripted_llm}` in a value that names a model
 server: `judge.base_url`, `judge.env`, a model's `base_url` or `env`, `agent.env`. Each
 `{scripted_llm}` becomes the server's address, `http://127.0.0.1:<port>` (no trailing
-slash: write `"{scripted_llm}/v1"` for an OpenAI client). The server speaks the OpenAI,
+slash: write `"{scripted_llm}/v1"` for an OpenAI client); `simulated_user.base_url` and
+`simulated_user.env` too. The server speaks the OpenAI,
 Anthropic and Ollama APIs, answers per model name (`competent`, `sloppy`, `judge`) and
 takes any API key.
 """
@@ -71,8 +72,9 @@ def uses_scripted_llm(config: EvalConfig) -> bool:
     values = [*config.agent.env.values()]
     for model in config.models:
         values += [model.base_url or "", *model.env.values()]
-    if config.judge is not None:
-        values += [config.judge.base_url or "", *config.judge.env.values()]
+    for llm in (config.judge, config.simulated_user):
+        if llm is not None:
+            values += [llm.base_url or "", *llm.env.values()]
     return any(PLACEHOLDER in value for value in values)
 
 
@@ -85,7 +87,8 @@ def with_scripted_llm(config: EvalConfig, url: str) -> EvalConfig:
         "models": [m.model_copy(update={"base_url": _fill(m.base_url, url), "env": _fill_env(m.env, url)})
                    for m in config.models],
     }
-    if config.judge is not None:
-        update["judge"] = config.judge.model_copy(
-            update={"base_url": _fill(config.judge.base_url, url), "env": _fill_env(config.judge.env, url)})
+    for name in ("judge", "simulated_user"):
+        llm = getattr(config, name)
+        if llm is not None:
+            update[name] = llm.model_copy(update={"base_url": _fill(llm.base_url, url), "env": _fill_env(llm.env, url)})
     return config.model_copy(update=update)

@@ -148,14 +148,15 @@ def load_eval_config(
             _env_values(model, environ, file, f"models[{index}]")
     if data["models"] is None:
         del data["models"]
-    for section in ("judge", "agent"):
+    for section in ("judge", "simulated_user", "agent"):
         if isinstance(data.get(section), dict):
             data[section] = dict(data[section])
             if isinstance(data[section].get("env"), dict):
                 data[section]["env"] = dict(data[section]["env"])
             # judge.env sees the judge's own environment: api_key_env already copied onto
-            # the provider's variable (engine.environment.judge_environment).
-            scope = _judge_scope(data[section], environ) if section == "judge" else environ
+            # the provider's variable (engine.environment.judge_environment); so does the
+            # simulated user's, which is asked the same way.
+            scope = environ if section == "agent" else _judge_scope(data[section], environ)
             _env_values(data[section], scope, file, section)
     agent = data.get("agent")
     if isinstance(agent, dict) and isinstance(agent.get("command"), str):

@@ -9,6 +9,7 @@ step after loading works on it unchanged.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -22,6 +23,7 @@ from bat_pipeline.engine.contracts.names import safe_key
 from bat_pipeline.engine.contracts.tasks import Expected, Task
 from bat_pipeline.engine.datasets.agentv import CASE_KEYS, load_suite
 from bat_pipeline.engine.datasets.agentv_targets import TargetOptions
+from bat_pipeline.engine.datasets.evalbench import is_evalset
 from bat_pipeline.engine.errors import InputError
 
 ProjectKind = Literal["agent", "agentv"]
@@ -32,11 +34,14 @@ AGENTV_WORKERS = 4
 
 @dataclass(frozen=True)
 class Overrides:
-    """What the command line sets over the files: `--providers`, `--threshold`, `--output`."""
+    """What the command line sets over the files: `--providers`, `--threshold`, `--output`,
+    `--dataset`."""
 
     providers_file: Path | None = None
     threshold: float | None = None
     output_dir: Path | None = None
+    dataset: Path | None = None
+    """`--dataset FILE`: replaces `evaluation.dataset` (tasks.json or an EvalBench evalset)."""
 
 
 def project_kind(path: Path) -> tuple[ProjectKind, Path]:
@@ -49,7 +54,10 @@ def project_kind(path: Path) -> tuple[ProjectKind, Path]:
         return "agent", path
     if not path.is_file():
         raise InputError(str(path), "no such file or folder")
-    data = read_yaml(path) if path.suffix in (".yaml", ".yml") else None
+    data = read_yaml(path) if path.suffix in (".yaml", ".yml") else _json_object(path)
+    if path.suffix == ".json" and is_evalset(data):
+        raise InputError(str(path), "an EvalBench evalset (scenarios) needs an agent to run against: "
+                         f"bat-pipeline run AGENT --dataset {path}, or an EvalBench run config naming it")
     if isinstance(data, dict):
         if any(key in data for key in CASE_KEYS):
             return "agentv", path
@@ -59,6 +67,16 @@ def project_kind(path: Path) -> tuple[ProjectKind, Path]:
     found = ", ".join(map(str, data)) if isinstance(data, dict) else "none"
     raise InputError(str(path), "not an agent folder, a bat-cli eval.yaml (evaluation/models) or an AgentV eval "
                      f"file (tests/evalcases/eval_cases); keys found: {found}")
+
+
+def _json_object(path: Path) -> object:
+    """A `.json` file's content when it parses (None otherwise: the refusal names no keys)."""
+    if path.suffix != ".json":
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
 
 
 def resolve_project(arg: str | None, cwd: Path) -> Path:
@@ -79,9 +97,10 @@ def load_project(path: Path, overrides: Overrides | None = None) -> EvalConfig:
     what, where = project_kind(path)
     if what == "agent":
         config = load_eval_config(where)
-        if overrides.output_dir is not None:
-            settings = config.evaluation.model_copy(update={"output_dir": str(overrides.output_dir)})
-            config = config.model_copy(update={"evaluation": settings})
+        changes = {name: str(value) for name, value in (("output_dir", overrides.output_dir),
+                                                         ("dataset", overrides.dataset)) if value is not None}
+        if changes:
+            config = config.model_copy(update={"evaluation": config.evaluation.model_copy(update=changes)})
         return config
     suite = load_suite(where, TargetOptions(providers_file=overrides.providers_file, threshold=overrides.threshold))
     return agentv_config(suite, overrides)

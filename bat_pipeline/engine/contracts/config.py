@@ -79,6 +79,30 @@ class JudgeSettings(Strict):
     _provider = field_validator("provider")(_check_provider)
 
 
+class SimulatedUserSettings(Strict):
+    """The model playing the user of EvalBench scenarios (SPEC §10): same providers, key
+    handling and retries as the judge; its key never reaches the agent."""
+
+    provider: str
+    model: str = Field(min_length=1)
+    base_url: str | None = None
+    api_key_env: str | None = None
+    """Variable holding the key; default: the provider's usual one."""
+    env: dict[str, str] = Field(default_factory=dict)
+    max_turns: int | None = Field(default=None, ge=1)
+    """Agent calls per conversation for scenarios that set none (then 1)."""
+    timeout_s: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=4, ge=0)
+
+    _provider = field_validator("provider")(_check_provider)
+
+    def client_settings(self) -> JudgeSettings:
+        """As the judge client's settings: the simulated user is asked through it."""
+        return JudgeSettings(provider=self.provider, model=self.model, base_url=self.base_url,
+                             api_key_env=self.api_key_env, env=dict(self.env), timeout_s=self.timeout_s,
+                             max_retries=self.max_retries)
+
+
 class GateSettings(Strict):
     """Blocking asset checks; each is off unless set."""
 
@@ -149,6 +173,8 @@ class EvalConfig(Strict):
 
     evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
     judge: JudgeSettings | None = None
+    simulated_user: SimulatedUserSettings | None = None
+    """The model answering the agent in scenarios with a conversation plan."""
     models: list[ModelSpec] = Field(min_length=1)
     agent: AgentTarget = Field(default_factory=AgentTarget)
     agent_dir: Path

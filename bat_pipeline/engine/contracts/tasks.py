@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from bat_pipeline.engine.contracts.agentv import AgentvCase
+from bat_pipeline.engine.contracts.scenario import Scenario
 from bat_pipeline.engine.contracts.strict import Strict
 from bat_pipeline.engine.contracts.trajectory_assertion import TrajectoryAssertion
 
@@ -56,7 +57,8 @@ class Expected(Strict):
 
 
 class Task(Strict):
-    """One task. Fixed `turns` today; a simulated user will be an optional sibling field."""
+    """One task: fixed `turns`, and optionally a scenario whose simulated user carries
+    the conversation on after them."""
 
     id: str = Field(min_length=1)
     turns: list[str] = Field(min_length=1)
@@ -67,3 +69,7 @@ class Task(Strict):
     agentv: AgentvCase | None = None
     """The AgentV test this task is (engine.config.project): its graders and pass rule
     decide the verdict; None for a bat-cli task."""
+    scenario: Scenario | None = None
+    """The EvalBench scenario this task is or carries (engine.datasets.evalbench): its
+    plan drives a simulated user after `turns`, its fields select the EvalBench scorers."""
+
