@@ -10,15 +10,7 @@ import json
 import dagster as dg
 import yaml
 
-from bat_pipeline_tests.faults.support import (
-    JUDGE_KEY_VAR,
-    LLM_URL_VAR,
-    episodes_in,
-    evaluate,
-    failure_messages,
-    make_agent_copy,
-    only_run_dir,
-)
+from bat_pipeline_tests.faults import support
 
 USER_KEY_VAR = "SIMULATED_USER_KEY"
 ASSETS = ["task_specs", "agent_episodes", "span_trajectories", "episode_verdicts"]
@@ -41,7 +33,7 @@ SELF_CHECK = {
 
 def _agent(tmp_path, scenarios: list[dict], *, user_model: str = "scripted-user", models=("competent",),
            tasks: tuple[str, ...] = (), **user: object):
-    agent = make_agent_copy(tmp_path / "agent", tasks=tasks, models=models, qualitative=False,
+    agent = support.make_agent_copy(tmp_path / "agent", tasks=tasks, models=models, qualitative=False,
                             dataset="eval/input/scenarios.json")
     (agent / "eval" / "input" / "scenarios.json").write_text(json.dumps({"scenarios": scenarios}))
     path = agent / "eval" / "eval.yaml"
@@ -55,15 +47,15 @@ def _agent(tmp_path, scenarios: list[dict], *, user_model: str = "scripted-user"
 def _run(agent, tmp_path, partition: str):
     instance = dg.DagsterInstance.ephemeral()
     try:
-        result = evaluate(agent, tmp_path / "home", instance, partition, assets=ASSETS)
+        result = support.evaluate(agent, tmp_path / "home", instance, partition, assets=ASSETS)
     finally:
         instance.dispose()
-    return result, episodes_in(only_run_dir(tmp_path / "home", partition))
+    return result, support.episodes_in(support.only_run_dir(tmp_path / "home", partition))
 
 
 def _env(monkeypatch, scripted):
-    monkeypatch.setenv(LLM_URL_VAR, scripted.url)
-    monkeypatch.setenv(JUDGE_KEY_VAR, "scripted-judge-takes-any-key")
+    monkeypatch.setenv(support.LLM_URL_VAR, scripted.url)
+    monkeypatch.setenv(support.JUDGE_KEY_VAR, "scripted-judge-takes-any-key")
     monkeypatch.setenv(USER_KEY_VAR, "scripted-user-key-not-for-the-agent")
 
 
@@ -71,7 +63,7 @@ def test_a_conversation_ends_on_terminate_and_on_max_turns(scripted, tmp_path, m
     _env(monkeypatch, scripted)
     agent = _agent(tmp_path, [CLARIFY, CUT_SHORT, ONE_TURN])
     result, episodes = _run(agent, tmp_path, "openai-competent")
-    assert result.success, failure_messages(result)
+    assert result.success, support.failure_messages(result)
 
     clarify = episodes["clarify_city__try0"]
     log = clarify["aux"]["conversation"]
@@ -103,7 +95,7 @@ def test_a_conversation_ends_on_terminate_and_on_max_turns(scripted, tmp_path, m
     assert all("eval_error" not in e["aux"] for e in episodes.values())
 
     # The simulated user's key reached the simulated user, never the agent.
-    agent_log = (only_run_dir(tmp_path / "home", "openai-competent") / "agent.log").read_text()
+    agent_log = (support.only_run_dir(tmp_path / "home", "openai-competent") / "agent.log").read_text()
     assert "scripted-user-key-not-for-the-agent" not in agent_log
 
 
@@ -111,7 +103,7 @@ def test_a_conversation_ends_when_the_agent_fails(scripted, tmp_path, monkeypatc
     _env(monkeypatch, scripted)
     agent = _agent(tmp_path, [SELF_CHECK], models=("sloppy",))
     result, episodes = _run(agent, tmp_path, "openai-sloppy")
-    assert result.success, failure_messages(result)
+    assert result.success, support.failure_messages(result)
     episode = episodes["self_check_scenario__try0"]
     log = episode["aux"]["conversation"]
     assert log["ended"] == "agent_failed"
@@ -129,7 +121,7 @@ def test_a_simulated_user_outage_gives_error_episodes(scripted, tmp_path, monkey
         result, episodes = _run(agent, tmp_path, "openai-competent")
     finally:
         scripted.set_model(model, error_rate=0.0)
-    assert result.success, failure_messages(result)
+    assert result.success, support.failure_messages(result)
     assert sorted(episodes) == ["clarify_city__try0", "cut_short__try0"]
     for episode in episodes.values():
         log = episode["aux"]["conversation"]
