@@ -32,9 +32,9 @@ SELF_CHECK = {
 
 
 def _agent(tmp_path, scenarios: list[dict], *, user_model: str = "scripted-user", models=("competent",),
-           tasks: tuple[str, ...] = (), **user: object):
-    agent = support.make_agent_copy(tmp_path / "agent", tasks=tasks, models=models, qualitative=False,
-                            dataset="eval/input/scenarios.json")
+           tasks: tuple[str, ...] = (), qualitative: bool = False, **user: object):
+    agent = support.make_agent_copy(tmp_path / "agent", tasks=tasks, models=models, qualitative=qualitative,
+                                    dataset="eval/input/scenarios.json")
     (agent / "eval" / "input" / "scenarios.json").write_text(json.dumps({"scenarios": scenarios}))
     path = agent / "eval" / "eval.yaml"
     config = yaml.safe_load(path.read_text())
@@ -44,10 +44,10 @@ def _agent(tmp_path, scenarios: list[dict], *, user_model: str = "scripted-user"
     return agent
 
 
-def _run(agent, tmp_path, partition: str):
+def _run(agent, tmp_path, partition: str, assets: list[str] | None = ASSETS):
     instance = dg.DagsterInstance.ephemeral()
     try:
-        result = support.evaluate(agent, tmp_path / "home", instance, partition, assets=ASSETS)
+        result = support.evaluate(agent, tmp_path / "home", instance, partition, assets=assets)
     finally:
         instance.dispose()
     return result, support.episodes_in(support.only_run_dir(tmp_path / "home", partition))
@@ -132,3 +132,41 @@ def test_a_simulated_user_outage_gives_error_episodes(scripted, tmp_path, monkey
         assert episode["final_status"] == "error"
         assert episode["verdict"]["passed"] is False
     assert scripted.stats()["by_model"][model] == 4  # two conversations, each asked twice
+
+
+def test_a_scenarios_scores_from_the_episode_to_the_warehouse(scripted, tmp_path, monkeypatch):
+    _env(monkeypatch, scripted)
+    # A bat-cli task carrying scenario fields runs beside the scenario, with bat-cli's checks too.
+    with_plan = {"id": "weather_then_recall", "turns": ["What is the weather in Rome?"],
+                 "conversation_plan": "Then ask 'Which city did I ask about?'. It must say Rome.",
+                 "expected_trajectory": ["get_weather"], "max_turns": 3,
+                 "expected": {"output_must_contain": ["Rome"]}}
+    agent = _agent(tmp_path, [CLARIFY, with_plan], qualitative=True)
+    result, episodes = _run(agent, tmp_path, "openai-competent", assets=None)
+    assert result.success, support.failure_messages(result)
+
+    clarify = {r["criterion"]: r for r in episodes["clarify_city__try0"]["scores"]}
+    assert clarify["trajectory_matcher"]["value"] == 1.0 and clarify["trajectory_matcher"]["gating"]
+    assert clarify["turn_count"]["raw"] == 3
+    goal = clarify["goal_completion"]
+    assert goal["judge"] == "openai:judge" and goal["scale"] == "0..100" and goal["details"]["sub_goals"]
+    assert goal["value"] == 1.0 and goal["raw"] == 100.0
+    behaviour = clarify["behavioral_metrics"]
+    assert behaviour["raw"] == 100.0 and behaviour["value"] == 1.0  # the question came before any city
+    assert clarify["behavioral_metrics:unnecessary_clarifications"]["raw"] == 0
+    assert "status" not in clarify  # a scenario has no bat-cli status check
+    assert episodes["clarify_city__try0"]["verdict"]["passed"] is True
+
+    recall = {r["criterion"]: r for r in episodes["weather_then_recall__try0"]["scores"]}
+    assert {"status", "output[0]", "trajectory_matcher", "turn_count", "goal_completion"} <= set(recall)
+    log = episodes["weather_then_recall__try0"]["aux"]["conversation"]
+    assert [t["generated"] for t in log["turns"]] == [False, True] and log["ended"] == "terminated"
+
+    import duckdb
+
+    with duckdb.connect(str(tmp_path / "home" / "warehouse.duckdb"), read_only=True) as db:
+        stored = db.execute("SELECT criterion, value, raw, scale FROM episode_scores WHERE task_id = 'clarify_city' "
+                            "AND scorer IN ('trajectory_matcher', 'turn_count', 'goal_completion') "
+                            "ORDER BY criterion").fetchall()
+    assert ("turn_count", None, 3.0, "count") in stored
+    assert ("goal_completion", 1.0, 100.0, "0..100") in stored

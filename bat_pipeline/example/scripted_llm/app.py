@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from bat_pipeline.example.scripted_llm import competent, judge, render, simulated_user, sloppy
+from bat_pipeline.example.scripted_llm import competent, judge, render, scenario_judge, simulated_user, sloppy
 from bat_pipeline.example.scripted_llm.conversation import Conversation, from_anthropic, from_openai
 from bat_pipeline.example.scripted_llm.knobs import KnobBoard, Knobs
 from bat_pipeline.example.scripted_llm.reply import Reply
@@ -41,6 +41,9 @@ def persona_of(model: str) -> str | None:
 def _answer(persona: str, conv: Conversation, knobs: Knobs, key: str) -> Reply:
     echo = key if knobs.echo_key and key else None
     if persona == "judge":
+        scorer = scenario_judge.handles(conv)
+        if scorer:
+            return scenario_judge.respond(conv, scorer)
         return judge.respond(conv, think=knobs.think, echo=echo)
     if persona == "user":
         return simulated_user.respond(conv)
