@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
+from bat_pipeline.engine.contracts.config import JudgeSettings
 from bat_pipeline.engine.contracts.episode import Episode
+from bat_pipeline.engine.contracts.scores import ScoreRow
 from bat_pipeline.engine.contracts.tasks import Task
 from bat_pipeline.engine.judge_view import render_episode_for_judge
+from bat_pipeline.engine.scorers.judging import FAILED, Judge, JudgeQuestion, cannot_judge, null_row
+from bat_pipeline.engine.scorers.registry import ScoringInput
 from bat_pipeline.engine.trajectories.attributes import THINK_END
 
 TURN_CHARS = 2000
@@ -60,3 +65,21 @@ def answer_object(text: str, key: str) -> dict[str, Any]:
         if isinstance(found, dict) and key in found:
             return found
     raise ValueError(f"no JSON object with '{key}' in the answer")
+
+
+async def ask_about_scenario[T](item: ScoringInput, judge: Judge, *, scorer: str, instructions: str,
+                                parse: Callable[[str], T], schema: dict[str, Any], scale: str,
+                                rows: Callable[[T], list[ScoreRow]]) -> list[ScoreRow]:
+    """The scorer's rows from the judge's parsed answer on this scenario (`instructions` as
+    the system message, the scenario case as the user's), or one null row saying why there
+    is none: the episode cannot be judged (`cannot_judge`), or no usable answer came."""
+    why = cannot_judge(item)
+    if why:
+        return [null_row(scorer, scorer, judge.name, why, scale=scale)]
+    settings: JudgeSettings = item.options
+    case = scenario_case(item.task, item.episode, settings.max_trajectory_chars)
+    messages = [{"role": "system", "content": instructions}, {"role": "user", "content": case}]
+    answer = await judge.ask(JudgeQuestion(purpose=scorer, messages=messages, parse=parse, schema=schema))
+    if answer.value is None:
+        return [null_row(scorer, scorer, judge.name, FAILED + (answer.error or "no answer"), scale=scale)]
+    return rows(answer.value)

@@ -15,10 +15,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from bat_pipeline.engine.contracts import JudgeSettings
 from bat_pipeline.engine.contracts.scores import ScoreRow
-from bat_pipeline.engine.scenario_judging import answer_object, scenario_case
-from bat_pipeline.engine.scorers.judging import FAILED, Judge, JudgeQuestion, cannot_judge, null_row
+from bat_pipeline.engine.scenario_judging import answer_object, ask_about_scenario
+from bat_pipeline.engine.scorers.judging import Judge
 from bat_pipeline.engine.scorers.registry import ScoringInput, llm
 
 NAME = "behavioral_metrics"
@@ -72,24 +71,21 @@ def parse_behaviour(text: str) -> tuple[dict[str, list[str]], str]:
     return listed, str(found.get("summary") or "")
 
 
-@llm(NAME, order=521, applies=_applies)
-async def behavioral_metrics(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
-    why = cannot_judge(item)
-    if why:
-        return [null_row(NAME, NAME, judge.name, why, scale=SCALE)]
-    settings: JudgeSettings = item.options
-    case = scenario_case(item.task, item.episode, settings.max_trajectory_chars)
-    messages = [{"role": "system", "content": INSTRUCTIONS}, {"role": "user", "content": case}]
-    answer = await judge.ask(JudgeQuestion(purpose=NAME, messages=messages, parse=parse_behaviour, schema=SCHEMA))
-    if answer.value is None:
-        return [null_row(NAME, NAME, judge.name, FAILED + (answer.error or "no answer"), scale=SCALE)]
-    listed, summary = answer.value
+def behaviour_rows(answer: tuple[dict[str, list[str]], str], judge: str) -> list[ScoreRow]:
+    """EvalBench's score from the counts, then one row per count."""
+    listed, summary = answer
     h, c = len(listed["hallucinations"]), len(listed["unnecessary_clarifications"])
     value = score(h, c)
-    rows = [ScoreRow(scorer=NAME, criterion=NAME, value=value / 100, raw=value, scale=SCALE, judge=judge.name,
+    rows = [ScoreRow(scorer=NAME, criterion=NAME, value=value / 100, raw=value, scale=SCALE, judge=judge,
                      reason=f"{h} hallucination(s), {c} unnecessary clarification(s). {summary}".strip(),
                      details={"hallucinations": h, "clarifications": c})]
     rows += [ScoreRow(scorer=NAME, criterion=f"{NAME}:{kind}", raw=float(len(found)), scale="count",
-                      judge=judge.name, reason="; ".join(found)[:1000] or "none", details={"evidence": found})
+                      judge=judge, reason="; ".join(found)[:1000] or "none", details={"evidence": found})
              for kind, found in listed.items()]
     return rows
+
+
+@llm(NAME, order=521, applies=_applies)
+async def behavioral_metrics(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
+    return await ask_about_scenario(item, judge, scorer=NAME, instructions=INSTRUCTIONS, parse=parse_behaviour,
+                                    schema=SCHEMA, scale=SCALE, rows=lambda answer: behaviour_rows(answer, judge.name))

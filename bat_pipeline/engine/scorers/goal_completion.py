@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from bat_pipeline.engine.contracts import JudgeSettings
 from bat_pipeline.engine.contracts.scores import ScoreRow
-from bat_pipeline.engine.scenario_judging import answer_object, scenario_case
-from bat_pipeline.engine.scorers.judging import FAILED, Judge, JudgeQuestion, cannot_judge, null_row
+from bat_pipeline.engine.scenario_judging import answer_object, ask_about_scenario
+from bat_pipeline.engine.scorers.judging import Judge
 from bat_pipeline.engine.scorers.registry import ScoringInput, llm
 
 NAME = "goal_completion"
@@ -51,20 +50,17 @@ def parse_goals(text: str) -> tuple[list[dict[str, Any]], str]:
     return goals, str(found.get("summary") or "")
 
 
-@llm(NAME, order=520, applies=_applies)
-async def goal_completion(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
-    why = cannot_judge(item)
-    if why:
-        return [null_row(NAME, NAME, judge.name, why, scale=SCALE)]
-    settings: JudgeSettings = item.options
-    case = scenario_case(item.task, item.episode, settings.max_trajectory_chars)
-    messages = [{"role": "system", "content": INSTRUCTIONS}, {"role": "user", "content": case}]
-    answer = await judge.ask(JudgeQuestion(purpose=NAME, messages=messages, parse=parse_goals, schema=SCHEMA))
-    if answer.value is None:
-        return [null_row(NAME, NAME, judge.name, FAILED + (answer.error or "no answer"), scale=SCALE)]
-    goals, summary = answer.value
+def goal_rows(answer: tuple[list[dict[str, Any]], str], judge: str) -> list[ScoreRow]:
+    """The row of a judge's sub-goals: the share met."""
+    goals, summary = answer
     met = sum(1 for g in goals if g["met"])
     share = met / len(goals)
     return [ScoreRow(scorer=NAME, criterion=NAME, value=share, raw=round(100 * share, 1), scale=SCALE,
-                     judge=judge.name, reason=f"{met} of {len(goals)} sub-goals met. {summary}".strip(),
+                     judge=judge, reason=f"{met} of {len(goals)} sub-goals met. {summary}".strip(),
                      details={"sub_goals": goals})]
+
+
+@llm(NAME, order=520, applies=_applies)
+async def goal_completion(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
+    return await ask_about_scenario(item, judge, scorer=NAME, instructions=INSTRUCTIONS, parse=parse_goals,
+                                    schema=SCHEMA, scale=SCALE, rows=lambda answer: goal_rows(answer, judge.name))
