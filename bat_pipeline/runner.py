@@ -16,8 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bat_pipeline.engine.config import load_tasks
-from bat_pipeline.engine.config.project import Overrides, load_project, suite_tasks
+from bat_pipeline.engine.config.project import Overrides, load_project, project_tasks
 from bat_pipeline.engine.contracts import QUALITATIVE_FIELDS, EvalConfig
 from bat_pipeline.engine.contracts.names import safe_key
 from bat_pipeline.engine.contracts.timings import PHASES, RUN_STARTED_VAR
@@ -102,8 +101,7 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
     overrides = overrides or Overrides()
     config = load_project(agent_dir, overrides)
     warnings = list(config.warnings)
-    tasks = suite_tasks(config.agentv) if config.agentv else load_tasks(config.resolve(config.evaluation.dataset),
-                                                                        warnings)
+    tasks = project_tasks(config, warnings)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     keys = select_models(config, models)

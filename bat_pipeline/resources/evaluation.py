@@ -9,8 +9,7 @@ from pathlib import Path
 import dagster as dg
 from pydantic import PrivateAttr
 
-from bat_pipeline.engine.config import load_tasks
-from bat_pipeline.engine.config.project import Overrides, load_project, suite_tasks
+from bat_pipeline.engine.config.project import Overrides, load_project, project_tasks
 from bat_pipeline.engine.contracts import EvalConfig, Task
 from bat_pipeline.engine.environment import agent_environment, find_dotenv, project_environ, read_dotenv
 from bat_pipeline.engine.errors import InputError
@@ -66,11 +65,9 @@ class EvaluationResource(dg.ConfigurableResource):
                          dataset=Path(self.dataset) if self.dataset else None)
 
     def tasks(self, warnings: list[str] | None = None) -> list[Task]:
-        """The dataset (an AgentV file's tests); what it ignored is appended to `warnings`."""
-        config = self.config(models=False)
-        if config.agentv is not None:
-            return suite_tasks(config.agentv)
-        return load_tasks(config.resolve(config.evaluation.dataset), warnings)
+        """The dataset (an AgentV file's tests, an EvalBench run's scenarios); what it
+        ignored is appended to `warnings`."""
+        return project_tasks(self.config(models=False), warnings)
 
     @property
     def root(self) -> Path:

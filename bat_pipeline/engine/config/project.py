@@ -10,12 +10,15 @@ step after loading works on it unchanged.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from bat_pipeline.engine.agent_folder import resolve_agent_dir
+from bat_pipeline.engine.config.dataset import load_tasks
 from bat_pipeline.engine.config.eval_file import load_eval_config
+from bat_pipeline.engine.config.evalbench_run import load_run_config
 from bat_pipeline.engine.config.files import read_yaml
 from bat_pipeline.engine.contracts.agentv import AgentvSuite
 from bat_pipeline.engine.contracts.config import EvalConfig, EvaluationSettings, ModelSpec
@@ -26,7 +29,7 @@ from bat_pipeline.engine.datasets.agentv_targets import TargetOptions
 from bat_pipeline.engine.datasets.evalbench import is_evalset
 from bat_pipeline.engine.errors import InputError
 
-ProjectKind = Literal["agent", "agentv"]
+ProjectKind = Literal["agent", "agentv", "evalbench"]
 AGENTV_OUTPUT = str(Path(".agentv") / "results")
 """Where an AgentV file's result files go without `--output` (beside the file)."""
 AGENTV_WORKERS = 4
@@ -45,10 +48,11 @@ class Overrides:
 
 
 def project_kind(path: Path) -> tuple[ProjectKind, Path]:
-    """`agent` and its folder, or `agentv` and the file. A folder is an agent folder; a
-    YAML file with `evaluation` or `models` is a bat-cli eval.yaml (its agent folder: the
-    parent of `eval/`); with `tests`, `evalcases` or `eval_cases` an AgentV file. Else
-    InputError naming the keys found."""
+    """`agent` and its folder, or `agentv` / `evalbench` and the file. A folder is an agent
+    folder; a YAML file with `dataset_config` is an EvalBench run config; with `evaluation`
+    or `models` a bat-cli eval.yaml (its agent folder: the parent of `eval/`); with
+    `tests`, `evalcases` or `eval_cases` an AgentV file; a JSON evalset alone is refused
+    (it needs an agent). Else InputError naming the keys found."""
     path = Path(path).expanduser().resolve()
     if path.is_dir():
         return "agent", path
@@ -59,14 +63,17 @@ def project_kind(path: Path) -> tuple[ProjectKind, Path]:
         raise InputError(str(path), "an EvalBench evalset (scenarios) needs an agent to run against: "
                          f"bat-pipeline run AGENT --dataset {path}, or an EvalBench run config naming it")
     if isinstance(data, dict):
+        if "dataset_config" in data:
+            return "evalbench", path
         if any(key in data for key in CASE_KEYS):
             return "agentv", path
         if "evaluation" in data or "models" in data:
             folder = path.parent.parent if path.parent.name == "eval" else path.parent
             return "agent", folder
     found = ", ".join(map(str, data)) if isinstance(data, dict) else "none"
-    raise InputError(str(path), "not an agent folder, a bat-cli eval.yaml (evaluation/models) or an AgentV eval "
-                     f"file (tests/evalcases/eval_cases); keys found: {found}")
+    raise InputError(str(path), "not an agent folder, a bat-cli eval.yaml (evaluation/models), an AgentV eval "
+                     "file (tests/evalcases/eval_cases) or an EvalBench run config (dataset_config); "
+                     f"keys found: {found}")
 
 
 def _json_object(path: Path) -> object:
@@ -102,6 +109,12 @@ def load_project(path: Path, overrides: Overrides | None = None) -> EvalConfig:
         if changes:
             config = config.model_copy(update={"evaluation": config.evaluation.model_copy(update=changes)})
         return config
+    if what == "evalbench":
+        config = load_run_config(where, overrides.output_dir)
+        if overrides.dataset is not None:
+            config = config.model_copy(update={"evaluation": config.evaluation.model_copy(
+                update={"dataset": str(overrides.dataset)})})
+        return config
     suite = load_suite(where, TargetOptions(providers_file=overrides.providers_file, threshold=overrides.threshold))
     return agentv_config(suite, overrides)
 
@@ -123,3 +136,26 @@ def suite_tasks(suite: AgentvSuite) -> list[Task]:
     is off), the AgentV case attached for its graders."""
     return [Task(id=case.id, turns=[case.prompt], expected=Expected(status=None, expected_outcome=case.criteria),
                  meta=dict(case.metadata), agentv=case) for case in suite.tests]
+
+
+def project_tasks(config: EvalConfig, warnings: list[str] | None = None) -> list[Task]:
+    """The dataset of any project: an AgentV file's tests, an EvalBench run config's
+    scenarios (its `scorers` given to each, its `scenarios` / `scenario_pattern` applied),
+    else `evaluation.dataset`. What the dataset ignored is appended to `warnings`."""
+    if config.agentv is not None:
+        return suite_tasks(config.agentv)
+    run = config.evalbench
+    tasks = load_tasks(config.resolve(config.evaluation.dataset), warnings,
+                       scorers=run.scorers if run is not None else None)
+    if run is None or (run.scenarios is None and run.scenario_pattern is None):
+        return tasks
+    try:
+        pattern = re.compile(run.scenario_pattern) if run.scenario_pattern else None
+    except re.error as exc:
+        raise InputError(str(run.source), f"not a regular expression: {exc}", field="scenario_pattern") from None
+    chosen = [t for t in tasks if (run.scenarios is None or t.id in run.scenarios)
+              and (pattern is None or pattern.search(t.id))]
+    if not chosen:
+        raise InputError(str(run.source), "no scenario of the dataset is chosen by scenarios / scenario_pattern",
+                         field="scenarios")
+    return chosen

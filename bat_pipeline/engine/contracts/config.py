@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import Field, ValidationInfo, field_validator
 
 from bat_pipeline.engine.contracts.agentv import AgentvSuite, AgentvTarget
+from bat_pipeline.engine.contracts.evalbench import EvalbenchRun
 from bat_pipeline.engine.contracts.names import safe_key
 from bat_pipeline.engine.contracts.strict import Strict
 
@@ -187,6 +188,8 @@ class EvalConfig(Strict):
     agentv: AgentvSuite | None = None
     """The AgentV eval file evaluated, when the project is one (engine.config.project):
     its tests are the dataset and its targets the partitions."""
+    evalbench: EvalbenchRun | None = None
+    """The EvalBench run config evaluated, when the project is one (engine.config.evalbench_run)."""
 
     @property
     def agent_id(self) -> str:
