@@ -53,6 +53,18 @@ def cmd_demo(args) -> int:
     return run_evaluation(BUNDLED_AGENT_DIR, models=args.model)
 
 
+def cmd_export(args) -> int:
+    from bat_pipeline.engine.config.project import load_project
+    from bat_pipeline.resources.evalbench_export import export_run
+    from bat_pipeline.resources.warehouse import Warehouse
+    from bat_pipeline.storage import default_root, warehouse_path
+
+    agent_id = load_project(_agent(args.agent)).agent_id if args.agent else None
+    return export_run(Warehouse(warehouse_path(default_root())), args.run, agent_id=agent_id,
+                      csv_dir=Path(args.csv).resolve() if args.csv else None,
+                      parquet_dir=Path(args.parquet).resolve() if args.parquet else None)
+
+
 def cmd_ui(args) -> int:
     from bat_pipeline.locations import agent_dir_from_env
     from bat_pipeline.ui import serve_ui
@@ -101,6 +113,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="the bundled example agent with scripted models, all partitions")
     p.add_argument("--model", action="append")
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("export", help="write a run's rows from the warehouse: EvalBench's CSV report, Parquet")
+    p.add_argument("run", nargs="?", help="a run id or a unique prefix (default: the latest run)")
+    p.add_argument("--agent", help="the agent folder or eval file whose runs are meant (default: any agent's)")
+    p.add_argument("--csv", metavar="DIR", help="write DIR/<run id>/{configs,evals,scores,summary}.csv")
+    p.add_argument("--parquet", metavar="DIR", help="write DIR/<run id>/<table>.parquet (e.g. for BigQuery)")
+    p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("ui", help="the Dagster UI on an agent (default: $BAT_AGENT_DIR, else the current "
                                   "folder when it holds eval/eval.yaml, else the bundled example)")

@@ -234,6 +234,7 @@ def _run_partitions(config: EvalConfig, agent_dir: Path, keys: list[str], root: 
     folders = [(p.key, _partition_folder(root, run_id, p.key, resume, config.agent_id)) for p in running]
     run_timings = record_run_timings(root, folders, charts_s, time.time() - started, out)
     _print_summary(root, folders, out)
+    _write_csv(config, root, folders, out)
     below = _print_tests(folders, out) if config.agentv is not None else 0
     if timings:
         print_timings(run_timings, out)
@@ -246,6 +247,22 @@ def _run_partitions(config: EvalConfig, agent_dir: Path, keys: list[str], root: 
     command = Path(sys.executable).parent / PROGRAM
     out(f"UI: {command if command.exists() else PROGRAM} ui {agent_dir}")
     return 1 if failed or (below and overrides.threshold is not None) else 0
+
+
+def _write_csv(config: EvalConfig, root: Path, partitions: list[tuple[str, Path | None]], out) -> None:
+    """An EvalBench run config's `reporting.csv`: the run's CSV report, from the warehouse."""
+    from bat_pipeline.resources.evalbench_export import export_csv
+    from bat_pipeline.resources.warehouse import Warehouse, WarehouseBusyError
+
+    run = config.evalbench
+    folders = [folder for _, folder in partitions if folder is not None and has_ref(folder)]
+    if run is None or run.csv_dir is None or not folders or not warehouse_path(root).exists():
+        return
+    try:
+        written = export_csv(Warehouse(warehouse_path(root), max_wait_s=5), load_ref(folders[0]).run_id, run.csv_dir)
+        out(f"\ncsv: {written}")
+    except WarehouseBusyError as exc:
+        out(f"\nthe CSV report cannot be written: {exc}")
 
 
 def _print_tests(partitions: list[tuple[str, Path | None]], out) -> int:

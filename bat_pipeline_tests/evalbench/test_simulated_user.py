@@ -170,3 +170,18 @@ def test_a_scenarios_scores_from_the_episode_to_the_warehouse(scripted, tmp_path
                             "ORDER BY criterion").fetchall()
     assert ("turn_count", None, 3.0, "count") in stored
     assert ("goal_completion", 1.0, 100.0, "0..100") in stored
+
+    # The CSV report holds what the warehouse holds: `bat-pipeline export --csv`.
+    import csv
+
+    from bat_pipeline.cli import main
+
+    monkeypatch.setenv("BAT_PIPELINE_HOME", str(tmp_path / "home"))
+    assert main(["export", "--csv", str(tmp_path / "csv")]) == 0
+    [folder] = (tmp_path / "csv").iterdir()
+    assert sorted(p.name for p in folder.iterdir()) == ["configs.csv", "evals.csv", "scores.csv", "summary.csv"]
+    lines = list(csv.DictReader((folder / "scores.csv").open()))
+    line = next(x for x in lines if x["id"] == "clarify_city" and x["comparator"] == "goal_completion")
+    assert (line["score"], line["criterion"]) == ("100.0", "goal_completion")
+    evals = {x["id"]: x for x in csv.DictReader((folder / "evals.csv").open())}
+    assert evals["clarify_city"]["ended"] == "terminated" and evals["clarify_city"]["generated_turns"] == "2"
