@@ -20,6 +20,7 @@ $(VENV)/.installed: pyproject.toml scripts/find-python scripts/bootstrap
 demo: venv
 	$(VENV)/bin/bat-pipeline demo
 	$(VENV)/bin/bat-pipeline run bat_pipeline/example/screening/screening.yaml
+	$(VENV)/bin/bat-pipeline run bat_pipeline/example/scenarios/run_config.yaml
 
 # The venv's bin first: tests start agents with `uv run .` and the venv carries uv.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)

@@ -16,6 +16,8 @@ Without a value the reason says why:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from bat_pipeline.engine.contracts import JudgeSettings
 from bat_pipeline.engine.contracts.scores import SCORE_FIELDS, ScoreRow
 from bat_pipeline.engine.rubrics import JSON_SCHEMA, build_messages, parse_answer, skipped_rubrics
@@ -25,6 +27,14 @@ from bat_pipeline.engine.scorers.registry import ScoringInput, llm
 ORDER = 500
 """After every deterministic scorer, in bat-cli's rubric order."""
 SCALE = "0..1"
+
+
+def _selected(rubric: str) -> Callable[[ScoringInput], bool]:
+    """Every task, except an EvalBench scenario whose run config names its scorers and not
+    this rubric (SPEC §12: the run config's `scorers` choose)."""
+    def applies(item: ScoringInput) -> bool:
+        return item.task.scenario is None or item.task.scenario.selects(rubric)
+    return applies
 
 
 async def ask_rubric(rubric: str, item: ScoringInput, judge: Judge) -> list[ScoreRow]:
@@ -51,21 +61,21 @@ async def ask_rubric(rubric: str, item: ScoringInput, judge: Judge) -> list[Scor
                      gating=False, judge=judge.name, reason=reasoning)]
 
 
-@llm("relevance", order=ORDER)
+@llm("relevance", order=ORDER, applies=_selected("relevance"))
 async def relevance(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
     return await ask_rubric("relevance", item, judge)
 
 
-@llm("task_completion", order=ORDER + 1)
+@llm("task_completion", order=ORDER + 1, applies=_selected("task_completion"))
 async def task_completion(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
     return await ask_rubric("task_completion", item, judge)
 
 
-@llm("hallucination", order=ORDER + 2)
+@llm("hallucination", order=ORDER + 2, applies=_selected("hallucination"))
 async def hallucination(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
     return await ask_rubric("hallucination", item, judge)
 
 
-@llm("tool_call", order=ORDER + 3)
+@llm("tool_call", order=ORDER + 3, applies=_selected("tool_call"))
 async def tool_call(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
     return await ask_rubric("tool_call", item, judge)

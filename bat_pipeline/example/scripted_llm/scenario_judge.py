@@ -2,8 +2,8 @@
 `behavioral_metrics`); keyword heuristics over the prompt's sections, not a model.
 
 - goal completion: each sentence of the plan is a sub-goal, met when its quoted phrases
-  were said by the user and answered, and its other key terms (capitalised words,
-  numbers) appear in the agent's replies;
+  were said by the user and answered, and its other key terms (capitalised words but the
+  first, numbers) appear in the agent's replies;
 - behaviour: a hallucination is a temperature (`N°`) in the agent's replies that is
   nowhere in its recorded steps; an unnecessary clarification is a question from the agent
   right after a user message that named a place (a capitalised word after the first).
@@ -49,7 +49,7 @@ def goals(prompt: str) -> dict:
     sub_goals = []
     for sentence in (s.strip() for s in re.split(r"(?<=[.;!?])\s+", plan) if s.strip()):
         quoted = [a or b for a, b in _QUOTED.findall(sentence)]
-        bare = _QUOTED.sub(" ", sentence)
+        bare = _QUOTED.sub(" ", sentence).split(" ", 1)[-1]  # a sentence's first word is capitalised anyway
         terms = [w for w in re.findall(r"\b[A-Z][a-zA-Z]+\b|-?\d+", bare) if w not in STOP]
         missing = [q for q in quoted if q not in answered] + [t for t in terms if t.lower() not in agent_text.lower()]
         sub_goals.append({"goal": sentence, "met": not missing,
