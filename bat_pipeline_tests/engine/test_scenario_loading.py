@@ -127,3 +127,13 @@ def test_the_simulated_users_prompt_and_reply():
     assert is_terminate("Thanks, all done. TERMINATE") and not is_terminate("terminate later")
     with pytest.raises(ValueError):
         reply_text("  ")
+
+
+def test_a_scenarios_env_cannot_reach_a_shared_a2a_agent(tmp_path):
+    from bat_pipeline.engine.config.project import project_tasks
+
+    evalset = write(tmp_path, {"scenarios": [{"id": "s", "starting_prompt": "x", "env": {"A": "1"}}]}, "set.json")
+    config = load_project(make_agent(tmp_path), Overrides(dataset=evalset))
+    warnings: list[str] = []
+    project_tasks(config, warnings)
+    assert len(warnings) == 1 and "scenario 's', field 'env'" in warnings[0] and "cannot take" in warnings[0]

@@ -147,6 +147,10 @@ def project_tasks(config: EvalConfig, warnings: list[str] | None = None) -> list
     run = config.evalbench
     tasks = load_tasks(config.resolve(config.evaluation.dataset), warnings,
                        scorers=run.scorers if run is not None else None)
+    if warnings is not None and any(m.target is None for m in config.models):
+        warnings.extend(f"{config.evaluation.dataset}, scenario '{t.id}', field 'env': a shared A2A agent process "
+                        "cannot take a scenario's variables; ignored (they apply to CLI targets)"
+                        for t in tasks if t.scenario is not None and t.scenario.env)
     if run is None or (run.scenarios is None and run.scenario_pattern is None):
         return tasks
     try:
