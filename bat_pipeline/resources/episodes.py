@@ -26,6 +26,7 @@ from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.engine.results import result_lines
 from bat_pipeline.resources.agent_process import HEAD_STARTS, AgentLauncher, AgentStartError
+from bat_pipeline.resources.cli_conversations import run_cli_conversations
 from bat_pipeline.resources.judge import JudgeConfigError
 from bat_pipeline.resources.simulated_user import SimulatedUserClient
 from bat_pipeline.resources.targets import TargetHealthError, collect_target_episodes
@@ -149,6 +150,15 @@ def collect_episodes(config: EvalConfig, root: Path, model_key: str, tasks: list
         return _collect_from_target(config, model.target, ref, attempts, kept, store, log)
 
     user = simulated_user(config, tasks, redactor)
+    if model.target is not None and config.evalbench is not None:
+        target, run = model.target, config.evalbench
+
+        def converse() -> None:
+            run_cli_conversations(target, attempts, concurrency=config.evaluation.concurrency, on_episode=store,
+                                  user=user, isolate_home=run.isolate_home,
+                                  user_max_turns=config.simulated_user.max_turns if config.simulated_user else None)
+
+        return _collect_from_target(config, target, ref, attempts, kept, store, log, produce=converse)
     extra_spans = [config.resolve(p) for p in config.evaluation.extra_spans]
     spans_name = resumed_spans(launch) if resumed else AGENT_SPANS
     launcher = AgentLauncher(config, model, ref.dir, log=log, spans_name=spans_name, redactor=redactor)
@@ -197,11 +207,12 @@ def simulated_user(config: EvalConfig, tasks: list[Task], redactor: Redactor) ->
 
 
 def _collect_from_target(config: EvalConfig, target: AgentvTarget, ref: PartitionRef, attempts: list[Attempt],
-                         kept: list[Episode], store: Callable[[Episode], None], log: Log) -> CollectedEpisodes:
-    """An AgentV target's partition: no agent to start and no spans; the target resource
-    produces the episodes. A failed healthcheck is recorded (its episodes stored, the
-    record finished) before TargetHealthError fails the step."""
-    assert config.agentv is not None
+                         kept: list[Episode], store: Callable[[Episode], None], log: Log,
+                         produce: Callable[[], None] | None = None) -> CollectedEpisodes:
+    """An AgentV target's partition (or, with `produce`, an EvalBench CLI agent's
+    conversations): no agent to start and no spans; the target resource produces the
+    episodes. A failed healthcheck is recorded (its episodes stored, the record finished)
+    before TargetHealthError fails the step."""
     start = time.perf_counter()
 
     def finish() -> None:
@@ -210,8 +221,12 @@ def _collect_from_target(config: EvalConfig, target: AgentvTarget, ref: Partitio
         save_ref(ref)
 
     try:
-        collect_target_episodes(target, config.agentv, attempts, ref.dir, concurrency=config.evaluation.concurrency,
-                                on_episode=store, log=log)
+        if produce is not None:
+            produce()
+        else:
+            assert config.agentv is not None
+            collect_target_episodes(target, config.agentv, attempts, ref.dir,
+                                    concurrency=config.evaluation.concurrency, on_episode=store, log=log)
     except TargetHealthError:
         finish()
         # The later steps do not run: the partition's results say what happened to each test.

@@ -6,8 +6,10 @@ same EvalConfig an agent folder gives.
 - `model_config`: a YAML file naming the target. `generator: a2a` with `url` (an agent
   already running) or `agent` (an agent folder, started as for `bat-pipeline run
   FOLDER`), and optionally `models` (`provider:model`, as in eval.yaml; an agent folder's
-  own by default). EvalBench's CLI generators (`gemini_cli`, `claude_code`, `codex_cli`,
-  `agy_cli`) and any other are refused by name;
+  own by default); `generator: cli` with `command` (one invocation per turn, `{PROMPT}`,
+  `{SESSION_DIR}`; resources.cli_conversations), `cwd`, `env`, `timeout_seconds`,
+  `isolate_home`, `name`. EvalBench's own CLI generators (`gemini_cli`, `claude_code`,
+  `codex_cli`, `agy_cli`) and any other are refused by name;
 - `simulated_user_model_config`: a YAML file `{provider, model, base_url, api_key_env,
   env, max_turns}` (EvalBench's `model_id` is read as `model`);
 - `scorers`: name → options; `goal_completion` / `behavioral_metrics` take the judge from
@@ -30,6 +32,7 @@ from bat_pipeline.engine.config.eval_file import load_eval_config
 from bat_pipeline.engine.config.files import read_yaml
 from bat_pipeline.engine.config.lenient import normalize_models
 from bat_pipeline.engine.config.messages import first_error
+from bat_pipeline.engine.contracts.agentv import AgentvTarget
 from bat_pipeline.engine.contracts.config import (
     PROVIDERS,
     AgentTarget,
@@ -48,6 +51,8 @@ RUN_KEYS = ("dataset_config", "dataset_format", "orchestrator", "model_config", 
 CLI_GENERATORS = ("gemini_cli", "claude_code", "codex_cli", "agy_cli")
 LLM_SCORERS = ("goal_completion", "behavioral_metrics")
 DEFAULT_RUNNERS = 10
+DEFAULT_TIMEOUT_S = 300.0
+"""A CLI target's longest turn, without `timeout_seconds`."""
 
 
 def _path(value: Any, run_file: Path, field: str) -> Path:
@@ -89,6 +94,8 @@ def _target(path: Path, run_file: Path) -> tuple[EvalConfig | None, AgentTarget 
     """(the agent folder's config, or the agent at a url; the models; the target in words)."""
     data = _mapping(path, "model config")
     generator = data.get("generator")
+    if generator == "cli":
+        return None, None, [_cli_target(path, data)], f"cli {data.get('command')}"
     if generator in CLI_GENERATORS:
         raise InputError(str(path), f"generator '{generator}' (a CLI agent) is not run by this release; an A2A "
                          "agent is: generator: a2a with url or agent", field="generator")
@@ -105,6 +112,20 @@ def _target(path: Path, run_file: Path) -> tuple[EvalConfig | None, AgentTarget 
         return None, AgentTarget(url=str(data["url"])), models, f"a2a {data['url']}"
     raise InputError(str(path), "generator: a2a needs url (an agent already running) or agent (an agent folder)",
                      field="url")
+
+
+def _cli_target(path: Path, data: dict[str, Any]) -> ModelSpec:
+    """`generator: cli`: one partition running `command` per turn (resources.cli_conversations)."""
+    command = data.get("command")
+    if not command or not isinstance(command, (str, list)):
+        raise InputError(str(path), "generator: cli needs a command (with {PROMPT}; {SESSION_DIR} is the session)",
+                         field="command")
+    name = str(data.get("name") or path.stem)
+    cwd = _path(data["cwd"], path, "cwd") if data.get("cwd") else path.parent
+    env = {str(k): str(v) for k, v in (data.get("env") or {}).items() if v is not None}
+    target = AgentvTarget(name=name, provider="cli", command=command, cwd=cwd, env=env, source=str(path),
+                          timeout_s=float(data.get("timeout_seconds") or DEFAULT_TIMEOUT_S))
+    return ModelSpec(target=target, provider="cli", model=name, key=safe_key(name))
 
 
 def _scorers(data: dict[str, Any], file: Path) -> dict[str, dict[str, Any]] | None:
@@ -166,9 +187,12 @@ def load_run_config(path: Path, output_dir: Path | None = None) -> EvalConfig:
     run = EvalbenchRun(source=path, dataset=Path(settings.dataset), scorers=scorers,
                        csv_dir=_path(csv_dir, path, "reporting.csv.output_directory") if csv_dir else None,
                        scenarios=[str(s) for s in data["scenarios"]] if data.get("scenarios") else None,
-                       scenario_pattern=data.get("scenario_pattern"), target=target, settings=data)
+                       scenario_pattern=data.get("scenario_pattern"), target=target, settings=data,
+                       isolate_home=_mapping(_path(data["model_config"], path, "model_config"), "model config")
+                       .get("isolate_home", True) is not False)
     base = folder_config
-    spec_models = [ModelSpec.model_validate(m) for m in models] if models else (base.models if base else [])
+    spec_models = [m if isinstance(m, ModelSpec) else ModelSpec.model_validate(m) for m in models] if models \
+        else (base.models if base else [])
     return EvalConfig(evaluation=settings, judge=judge, simulated_user=user, models=spec_models,
                       agent=base.agent if base else (url_agent or AgentTarget()),
                       agent_dir=base.agent_dir if base else path.parent, source=path,

@@ -26,6 +26,9 @@ class EvalbenchRun(BaseModel):
     """`scenarios`: the ids to run (all when None)."""
     scenario_pattern: str | None = None
     """`scenario_pattern`: a regular expression the ids to run match (searched)."""
+    isolate_home: bool = True
+    """A CLI target's HOME is its session folder (`isolate_home: false` in the model
+    config keeps the user's)."""
     target: str = ""
     """What `model_config` names, in words (`a2a http://…`, `a2a agent folder …`)."""
     settings: dict[str, Any] = Field(default_factory=dict)
