@@ -25,15 +25,20 @@ from bat_pipeline.engine.scorers.judging import FAILED, SKIPPED, Judge, JudgeQue
 from bat_pipeline.engine.scorers.registry import ScoringInput, llm
 
 ORDER = 500
+
+
+def bat_task(item: ScoringInput) -> bool:
+    """bat-cli's rubrics judge bat-cli tasks; an AgentV test is judged by its own LLM graders."""
+    return item.task.agentv is None
 """After every deterministic scorer, in bat-cli's rubric order."""
 SCALE = "0..1"
 
 
 def _selected(rubric: str) -> Callable[[ScoringInput], bool]:
-    """Every task, except an EvalBench scenario whose run config names its scorers and not
-    this rubric (SPEC §12: the run config's `scorers` choose)."""
+    """bat-cli tasks (`bat_task`), except an EvalBench scenario whose run config names its
+    scorers and not this rubric (SPEC §12: the run config's `scorers` choose)."""
     def applies(item: ScoringInput) -> bool:
-        return item.task.scenario is None or item.task.scenario.selects(rubric)
+        return bat_task(item) and (item.task.scenario is None or item.task.scenario.selects(rubric))
     return applies
 
 
