@@ -74,9 +74,10 @@ class EvaluationResource(dg.ConfigurableResource):
         return Path(self.storage_root)
 
     def redactor(self) -> Redactor:
-        """Redacts the evaluation's secrets (engine.redaction): the judge's key, each
-        model's provider key as its agent gets it, and secret-named values of `.env`,
-        `agent.env`, the models' `env` and `judge.env`, from the current environment."""
+        """Redacts the evaluation's secrets (engine.redaction): the judge's key, the
+        simulated user's, each model's provider key as its agent gets it, and secret-named
+        values of `.env`, `agent.env`, the models' `env` and `judge.env`, from the current
+        environment."""
         if self._redactor is None:
             config = self.config(models=False)
             dotenv = read_dotenv(find_dotenv(config.agent_dir))
@@ -90,6 +91,13 @@ class EvaluationResource(dg.ConfigurableResource):
                     judge_key = resolve_api_key(config.judge, project_environ(config.agent_dir, shell))
                 except JudgeConfigError:
                     pass  # the judge step refuses on its own; nothing to redact
+            user_key = None
+            if config.simulated_user is not None:
+                try:
+                    user_key = resolve_api_key(config.simulated_user.client_settings(),
+                                               project_environ(config.agent_dir, shell))
+                except JudgeConfigError:
+                    pass  # the episodes step refuses on its own
             self._redactor = Redactor(secret_values(config, judge_key=judge_key, agent_envs=agent_envs,
-                                                    dotenv=dotenv))
+                                                    dotenv=dotenv)).plus(user_key, min_chars=12)
         return self._redactor
