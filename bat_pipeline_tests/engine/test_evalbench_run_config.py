@@ -103,3 +103,10 @@ def test_an_llm_scorer_without_a_judge_is_refused(project, tmp_path):
     write(folder, "model_configs/judge.yaml", {"generator": "gcp_vertex_gemini", "model_id": "g"})
     with pytest.raises(InputError, match="generator 'gcp_vertex_gemini' cannot be asked here"):
         load_project(write(folder, "run_config.yaml", run))
+
+
+def test_an_unknown_scorer_is_warned_about(project):
+    folder, run = project
+    config = load_project(write(folder, "run_config.yaml", {**run, "scorers": {"agent_steps": {}, "turn_count": {}}}))
+    [warning] = [w for w in config.warnings if "scorers.agent_steps" in w]
+    assert "no such scorer here" in warning and "trajectory_matcher" in warning

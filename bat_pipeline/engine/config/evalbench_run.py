@@ -45,6 +45,7 @@ from bat_pipeline.engine.contracts.config import (
 from bat_pipeline.engine.contracts.evalbench import EvalbenchRun
 from bat_pipeline.engine.contracts.names import safe_key
 from bat_pipeline.engine.errors import InputError
+from bat_pipeline.engine.scorers.registry import registered
 
 RUN_KEYS = ("dataset_config", "dataset_format", "orchestrator", "model_config", "simulated_user_model_config",
             "runners", "scorers", "reporting", "scenarios", "scenario_pattern", "num_trials")
@@ -158,6 +159,9 @@ def load_run_config(path: Path, output_dir: Path | None = None) -> EvalConfig:
                          field="model_config")
     folder_config, url_agent, models, target = _target(_path(data["model_config"], path, "model_config"), path)
     scorers = _scorers(data, path)
+    known = {scorer.name for scorer in registered()}
+    warnings += [f"{path}, field 'scorers.{name}': no such scorer here; it scores nothing (known: "
+                 f"{', '.join(sorted(known))})" for name in scorers or {} if name not in known]
     judge = folder_config.judge if folder_config is not None else None
     for name in LLM_SCORERS:
         model_config = (scorers or {}).get(name, {}).get("model_config")
