@@ -70,7 +70,8 @@ def agent_partition(config: EvalConfig, model_key: str) -> tuple[EvalConfig, Mod
     a2a = target.a2a
     settings: EvaluationSettings = config.evaluation.model_copy(update={
         "agent_startup_timeout_s": a2a.startup_timeout_s, "agent_shutdown_timeout_s": a2a.shutdown_timeout_s,
-        "turn_timeout_s": a2a.turn_timeout_s, "extra_spans": list(a2a.extra_spans)})
+        "turn_timeout_s": a2a.turn_timeout_s, "spans_settle_s": a2a.spans_settle_s,
+        "extra_spans": list(a2a.extra_spans)})
     spec = ModelSpec(provider=a2a.model_provider or "openai", model=a2a.model or target.name,
                      base_url=a2a.base_url, env=dict(a2a.model_env), key=model_key)
     agent_config = config.model_copy(update={"agent": a2a.agent, "agent_dir": a2a.folder, "evaluation": settings,

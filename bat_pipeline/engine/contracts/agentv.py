@@ -51,6 +51,10 @@ class A2aAgent(_Record):
     startup_timeout_s: float = 45.0
     shutdown_timeout_s: float = 10.0
     turn_timeout_s: float = 300.0
+    spans_settle_s: float = Field(default=0.5, ge=0)
+    """Span files count as complete once quiet this long after the conversations. An agent
+    at a `url` keeps running and exports on its own schedule (OpenTelemetry's batch
+    processor: every 5 s by default), so its default is longer: URL_SPANS_SETTLE_S."""
     extra_spans: list[str] = Field(default_factory=list)
     """Span files of agents it calls, absolute or relative to `folder`."""
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,9 @@ REFUSED_HINTS = {
 }
 """What to write instead, for kinds that have an OpenAI-compatible way in."""
 LLM_TIMEOUT_S = 120.0
+URL_SPANS_SETTLE_S = 2.0
+"""How long the span files of an agent at a `url` must be quiet before they are read
+(`spans_settle_seconds`): it exports while it keeps running, not when it stops."""
 _KEY_VAR = re.compile(r"^\$\{\{\s*([A-Za-z_]\w*)\s*\}\}$")
 
 
@@ -74,7 +78,9 @@ def a2a_agent(body: dict[str, Any], eval_folder: Path, where: str) -> A2aAgent:
     starts a BAT agent: the folder's own `eval/eval.yaml` `agent:` block and timings are
     taken when it has one, and its first model is the model the agent runs on unless
     `model` (`provider:model`, or with `model_provider`) and `base_url` say otherwise.
-    `command`, `cwd` and `env` of the target apply on top."""
+    `command`, `cwd` and `env` of the target apply on top; `timeout_seconds` bounds each
+    turn, `spans_settle_seconds` is how long the span files must be quiet before they are
+    read."""
     url, folder_value = body.get("url"), body.get("agent", body.get("agent_dir"))
     if bool(url) == bool(folder_value):
         raise InputError(where, "an a2a target needs either `url` (an agent already running) or `agent` "
@@ -85,9 +91,10 @@ def a2a_agent(body: dict[str, Any], eval_folder: Path, where: str) -> A2aAgent:
     if url:
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise InputError(where, f"url must be an http(s) URL, got {url!r}", field="url")
-        return _validated(where, lambda: A2aAgent(
+        return validated(where, lambda: A2aAgent(
             agent=AgentTarget(url=url.rstrip("/"), spans=spans), folder=eval_folder,
-            turn_timeout_s=float(turn_timeout or 300)))
+            turn_timeout_s=float(turn_timeout or 300),
+            spans_settle_s=float(body.get("spans_settle_seconds", URL_SPANS_SETTLE_S))))
     folder = _path(folder_value, eval_folder)
     if not folder.is_dir():
         raise InputError(where, f"agent folder not found: {folder}", field="agent")
@@ -107,12 +114,13 @@ def a2a_agent(body: dict[str, Any], eval_folder: Path, where: str) -> A2aAgent:
                          "has no eval/eval.yaml saying how to start it: give the target a `command`", field="agent")
     provider, model, base_url, model_env = _agent_model(body, own, where)
     settings = own.evaluation if own is not None else None
-    return _validated(where, lambda: A2aAgent(
+    return validated(where, lambda: A2aAgent(
         agent=agent, folder=folder, model_provider=provider, model=model, base_url=base_url, model_env=model_env,
         startup_timeout_s=float(body.get("startup_timeout_seconds")
                                 or (settings.agent_startup_timeout_s if settings else 45)),
         shutdown_timeout_s=settings.agent_shutdown_timeout_s if settings else 10.0,
         turn_timeout_s=float(turn_timeout or (settings.turn_timeout_s if settings else 300)),
+        spans_settle_s=float(body.get("spans_settle_seconds", settings.spans_settle_s if settings else 0.5)),
         extra_spans=[str(folder / s) for s in settings.extra_spans] if settings else []))
 
 
@@ -146,9 +154,10 @@ def _path(value: Any, base: Path) -> Path:
     return (path if path.is_absolute() else base / path).resolve()
 
 
-def _validated(where: str, build: Any) -> A2aAgent:
+def validated[T](where: str, build: Callable[[], T]) -> T:
+    """`build()`, its validation errors as an InputError on `where` (naming the field)."""
     try:
-        return build()  # type: ignore[no-any-return]
+        return build()
     except InputError:
         raise
     except ValidationError as exc:

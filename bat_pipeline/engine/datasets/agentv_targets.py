@@ -30,6 +30,7 @@ from bat_pipeline.engine.datasets.agentv_agents import (
     a2a_agent,
     api_key_variable,
     llm_model,
+    validated,
 )
 from bat_pipeline.engine.errors import InputError
 
@@ -176,10 +177,10 @@ def _target(name: str, body: dict[str, Any], path: Path, where: str, key_variabl
     common: dict[str, Any] = {"name": name, "provider": provider, "cwd": path.parent, "workers": body.get("workers"),
               "source": where}
     if provider == "a2a":
-        return _checked(where, lambda: AgentvTarget(**common, a2a=a2a_agent(body, path.parent, where)))
+        return validated(where, lambda: AgentvTarget(**common, a2a=a2a_agent(body, path.parent, where)))
     if provider in LLM_PROVIDERS:
         timeout = float(body.get("timeout_seconds", body.get("timeout_s", LLM_TIMEOUT_S)))
-        return _checked(where, lambda: AgentvTarget(**common, llm=llm_model(body, key_variable, where),
+        return validated(where, lambda: AgentvTarget(**common, llm=llm_model(body, key_variable, where),
                                                     timeout_s=timeout))
     command = body.get("command", body.get("command_template"))
     if not isinstance(command, (str, list)) or not command:
@@ -193,18 +194,6 @@ def _target(name: str, body: dict[str, Any], path: Path, where: str, key_variabl
             workers=body.get("workers"), env={str(k): str(v) for k, v in (body.get("env") or {}).items()},
             healthcheck=_healthcheck(body.get("healthcheck"), command, cwd, where), source=where)
     except (ValidationError, ValueError, TypeError) as exc:
-        raise InputError(where, str(exc).splitlines()[0]) from None
-
-
-def _checked(where: str, build: Any) -> AgentvTarget:
-    try:
-        return build()  # type: ignore[no-any-return]
-    except InputError:
-        raise
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        raise InputError(where, error["msg"], field=".".join(map(str, error["loc"])) or None) from None
-    except (ValueError, TypeError) as exc:
         raise InputError(where, str(exc).splitlines()[0]) from None
 
 

@@ -1,0 +1,104 @@
+"""AgentV a2a and LLM targets end to end (issue 15 point 2): `bat-pipeline run` on a copy
+of the bundled assistants example — the weather agent folder started over A2A, plain
+OpenAI, Anthropic and Ollama targets, all answered by the scripted model server the run
+starts — plus an a2a target at the URL of a weather agent this test started, each target
+its own partition, graded by text and script graders."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from bat_pipeline.engine.config import load_eval_config
+from bat_pipeline.locations import BUNDLED_AGENT_DIR
+from bat_pipeline.resources.agent_process import AgentLauncher
+from bat_pipeline.resources.scripted_llm import with_scripted_llm
+from bat_pipeline_tests.pipeline.support import VENV_BIN, leftover_agents, run
+from bat_pipeline_tests.pipeline.test_agentv_example import environment, lines
+
+EXAMPLES = BUNDLED_AGENT_DIR.parent
+PARTITIONS = ("weather_agent", "openai_competent", "anthropic_competent", "ollama_sloppy", "remote")
+
+
+def episodes(partition: Path) -> dict[str, dict]:
+    found = {}
+    for path in (partition / "episodes").glob("*.json"):
+        episode = json.loads(path.read_text(encoding="utf-8"))
+        found[episode["task_id"]] = episode
+    return found
+
+
+@pytest.fixture(scope="module")
+def evaluated(tmp_path_factory, llm_url):
+    base = tmp_path_factory.mktemp("agentv_agents")
+    weather = base / "weather_agent"
+    shutil.copytree(BUNDLED_AGENT_DIR, weather, ignore=shutil.ignore_patterns("output", "__pycache__"))
+    shutil.copytree(EXAMPLES / "assistants", base / "assistants")
+    eval_file = base / "assistants" / "assistants.yaml"
+    # A weather agent already running, for a target at its URL; its span file is named.
+    config = with_scripted_llm(load_eval_config(weather), llm_url)
+    launcher = AgentLauncher(config, config.models[0], base / "remote_agent")
+    with launcher.running() as agent:
+        data = yaml.safe_load(eval_file.read_text(encoding="utf-8"))
+        data["providers"]["remote"] = {"provider": "a2a", "url": agent.url, "spans": [str(agent.spans_files[0])]}
+        eval_file.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+        root, output = base / "home", base / "out"
+        env = {k: v for k, v in environment(root, eval_file).items() if k != "BAT_DEMO_LLM_URL"}
+        done = run([str(VENV_BIN / "bat-pipeline"), "run", str(eval_file), "--output", str(output)], env,
+                   timeout_s=280)
+    partitions = {key: next(output.glob(f"*/{key}")) for key in PARTITIONS if list(output.glob(f"*/{key}"))}
+    return done, partitions, root, weather
+
+
+def test_every_target_is_a_partition_graded_by_its_tests(evaluated):
+    done, partitions, _, _ = evaluated
+    assert done.returncode == 0, done.stdout[-4000:]
+    assert set(partitions) == set(PARTITIONS)
+    outcomes = {key: {t: (r["pass"], r["error"]) for t, r in lines(folder / "results.jsonl").items()}
+                for key, folder in partitions.items()}
+    agent = {"capital": (True, None), "weather": (True, None), "follow-up": (True, None)}
+    assert outcomes["weather_agent"] == agent and outcomes["remote"] == agent
+    # Plain LLMs have no tools: the weather test fails, the others pass.
+    for key in ("openai_competent", "anthropic_competent"):
+        assert outcomes[key] == {**agent, "weather": (False, None)}, key
+    assert outcomes["ollama_sloppy"]["follow-up"] == (False, None)
+    assert "weather_agent: 3 passed, 0 failed, 0 errors" in done.stdout
+
+
+def test_a2a_targets_give_trajectories_from_spans(evaluated):
+    _, partitions, root, weather = evaluated
+    for key in ("weather_agent", "remote"):
+        found = episodes(partitions[key])
+        paris = found["weather"]
+        assert paris["final_output"] == "Weather in Paris: sunny, 22°C."
+        assert paris["trace"]["tool_calls"] == [{"name": "get_weather", "args": {"city": "Paris"}, "error": None}]
+        check = next(c for c in lines(partitions[key] / "results.jsonl")["weather"]["checks"] if c["name"] == "tool-used")
+        assert check["pass"] and check["reason"] == "called get_weather with {'city': 'Paris'}"
+        # Two user messages are two turns of one conversation: the agent remembers the first.
+        follow_up = found["follow-up"]
+        assert [t["user"] for t in follow_up["trace"]["trajectory"]["turns"]] == [
+            "What is the weather in Berlin?", "Which city did I ask about?"]
+        assert follow_up["final_output"] == "You asked about Berlin."
+    # The agent at a URL writes spans other runs share: its conversations get fresh ids.
+    assert episodes(partitions["remote"])["weather"]["aux"]["conversation_id"].startswith("weather__try0-r")
+    # The folder's agent was launched by `bat-pipeline run` before Dagster, and stopped.
+    logs = "".join(p.read_text(encoding="utf-8") for p in (root / "logs").glob("*weather_agent*.log"))
+    assert "started ahead by bat-pipeline run" in logs
+    assert leftover_agents(weather, "no-url") == []
+
+
+def test_llm_targets_record_tokens_and_time(evaluated):
+    _, partitions, _, _ = evaluated
+    for key, api in (("openai_competent", "openai"), ("anthropic_competent", "anthropic"), ("ollama_sloppy", "ollama")):
+        capital = episodes(partitions[key])["capital"]
+        assert capital["aux"]["llm"] == f"{api}:{key.split('_')[1]}"
+        assert capital["aux"]["token_usage"]["input"] > 0 and capital["aux"]["token_usage"]["output"] > 0
+        assert capital["trace"]["trajectory"]["totals"]["tokens_in"] == capital["aux"]["token_usage"]["input"]
+        assert capital["trace"]["wall_ms"] > 0
+    # The scripted personas answered: competent plainly, sloppy with its preamble.
+    assert episodes(partitions["anthropic_competent"])["capital"]["final_output"] == "The capital of France is Paris."
+    assert episodes(partitions["ollama_sloppy"])["capital"]["final_output"].startswith("Great question")
