@@ -51,11 +51,11 @@ def evaluated(tmp_path_factory, llm_url):
         done = run([str(VENV_BIN / "bat-pipeline"), "run", str(eval_file), "--output", str(output)], env,
                    timeout_s=280)
     partitions = {key: next(output.glob(f"*/{key}")) for key in PARTITIONS if list(output.glob(f"*/{key}"))}
-    return done, partitions, root, weather
+    return done, partitions, root, weather, eval_file
 
 
 def test_every_target_is_a_partition_graded_by_its_tests(evaluated):
-    done, partitions, _, _ = evaluated
+    done, partitions, *_ = evaluated
     assert done.returncode == 0, done.stdout[-4000:]
     assert set(partitions) == set(PARTITIONS)
     outcomes = {key: {t: (r["pass"], r["error"]) for t, r in lines(folder / "results.jsonl").items()}
@@ -70,7 +70,7 @@ def test_every_target_is_a_partition_graded_by_its_tests(evaluated):
 
 
 def test_a2a_targets_give_trajectories_from_spans(evaluated):
-    _, partitions, root, weather = evaluated
+    _, partitions, root, weather, _ = evaluated
     for key in ("weather_agent", "remote"):
         found = episodes(partitions[key])
         paris = found["weather"]
@@ -92,7 +92,7 @@ def test_a2a_targets_give_trajectories_from_spans(evaluated):
 
 
 def test_llm_targets_record_tokens_and_time(evaluated):
-    _, partitions, _, _ = evaluated
+    _, partitions, *_ = evaluated
     for key, api in (("openai_competent", "openai"), ("anthropic_competent", "anthropic"), ("ollama_sloppy", "ollama")):
         capital = episodes(partitions[key])["capital"]
         assert capital["aux"]["llm"] == f"{api}:{key.split('_')[1]}"
@@ -102,3 +102,42 @@ def test_llm_targets_record_tokens_and_time(evaluated):
     # The scripted personas answered: competent plainly, sloppy with its preamble.
     assert episodes(partitions["anthropic_competent"])["capital"]["final_output"] == "The capital of France is Paris."
     assert episodes(partitions["ollama_sloppy"])["capital"]["final_output"].startswith("Great question")
+
+
+@pytest.mark.parametrize("provider, field, message", [
+    ({"provider": "openai", "model": "competent", "api_key": "${{ NOT_SET_ANYWHERE }}"}, "api_key",
+     "needs an API key in NOT_SET_ANYWHERE, and it is not set: looked in"),
+    ({"provider": "gemini", "model": "g"}, "provider", "provider 'gemini' cannot be run yet"),
+])
+def test_run_refuses_before_anything_starts(tmp_path, capsys, monkeypatch, provider, field, message):
+    from bat_pipeline import cli
+
+    monkeypatch.setenv("BAT_PIPELINE_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("NOT_SET_ANYWHERE", raising=False)
+    eval_file = tmp_path / "e.yaml"
+    eval_file.write_text(yaml.safe_dump({"providers": {"llm": provider},
+                                         "tests": [{"id": "a", "vars": {"input": "hi"}}]}), encoding="utf-8")
+    assert cli.main(["run", str(eval_file)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and f"field '{field}'" in err and "Traceback" not in err
+    assert not (tmp_path / "home" / "runs").exists()
+
+
+def test_materialize_starts_the_agent_of_an_a2a_partition_itself(evaluated, tmp_path):
+    """Without `bat-pipeline run` there is no head start: the step starts the agent, and
+    the code location's scripted model resource fills `{scripted_llm}` in the target."""
+    import dagster as dg
+
+    *_, weather, eval_file = evaluated
+    root = tmp_path / "home"
+    env = {k: v for k, v in environment(root, eval_file).items() if k != "BAT_DEMO_LLM_URL"}
+    with dg.DagsterInstance.from_config(env["DAGSTER_HOME"]):
+        pass
+    done = run(["dagster", "asset", "materialize", "-m", "bat_pipeline.definitions", "--select", "*",
+                "--partition", "weather_agent"], env)
+    assert done.returncode == 0, done.stdout[-4000:]
+    [partition] = root.glob("runs/*/weather_agent")
+    results = lines(partition / "results.jsonl")
+    assert {t: r["pass"] for t, r in results.items()} == {"capital": True, "weather": True, "follow-up": True}
+    assert "starting agent for openai:competent" in done.stdout and "started ahead" not in done.stdout
+    assert leftover_agents(weather, "no-url") == []
