@@ -148,7 +148,7 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
         return _run_partitions(config, agent_dir, keys, root, run_id, resume, started, timings, total, out,
                                overrides)
     finally:
-        _release(ahead, config, root)
+        _release(ahead, config, root, overrides)
         if scripted is not None:
             stop_process_group(scripted, STOP_GRACE_S)
             os.environ.pop(URL_VAR, None)
@@ -170,7 +170,7 @@ def head_start(config: EvalConfig, keys: list[str], root: Path, run_id: str) -> 
     return dict(HEAD_STARTS)
 
 
-def _release(ahead: dict[str, Any], config: EvalConfig, root: Path) -> None:
+def _release(ahead: dict[str, Any], config: EvalConfig, root: Path, overrides: Overrides | None = None) -> None:
     """Reap the agents started ahead. One still running was never adopted (its step did
     not get that far): stop it, redact its files as its step would have, and remove its
     config copy."""
@@ -185,8 +185,12 @@ def _release(ahead: dict[str, Any], config: EvalConfig, root: Path) -> None:
         if unused and agent.log_file is not None:
             if agent.tmpdir is not None:
                 shutil.rmtree(agent.tmpdir, ignore_errors=True)
-            redactor = redactor or EvaluationResource(agent_dir=str(config.agent_dir),
-                                                      storage_root=str(root)).redactor()
+            # The project as given (an AgentV file's folder is no agent folder).
+            redactor = redactor or EvaluationResource(
+                agent_dir=str(config.source if config.agentv is not None else config.agent_dir),
+                storage_root=str(root),
+                providers_file=str(overrides.providers_file) if overrides and overrides.providers_file else None,
+            ).redactor()
             scrub_agent_files(agent.log_file.parent, redactor)
 
 

@@ -76,7 +76,8 @@ def test_a2a_targets_give_trajectories_from_spans(evaluated):
         paris = found["weather"]
         assert paris["final_output"] == "Weather in Paris: sunny, 22°C."
         assert paris["trace"]["tool_calls"] == [{"name": "get_weather", "args": {"city": "Paris"}, "error": None}]
-        check = next(c for c in lines(partitions[key] / "results.jsonl")["weather"]["checks"] if c["name"] == "tool-used")
+        checks = lines(partitions[key] / "results.jsonl")["weather"]["checks"]
+        check = next(c for c in checks if c["name"] == "tool-used")
         assert check["pass"] and check["reason"] == "called get_weather with {'city': 'Paris'}"
         # Two user messages are two turns of one conversation: the agent remembers the first.
         follow_up = found["follow-up"]
@@ -141,3 +142,38 @@ def test_materialize_starts_the_agent_of_an_a2a_partition_itself(evaluated, tmp_
     assert {t: r["pass"] for t, r in results.items()} == {"capital": True, "weather": True, "follow-up": True}
     assert "starting agent for openai:competent" in done.stdout and "started ahead" not in done.stdout
     assert leftover_agents(weather, "no-url") == []
+
+
+def test_an_a2a_agent_started_ahead_and_never_adopted_is_stopped_and_scrubbed(tmp_path):
+    """`bat-pipeline run` launches an a2a folder target's agent before Dagster; when its
+    step never adopts it, the run stops it and redacts its log as the step would have."""
+    import sys
+    import time
+
+    from bat_pipeline.engine.config.project import load_project
+    from bat_pipeline.resources.agent_process import HEAD_STARTS
+    from bat_pipeline.resources.process_group import group_members
+    from bat_pipeline.runner import _release, head_start
+
+    secret = "tok-never-in-a-log-0123456789"
+    speak = "import os, time; print('token', os.environ['MY_TOKEN'], flush=True); time.sleep(60)"
+    eval_file = tmp_path / "e.yaml"
+    eval_file.write_text(yaml.safe_dump({
+        "providers": {"agent": {"provider": "a2a", "agent": str(BUNDLED_AGENT_DIR),
+                                "command": [sys.executable, "-c", speak], "env": {"MY_TOKEN": secret}}},
+        "tests": [{"id": "a", "vars": {"input": "hi"}}]}), encoding="utf-8")
+    config = load_project(eval_file)
+    ahead = head_start(config, ["agent"], tmp_path / "home", "run-1")
+    try:
+        agent = ahead["agent"]
+        log = agent.log_file
+        deadline = time.monotonic() + 20
+        while secret not in log.read_text(encoding="utf-8") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert secret in log.read_text(encoding="utf-8")
+    finally:
+        HEAD_STARTS.clear()
+        _release(ahead, config, tmp_path / "home")
+    assert group_members(agent.process.pid) == []
+    text = log.read_text(encoding="utf-8")
+    assert secret not in text and "token [redacted]" in text
