@@ -145,3 +145,25 @@ def test_llm_key_is_read_by_name_and_never_kept(tmp_path):
     (tmp_path / ".env").write_text("MY_KEY=sk-from-dotenv-123\n", encoding="utf-8")
     assert {"sk-from-dotenv-123", "sk-a-from-shell"} <= set(
         target_secrets(config, {"ANTHROPIC_API_KEY": "sk-a-from-shell"}))
+
+
+def test_v4_targets_file_with_llm_targets_reads_as_agentv_442(tmp_path):
+    """A 4.x file's `.agentv/targets.yaml`: `endpoint`, `deployment`, a `${{ VAR }}` key; an
+    OpenAI base URL gets `/v1` as AgentV 4.42 gives it (in seed files it stays as written)."""
+    (tmp_path / ".agentv").mkdir()
+    (tmp_path / ".agentv" / "targets.yaml").write_text(yaml.safe_dump({"targets": [
+        {"name": "gpt", "provider": "openai", "endpoint": "http://llm.local/api", "deployment": "gpt-x",
+         "api_key": "${{ LLM_KEY }}", "max_output_tokens": 64, "temperature": 0},
+        {"name": "versioned", "provider": "openai", "base_url": "http://llm.local/v1/", "model": "m"}]}),
+        encoding="utf-8")
+    path = tmp_path / "e.yaml"
+    path.write_text(yaml.safe_dump({"execution": {"targets": ["gpt", "versioned"]},
+                                    "tests": [{"id": "a", "input": "hi"}]}), encoding="utf-8")
+    config = load_project(path)
+    gpt = config.model("gpt").target.llm
+    assert (gpt.model, gpt.base_url, gpt.api_key_env, gpt.max_output_tokens, gpt.temperature) == (
+        "gpt-x", "http://llm.local/api/v1", "LLM_KEY", 64, 0)
+    assert config.model("versioned").target.llm.base_url == "http://llm.local/v1"
+    (tmp_path / "seed").mkdir()
+    seed = write(tmp_path / "seed", {"gpt": {"provider": "openai", "model": "m", "base_url": "http://llm.local/api"}})
+    assert load_project(seed).model("gpt").target.llm.base_url == "http://llm.local/api"

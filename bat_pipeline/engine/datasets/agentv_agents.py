@@ -21,7 +21,7 @@ from bat_pipeline.engine.agent_folder import EVAL_FILE, detect_layout
 from bat_pipeline.engine.config.eval_file import load_eval_config
 from bat_pipeline.engine.config.messages import kind
 from bat_pipeline.engine.contracts.agent import AgentTarget
-from bat_pipeline.engine.contracts.agentv import A2aAgent, LlmModel
+from bat_pipeline.engine.contracts.agentv import A2aAgent, AgentvFormat, LlmModel
 from bat_pipeline.engine.contracts.config import PROVIDERS
 from bat_pipeline.engine.errors import InputError
 
@@ -57,13 +57,19 @@ def api_key_variable(body: dict[str, Any], where: str) -> str | None:
     return match.group(1)
 
 
-def llm_model(body: dict[str, Any], key_variable: str | None, where: str) -> LlmModel:
-    """The model of an LLM target; `model` (or `deployment`, `variant`) is required."""
+def llm_model(body: dict[str, Any], key_variable: str | None, where: str, fmt: AgentvFormat) -> LlmModel:
+    """The model of an LLM target; `model` (or `deployment`, `variant`) is required. In a
+    4.x file an `openai` base URL gets `/v1` unless it ends so, as AgentV 4.42 does."""
     model = body.get("model", body.get("deployment", body.get("variant")))
     if not isinstance(model, str) or not model.strip():
         raise InputError(where, f"an LLM target needs a `model`, got {kind(model)}", field="model")
+    base_url = body.get("base_url", body.get("endpoint"))
+    if fmt == "v4" and body.get("provider") == "openai" and isinstance(base_url, str):
+        base_url = base_url.strip().rstrip("/")
+        if not base_url.endswith("/v1") and not re.search(r"\.openai\.azure\.com/openai/deployments/[^/]+$", base_url):
+            base_url += "/v1"
     try:
-        return LlmModel(model=model.strip(), base_url=body.get("base_url", body.get("endpoint")),
+        return LlmModel(model=model.strip(), base_url=base_url,
                         api_key_env=key_variable, temperature=body.get("temperature"),
                         max_output_tokens=body.get("max_output_tokens", body.get("max_tokens")),
                         max_retries=body.get("max_retries", 4))

@@ -95,7 +95,7 @@ def load_targets(data: Mapping[str, Any], path: Path, fmt: AgentvFormat,
         # The key stays a variable's name: its value is read when the partition runs.
         key_variable = api_key_variable(body, where) if body.get("provider") in LLM_PROVIDERS else None
         body = {k: v for k, v in body.items() if k != "api_key"}
-        targets.append(_target(name, _expand(body, environ, where), path, where, key_variable))
+        targets.append(_target(name, _expand(body, environ, where), path, where, key_variable, fmt))
     return targets, []
 
 
@@ -168,7 +168,8 @@ def _expand(value: Any, environ: Mapping[str, str], where: str) -> Any:
     return value
 
 
-def _target(name: str, body: dict[str, Any], path: Path, where: str, key_variable: str | None) -> AgentvTarget:
+def _target(name: str, body: dict[str, Any], path: Path, where: str, key_variable: str | None,
+            fmt: AgentvFormat) -> AgentvTarget:
     provider = str(body.get("provider") or "")
     if provider not in RUN_PROVIDERS:
         hint = f"; {REFUSED_HINTS[provider]}" if provider in REFUSED_HINTS else ""
@@ -180,7 +181,7 @@ def _target(name: str, body: dict[str, Any], path: Path, where: str, key_variabl
         return validated(where, lambda: AgentvTarget(**common, a2a=a2a_agent(body, path.parent, where)))
     if provider in LLM_PROVIDERS:
         timeout = float(body.get("timeout_seconds", body.get("timeout_s", LLM_TIMEOUT_S)))
-        return validated(where, lambda: AgentvTarget(**common, llm=llm_model(body, key_variable, where),
+        return validated(where, lambda: AgentvTarget(**common, llm=llm_model(body, key_variable, where, fmt),
                                                     timeout_s=timeout))
     command = body.get("command", body.get("command_template"))
     if not isinstance(command, (str, list)) or not command:
