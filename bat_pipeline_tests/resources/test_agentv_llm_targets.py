@@ -154,3 +154,13 @@ def test_workers_bound_requests_in_flight(tmp_path, server, monkeypatch):
                    on_episode=lambda e: starts.append(e.aux["started_at"]))
     assert len(starts) == 6
     assert stats(server)["max_in_flight"] == 2
+
+
+def test_an_unreadable_answer_is_asked_again_then_an_error(tmp_path, server, monkeypatch):
+    knobs(server, malformed=True)
+    config, tasks = configured(tmp_path, server, {"t": {"provider": "openai", "model": "competent",
+                                                        "base_url": "{scripted_llm}/v1", "max_retries": 1}})
+    failed = run(config, tasks, {"OPENAI_API_KEY": KEY}, monkeypatch)[("capital", 0)]
+    assert failed.final_status == "error" and failed.aux["requests"] == 2
+    assert failed.eval_error.startswith("target 't': the response is not JSON")
+    assert failed.eval_error.endswith("(gave up after 2 requests)")

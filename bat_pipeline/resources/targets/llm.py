@@ -68,7 +68,13 @@ async def _run_all(target: AgentvTarget, url: str, attempts: list[Attempt], key:
                             redactor=Redactor().plus(key), backoff_base_s=backoff_base_s)
 
         async def one(attempt: Attempt) -> None:
-            on_episode(await _attempt(shared, attempt))
+            try:
+                episode = await _attempt(shared, attempt)
+            except Exception as exc:  # noqa: BLE001 - one attempt's failure is its episode, not the partition's
+                reason = shared.redactor.text(f"target '{target.name}': {type(exc).__name__}: {exc}")
+                episode = error_episode(attempt.task, target.name, attempt.attempt_index, wire.clip(reason, 500),
+                                        started_at=datetime.now(UTC).isoformat())
+            on_episode(episode)
 
         await asyncio.gather(*(one(a) for a in attempts))
 
