@@ -90,6 +90,7 @@ def test_a2a_url_target_and_overrides(tmp_path):
     ({"provider": "a2a", "agent": ".", "command": "run"}, "model", "which model the agent runs on"),
     ({"provider": "openai"}, "model", "needs a `model`"),
     ({"provider": "openai", "model": "m", "api_key": "sk-written-in-the-file"}, "api_key", "never written"),
+    ({"provider": "openai", "model": "m", "apiKey": "${{ A }} and more"}, "api_key", "never written"),
     ({"provider": "openai", "model": "m", "max_retries": -1}, "max_retries", "greater than or equal"),
     ({"provider": "azure", "model": "m"}, "provider", "provider: openai` with the deployment"),
 ])
@@ -128,19 +129,24 @@ def test_what_a_test_sends(tmp_path):
 
 def test_llm_key_is_read_by_name_and_never_kept(tmp_path):
     path = write(tmp_path, {"o": {"provider": "openai", "model": "m", "api_key": "${{ MY_KEY }}"},
+                            "e": {"provider": "openai-compatible", "model": "m", "api_key": "{{ env.E_KEY }}"},
+                            "b": {"provider": "deepseek", "model": "m", "apiKey": "BARE_KEY"},
                             "a": {"provider": "anthropic", "model": "m"},
                             "l": {"provider": "ollama", "model": "m"}})
     config = load_project(path)
     assert "sk-" not in config.model_dump_json()
     target = config.model("o").target
     assert llm_key(target, {"MY_KEY": "sk-1", "OPENAI_API_KEY": "other"}, "here") == "sk-1"
+    assert config.model("e").provider == "openai" and config.model("e").target.llm.api_key_env == "E_KEY"
+    assert config.model("b").target.llm.api_key_env == "BARE_KEY"
     with pytest.raises(InputError, match="needs an API key in MY_KEY, and it is not set: looked in the shell"):
         llm_key(target, {"OPENAI_API_KEY": "other"}, "the shell")
     assert llm_key(config.model("a").target, {"ANTHROPIC_API_KEY": "sk-a"}, "") == "sk-a"
     assert llm_key(config.model("l").target, {}, "") is None  # a local ollama takes none
+    keys = {"MY_KEY": "sk-1", "E_KEY": "e", "BARE_KEY": "b"}
     with pytest.raises(InputError, match="ANTHROPIC_API_KEY"):
-        require_target_keys(config, {"MY_KEY": "sk-1"}, "the shell")
-    require_target_keys(config, {"MY_KEY": "sk-1", "ANTHROPIC_API_KEY": "sk-a"}, "the shell")
+        require_target_keys(config, keys, "the shell")
+    require_target_keys(config, {**keys, "ANTHROPIC_API_KEY": "sk-a"}, "the shell")
     # The redactor learns the keys, from the .env beside the file too.
     (tmp_path / ".env").write_text("MY_KEY=sk-from-dotenv-123\n", encoding="utf-8")
     assert {"sk-from-dotenv-123", "sk-a-from-shell"} <= set(

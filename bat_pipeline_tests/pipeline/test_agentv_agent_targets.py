@@ -65,6 +65,8 @@ def test_every_target_is_a_partition_graded_by_its_tests(evaluated):
     # Plain LLMs have no tools: the weather test fails, the others pass.
     for key in ("openai_competent", "anthropic_competent"):
         assert outcomes[key] == {**agent, "weather": (False, None)}, key
+        checks = lines(partitions[key] / "results.jsonl")["weather"]["checks"]
+        assert [c["pass"] for c in checks if c["name"] in ("tool-used", "trajectory")] == [False, False]
     assert outcomes["ollama_sloppy"]["follow-up"] == (False, None)
     assert "weather_agent: 3 passed, 0 failed, 0 errors" in done.stdout
 
@@ -79,6 +81,7 @@ def test_a2a_targets_give_trajectories_from_spans(evaluated):
         checks = lines(partitions[key] / "results.jsonl")["weather"]["checks"]
         check = next(c for c in checks if c["name"] == "tool-used")
         assert check["pass"] and check["reason"] == "called get_weather with {'city': 'Paris'}"
+        assert next(c for c in checks if c["name"] == "trajectory")["pass"]
         # Two user messages are two turns of one conversation: the agent remembers the first.
         follow_up = found["follow-up"]
         assert [t["user"] for t in follow_up["trace"]["trajectory"]["turns"]] == [

@@ -163,4 +163,7 @@ class AgentvSuite(_Record):
     """The file's threshold, or `--threshold`; a test's own wins."""
     trials: int = Field(default=1, ge=1)
     workers: int | None = Field(default=None, ge=1)
+    judge: dict[str, Any] | None = None
+    """eval.yaml's `judge:` fields for the LLM graders (engine.datasets.agentv_judge);
+    None when no test has one."""
     warnings: list[str] = Field(default_factory=list)

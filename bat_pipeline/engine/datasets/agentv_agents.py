@@ -37,24 +37,29 @@ LLM_TIMEOUT_S = 120.0
 URL_SPANS_SETTLE_S = 2.0
 """How long the span files of an agent at a `url` must be quiet before they are read
 (`spans_settle_seconds`): it exports while it keeps running, not when it stops."""
-_KEY_VAR = re.compile(r"^\$\{\{\s*([A-Za-z_]\w*)\s*\}\}$")
+KEY_VARIABLE = re.compile(r"^\s*(?:\$\{\{\s*([A-Za-z_]\w*)\s*\}\}|\{\{\s*env\.([A-Za-z_]\w*)\s*\}\}"
+                          r"|([A-Z_][A-Z0-9_]*))\s*$")
+"""How a targets file names the variable holding a key: `${{ VAR }}` (4.x), `{{ env.VAR }}`
+(newer provider files) or the bare upper-case name; anything else is taken for a key."""
+PROVIDER_ALIASES = {"openai-compatible": "openai"}
 
 
 def api_key_variable(body: dict[str, Any], where: str) -> str | None:
-    """The variable an LLM target's key is in: `api_key: ${{ VAR }}` or `api_key_env: VAR`.
-    A key written in the file is refused, as AgentV 4.42 refuses it: files get shared."""
-    raw = body.get("api_key")
+    """The variable an LLM target's key is in: `api_key` (`apiKey`) as KEY_VARIABLE reads
+    it, or `api_key_env: VAR`. A key written in the file is refused, as AgentV 4.42 refuses
+    it: files get shared."""
+    raw = body.get("api_key", body.get("apiKey"))
     if raw is None:
         named = body.get("api_key_env")
         if named is not None and (not isinstance(named, str) or not re.fullmatch(r"[A-Za-z_]\w*", named)):
             raise InputError(where, f"api_key_env names a variable, got {named!r}", field="api_key_env")
         return named
-    match = _KEY_VAR.match(raw.strip()) if isinstance(raw, str) else None
+    match = KEY_VARIABLE.match(raw) if isinstance(raw, str) else None
     if match is None:
         raise InputError(where, "write the key as `api_key: ${{ VARIABLE }}` and set the variable in the "
                          "environment or the .env beside the eval file; a key is never written in the file",
                          field="api_key")
-    return match.group(1)
+    return next(group for group in match.groups() if group)
 
 
 def llm_model(body: dict[str, Any], key_variable: str | None, where: str, fmt: AgentvFormat) -> LlmModel:
@@ -63,7 +68,7 @@ def llm_model(body: dict[str, Any], key_variable: str | None, where: str, fmt: A
     model = body.get("model", body.get("deployment", body.get("variant")))
     if not isinstance(model, str) or not model.strip():
         raise InputError(where, f"an LLM target needs a `model`, got {kind(model)}", field="model")
-    base_url = body.get("base_url", body.get("endpoint"))
+    base_url = body.get("base_url", body.get("endpoint", body.get("baseUrl")))
     if fmt == "v4" and body.get("provider") == "openai" and isinstance(base_url, str):
         base_url = base_url.strip().rstrip("/")
         if not base_url.endswith("/v1") and not re.search(r"\.openai\.azure\.com/openai/deployments/[^/]+$", base_url):

@@ -23,6 +23,11 @@ from bat_pipeline.engine.scorers.judging import FAILED, SKIPPED, Judge, JudgeQue
 from bat_pipeline.engine.scorers.registry import ScoringInput, llm
 
 ORDER = 500
+
+
+def bat_task(item: ScoringInput) -> bool:
+    """bat-cli's rubrics judge bat-cli tasks; an AgentV test is judged by its own LLM graders."""
+    return item.task.agentv is None
 """After every deterministic scorer, in bat-cli's rubric order."""
 SCALE = "0..1"
 
@@ -51,21 +56,21 @@ async def ask_rubric(rubric: str, item: ScoringInput, judge: Judge) -> list[Scor
                      gating=False, judge=judge.name, reason=reasoning)]
 
 
-@llm("relevance", order=ORDER)
+@llm("relevance", order=ORDER, applies=bat_task)
 async def relevance(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
     return await ask_rubric("relevance", item, judge)
 
 
-@llm("task_completion", order=ORDER + 1)
+@llm("task_completion", order=ORDER + 1, applies=bat_task)
 async def task_completion(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
     return await ask_rubric("task_completion", item, judge)
 
 
-@llm("hallucination", order=ORDER + 2)
+@llm("hallucination", order=ORDER + 2, applies=bat_task)
 async def hallucination(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
     return await ask_rubric("hallucination", item, judge)
 
 
-@llm("tool_call", order=ORDER + 3)
+@llm("tool_call", order=ORDER + 3, applies=bat_task)
 async def tool_call(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
     return await ask_rubric("tool_call", item, judge)
