@@ -15,11 +15,13 @@ $(VENV)/.installed: pyproject.toml scripts/find-python scripts/bootstrap
 	@bash scripts/bootstrap
 	@touch $@
 
-# The agent example, then the AgentV example (its batch runner and grader run with the
-# venv's python3, first on PATH below); both land in the same warehouse.
+# The agent example, then the AgentV examples (the batch runner and graders run with the
+# venv's python3, first on PATH below; the assistants' targets are the weather agent over
+# A2A and plain LLMs, all answered by the scripted model server); all land in the same warehouse.
 demo: venv
 	$(VENV)/bin/bat-pipeline demo
 	$(VENV)/bin/bat-pipeline run bat_pipeline/example/screening/screening.yaml
+	$(VENV)/bin/bat-pipeline run bat_pipeline/example/assistants/assistants.yaml
 	$(VENV)/bin/bat-pipeline run bat_pipeline/example/scenarios/run_config.yaml
 
 # The venv's bin first: tests start agents with `uv run .` and the venv carries uv.

@@ -14,6 +14,7 @@ from bat_pipeline.engine.contracts import EvalConfig, Task
 from bat_pipeline.engine.environment import agent_environment, find_dotenv, project_environ, read_dotenv
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.redaction import Redactor, secret_values
+from bat_pipeline.engine.target_inputs import target_secrets
 from bat_pipeline.resources.judge import JudgeConfigError, resolve_api_key
 from bat_pipeline.resources.scripted_llm import PLACEHOLDER, ScriptedLlmResource, uses_scripted_llm
 
@@ -77,7 +78,8 @@ class EvaluationResource(dg.ConfigurableResource):
         """Redacts the evaluation's secrets (engine.redaction): the judge's key, the
         simulated user's, each model's provider key as its agent gets it, and secret-named
         values of `.env`, `agent.env`, the models' `env` and `judge.env`, from the current
-        environment."""
+        environment; and the AgentV targets' keys and agent secrets
+        (engine.target_inputs.target_secrets)."""
         if self._redactor is None:
             config = self.config(models=False)
             dotenv = read_dotenv(find_dotenv(config.agent_dir))
@@ -98,6 +100,7 @@ class EvaluationResource(dg.ConfigurableResource):
                                                project_environ(config.agent_dir, shell))
                 except JudgeConfigError:
                     pass  # the episodes step refuses on its own
-            self._redactor = Redactor(secret_values(config, judge_key=judge_key, agent_envs=agent_envs,
-                                                    dotenv=dotenv)).plus(user_key, min_chars=12)
+            self._redactor = Redactor([*secret_values(config, judge_key=judge_key, agent_envs=agent_envs,
+                                                      dotenv=dotenv), *target_secrets(config, shell)]
+                                      ).plus(user_key, min_chars=12)
         return self._redactor

@@ -32,10 +32,10 @@ from bat_pipeline.engine.config.eval_file import load_eval_config
 from bat_pipeline.engine.config.files import read_yaml
 from bat_pipeline.engine.config.lenient import normalize_models
 from bat_pipeline.engine.config.messages import first_error
+from bat_pipeline.engine.contracts.agent import AgentTarget
 from bat_pipeline.engine.contracts.agentv import AgentvTarget
 from bat_pipeline.engine.contracts.config import (
     PROVIDERS,
-    AgentTarget,
     EvalConfig,
     EvaluationSettings,
     JudgeSettings,

@@ -32,6 +32,7 @@ from bat_pipeline.engine.datasets.agentv_judge import LLM_TYPES
 from bat_pipeline.engine.datasets.agentv_targets import TargetOptions
 from bat_pipeline.engine.datasets.evalbench import is_evalset
 from bat_pipeline.engine.errors import InputError
+from bat_pipeline.engine.target_inputs import case_turns
 
 ProjectKind = Literal["agent", "agentv", "evalbench"]
 AGENTV_OUTPUT = str(Path(".agentv") / "results")
@@ -150,9 +151,10 @@ def _judge(suite: AgentvSuite) -> JudgeSettings | None:
 
 
 def suite_tasks(suite: AgentvSuite) -> list[Task]:
-    """The tests as tasks: one turn (the prompt), no bat-cli expectation (the status check
-    is off), the AgentV case attached for its graders."""
-    return [Task(id=case.id, turns=[case.prompt], expected=Expected(status=None, expected_outcome=case.criteria),
+    """The tests as tasks: the turns an A2A target is sent (engine.target_inputs; one turn,
+    the prompt, for most tests), no bat-cli expectation (the status check is off), the
+    AgentV case attached for its graders and the other targets."""
+    return [Task(id=case.id, turns=case_turns(case), expected=Expected(status=None, expected_outcome=case.criteria),
                  meta=dict(case.metadata), agentv=case) for case in suite.tests]
 
 
