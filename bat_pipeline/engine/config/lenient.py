@@ -38,6 +38,12 @@ def lenient_sections(data: dict[str, Any], file: str) -> dict[str, Any]:
         data["judge"] = _from_shorthand(judge, file, "judge")
     elif isinstance(judge, dict):
         data["judge"] = _split_model(judge)
+        for name in ("rubrics", "kinds", "panel"):
+            if isinstance(data["judge"].get(name), str):
+                data["judge"][name] = [data["judge"][name]]
+    for section in ("metrics", "report"):
+        if section in data and not data[section]:
+            del data[section]
     return data
 
 
