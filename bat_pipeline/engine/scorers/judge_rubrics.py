@@ -18,9 +18,17 @@ from __future__ import annotations
 
 from bat_pipeline.engine.contracts import JudgeSettings
 from bat_pipeline.engine.contracts.scores import SCORE_FIELDS, ScoreRow
+from bat_pipeline.engine.llm_judges.plan import judge_plan
 from bat_pipeline.engine.rubrics import JSON_SCHEMA, build_messages, parse_answer, skipped_rubrics
 from bat_pipeline.engine.scorers.judging import FAILED, SKIPPED, Judge, JudgeQuestion, cannot_judge, null_row
 from bat_pipeline.engine.scorers.registry import ScoringInput, llm
+from bat_pipeline.engine.yaml_rubrics.load import BAT
+
+
+def _bat(item: ScoringInput) -> bool:
+    """Asked when the episode's rubrics include `bat` (the default: `judge.rubrics` unset)."""
+    return BAT in judge_plan(item.task, item.options if isinstance(item.options, JudgeSettings) else None).rubrics
+
 
 ORDER = 500
 """After every deterministic scorer, in bat-cli's rubric order."""
@@ -51,21 +59,21 @@ async def ask_rubric(rubric: str, item: ScoringInput, judge: Judge) -> list[Scor
                      gating=False, judge=judge.name, reason=reasoning)]
 
 
-@llm("relevance", order=ORDER)
+@llm("relevance", applies=_bat, order=ORDER)
 async def relevance(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
     return await ask_rubric("relevance", item, judge)
 
 
-@llm("task_completion", order=ORDER + 1)
+@llm("task_completion", applies=_bat, order=ORDER + 1)
 async def task_completion(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
     return await ask_rubric("task_completion", item, judge)
 
 
-@llm("hallucination", order=ORDER + 2)
+@llm("hallucination", applies=_bat, order=ORDER + 2)
 async def hallucination(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
     return await ask_rubric("hallucination", item, judge)
 
 
-@llm("tool_call", order=ORDER + 3)
+@llm("tool_call", applies=_bat, order=ORDER + 3)
 async def tool_call(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
     return await ask_rubric("tool_call", item, judge)
