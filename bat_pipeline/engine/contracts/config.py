@@ -132,14 +132,13 @@ class MetricsSettings(Strict):
     label_field: str | None = None
     """The field of a structured expected output (and of a JSON answer) holding the label,
     for the classification metrics; tasks may also carry `expected.expected_label`."""
-    time_threshold_s: float = Field(default=30.0, gt=0)
-    """An episode at or under this many seconds scores 1 on time; above, it decays."""
+    time_threshold_s: float | None = Field(default=None, gt=0)
+    """An episode at or under this many seconds scores 1 on time; above, it decays. Unset:
+    no `time` rows, and no mean time score."""
     time_penalty: float = Field(default=1.0, gt=0)
     """Decay rate above the threshold: score = exp(-penalty × (t − threshold) / threshold)."""
     throughput_target: float | None = Field(default=None, gt=0)
     """Episodes per second that score 1 on throughput; unset: throughput is reported only."""
-    code_quality: bool = False
-    """Lint and measure the Python code blocks of answers (ruff, radon)."""
 
 
 class ReportSettings(Strict):
