@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 export UV_COMPILE_BYTECODE := 1
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: venv demo lint test bench ui clean
+.PHONY: venv demo lint test bench ui clean browser
 
 venv: $(VENV)/.installed
 
@@ -15,11 +15,19 @@ $(VENV)/.installed: pyproject.toml scripts/find-python scripts/bootstrap
 	@bash scripts/bootstrap
 	@touch $@
 
-# The agent example, then the AgentV example (its batch runner and grader run with the
-# venv's python3, first on PATH below); both land in the same warehouse.
+# The AgentV example, then the agent example (the AgentV one's batch runner and grader run
+# with the venv's python3, first on PATH below); both land in the same warehouse. The last
+# line printed is the path of the agent example's HTML report.
 demo: venv
-	$(VENV)/bin/bat-pipeline demo
 	$(VENV)/bin/bat-pipeline run bat_pipeline/example/screening/screening.yaml
+	$(VENV)/bin/bat-pipeline demo
+
+# Debian's chromium, which the HTML report's browser test drives through playwright
+# (bat_pipeline_tests/pipeline/test_report.py). Needs root; on other systems install a
+# Chromium and put it on PATH as `chromium`.
+browser:
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get install -y chromium; } || \
+		echo "chromium is missing: install Debian's chromium (apt-get install -y chromium, as root)" >&2
 
 # The venv's bin first: tests start agents with `uv run .` and the venv carries uv.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
@@ -34,7 +42,7 @@ lint: venv
 	$(VENV)/bin/mypy || status=1; \
 	exit $$status
 
-test: venv lint
+test: venv lint browser
 	bash scripts/prepare-bat-adk >/dev/null
 	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 

@@ -26,12 +26,14 @@ def tool(name: str) -> str | None:
 
 class ScorerTools(GraderRunner):
     """The options of the verdicts step: script graders' processes, the code analysis,
-    and the metrics settings the `label` and `time` scorers read."""
+    the metrics settings the `label` and `time` scorers read and the dataset's labels."""
 
-    def __init__(self, metrics: MetricsSettings | None = None, environment: dict[str, str] | None = None) -> None:
+    def __init__(self, metrics: MetricsSettings | None = None, labels: list[str] | None = None,
+                 environment: dict[str, str] | None = None) -> None:
         super().__init__(environment)
         self.metrics = metrics or MetricsSettings()
-        self.label_field = self.metrics.label_field
+        self.labels = labels or []
+        """Every expected label of the dataset (the `label` scorer's known labels)."""
 
     def analyse_code(self, code: str) -> CodeReport:
         ruff, radon = tool("ruff"), tool("radon")

@@ -42,7 +42,9 @@ def test_a_label_never_expected_and_one_never_predicted() -> None:
     report = classify([("yes", "maybe"), ("yes", "yes"), ("no", "yes")])
     assert report.labels == ["no", "yes", "maybe"]
     assert report.per_label["maybe"].precision == 0.0 and report.per_label["maybe"].recall is None
-    assert report.per_label["no"].precision is None and report.per_label["no"].f1 is None
+    assert report.per_label["no"].precision is None and report.per_label["no"].f1 == 0.0
+    # yes: predicted twice, right once; expected twice, found once → F1 0.5; macro (0 + 0.5 + 0) / 3
+    assert report.per_label["yes"].f1 == 0.5 and report.macro_f1 == pytest.approx(0.5 / 3)
     assert classify([]).accuracy is None
 
 
@@ -54,6 +56,10 @@ def test_reading_expected_and_predicted_labels() -> None:
     assert predicted_label("  positive.\n", None, ["Positive"]) == "Positive"
     assert predicted_label('{"decision": "Reject"}', "decision", ["reject"]) == "reject"
     assert predicted_label("not json", "decision", ["reject"]) == "not json"
+    cities = ["Paris", "Rome", "Oslo"]
+    assert predicted_label("It is sunny in rome; Paris is cloudy.", None, cities) == "Rome"  # named first
+    assert predicted_label("Berlin", None, cities) == "Berlin"                            # short: as written
+    assert predicted_label("I cannot tell which city you mean, sorry about that.", None, cities) == "(other)"
 
 
 @pytest.mark.parametrize(("seconds", "threshold", "penalty", "score"), [

@@ -79,7 +79,7 @@ def test_a_task_with_its_own_yaml_rubric_on_levels(llm, tmp_path: Path):
     task = weather_task().model_copy(update={"judge": TaskJudge(rubrics=[str(path)])})
     rows = rows_of(run(llm, task, model="judge-harsh"), "rubric")
     # harsh: one step down → choice 4 → 0.75; facts on 0–5 → raw 3.75; the tone gate 0.75 < 0.9 fails.
-    facts, tone, summary = rows
+    facts, _tone, summary = rows
     assert (facts.criterion, facts.raw, facts.value, facts.scale) == ("weather:facts", 3.75, 0.75, "0..5")
     assert summary.value == 0.75 and summary.passed is False
     assert summary.details["failed_gates"] == [{"criterion": "tone", "minimum": 0.9, "value": 0.75}]
@@ -142,7 +142,7 @@ def test_runs_give_rows_per_sample_then_median_and_spread(llm, tmp_path: Path):
 def test_runs_on_a_rubric_recompute_the_weighted_score_from_medians(llm):
     rows = rows_of(run(llm, weather_task(), model="judge-noisy", rubrics=["default"], runs=3,
                        answer="Paris is sunny."), "rubric")
-    summary = [r for r in rows if r.criterion == "default:weighted_score" and r.sample == MEDIAN][0]
+    summary = next(r for r in rows if r.criterion == "default:weighted_score" and r.sample == MEDIAN)
     medians = {r.criterion: r.value for r in rows if r.sample == MEDIAN and r.criterion != summary.criterion}
     expected = 0.5 * medians["default:Accuracy"] + 0.3 * medians["default:Completeness"] \
         + 0.2 * medians["default:Efficiency"]

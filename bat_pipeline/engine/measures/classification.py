@@ -3,12 +3,15 @@
 The expected label of a task is `expected.expected_label`, else the field named by
 `metrics.label_field` inside a structured `expected.expected_output`. The predicted label
 is that same field of the final answer when the answer is a JSON object, else the final
-answer's text with surrounding whitespace and a final full stop removed; it matches a
-known label case-insensitively (and is then written as that label)."""
+answer's text (without surrounding whitespace and a final full stop) when it is a known
+label (case-insensitively, then written as that label), else the known label the text
+names first as a whole word, else the text itself when short (one line, at most 40
+characters), else `(other)`. The known labels are every expected label of the dataset."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -16,13 +19,17 @@ from pydantic import BaseModel, Field
 
 from bat_pipeline.engine.contracts import Task
 
+SHORT = 40
+OTHER = "(other)"
+
 
 class LabelStats(BaseModel):
     precision: float | None
     """Of the answers predicting this label, the share that were right; null when none did."""
     recall: float | None
     """Of the tasks expecting this label, the share answered with it; null when none did."""
-    f1: float | None
+    f1: float
+    """Harmonic mean of precision and recall; 0 without a true positive."""
     support: int
     """Tasks expecting this label."""
 
@@ -57,7 +64,15 @@ def predicted_label(answer: str, label_field: str | None, labels: Iterable[str] 
         if isinstance(parsed, dict) and parsed.get(label_field) is not None:
             text = str(parsed[label_field]).strip()
     text = text.removesuffix(".").strip()
-    return next((label for label in labels if label.lower() == text.lower()), text)
+    labels = list(labels)
+    exact = next((label for label in labels if label.lower() == text.lower()), None)
+    if exact is not None:
+        return exact
+    named = [(m.start(), label) for label in labels
+             for m in [re.search(rf"(?<!\w){re.escape(label)}(?!\w)", text, re.IGNORECASE)] if m]
+    if named:
+        return min(named)[1]
+    return text if len(text) <= SHORT and "\n" not in text else OTHER
 
 
 def _ratio(part: int, whole: int) -> float | None:
@@ -66,7 +81,7 @@ def _ratio(part: int, whole: int) -> float | None:
 
 def classify(pairs: Sequence[tuple[str, str]]) -> ClassificationReport:
     """The report of (expected, predicted) pairs; precision, recall and F1 per label are
-    one-vs-rest, `macro_f1` their mean over the labels that have one."""
+    one-vs-rest, `macro_f1` their mean over every label expected or predicted."""
     expected = sorted({a for a, _ in pairs})
     labels = expected + sorted({p for _, p in pairs} - set(expected))
     confusion = {a: dict.fromkeys(labels, 0) for a in labels}
@@ -78,10 +93,11 @@ def classify(pairs: Sequence[tuple[str, str]]) -> ClassificationReport:
         predicted_as = sum(confusion[a][label] for a in labels)
         support = sum(confusion[label].values())
         precision, recall = _ratio(true_pos, predicted_as), _ratio(true_pos, support)
-        f1 = (2 * precision * recall / (precision + recall) if precision and recall else
-              (0.0 if precision is not None and recall is not None else None))
+        # A label never predicted has no precision, one never expected no recall; their F1 is
+        # 0, as it is for any label with no true positive.
+        f1 = 2 * precision * recall / (precision + recall) if precision and recall else 0.0
         per_label[label] = LabelStats(precision=precision, recall=recall, f1=f1, support=support)
-    f1s = [s.f1 for s in per_label.values() if s.f1 is not None]
+    f1s = [s.f1 for s in per_label.values()]
     correct = sum(1 for a, p in pairs if a == p)
     return ClassificationReport(count=len(pairs), accuracy=_ratio(correct, len(pairs)), labels=labels,
                                 per_label=per_label, confusion=confusion,

@@ -1,8 +1,8 @@
 """`label`: whether the answer names the task's expected label (engine.measures.classification
 says how both are read). One informative row per episode: criterion `label`, pass/fail,
 details `expected` and `predicted` — what the partition's classification metrics and
-confusion matrix are counted from. `metrics.label_field` reaches it through the verdicts
-step's options (`label_field`)."""
+confusion matrix are counted from. `metrics.label_field` and the dataset's labels reach it
+through the verdicts step's options (`metrics`, `labels`)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ def _applies(item: ScoringInput) -> bool:
 def label(item: ScoringInput) -> list[ScoreRow]:
     field = _label_field(item)
     expected = expected_label(item.task, field) or ""
-    predicted = predicted_label(item.episode.final_output, field, [expected])
+    known = getattr(item.options, "labels", None) or [expected]
+    predicted = predicted_label(item.episode.final_output, field, [*known, expected])
     right = predicted == expected
     return [ScoreRow(scorer="label", criterion="label", value=float(right), raw=float(right), scale=PASS_FAIL,
                      passed=right, reason=f"expected '{expected}', answered '{predicted[:80]}'",
