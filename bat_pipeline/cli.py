@@ -120,7 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="the report of a past run: Markdown (printed without --output), "
                                       "JSON or one self-contained HTML page")
-    p.add_argument("run", nargs="?", help="a run id or a unique prefix of one (default: the latest run)")
+    p.add_argument("run", nargs="?", help="a run id or a unique prefix of one (default: the latest run), or a "
+                                           "results .json file (agentic-v2-eval's report of it)")
     p.add_argument("--format", choices=["markdown", "json", "html"], default="markdown")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of printing it")
     p.add_argument("--agent", help="the agent id whose runs count (default: any agent)")

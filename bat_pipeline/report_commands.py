@@ -26,11 +26,21 @@ EXPECTED_KEYS = ("expected", "expected_output", "reference", "ground_truth", "ex
 
 
 def report_command(root: Path, run: str | None, fmt: str, output: str | None, agent: str | None) -> int:
-    """Write (or print, as Markdown by default) the report of RUN; 2 when RUN is unknown."""
+    """Write (or print, as Markdown by default) the report of RUN; 2 when RUN is unknown.
+    A RUN that is a `.json` file is a results file, reported as agentic-v2-eval reports one
+    (engine.reports.results_file)."""
     from bat_pipeline.resources.reports import make_report, render
 
-    report = make_report(root, run, agent_id=agent)
-    text = render(report, fmt or "markdown")
+    if run is not None and run.endswith(".json") and Path(run).is_file():
+        from bat_pipeline.engine.reports.results_file import render_results
+
+        try:
+            records = _records(Path(run))
+        except ValueError as exc:
+            raise InputError(run, str(exc)) from None
+        text = render_results(records, fmt or "markdown", f"Results of {Path(run).name}")
+    else:
+        text = render(make_report(root, run, agent_id=agent), fmt or "markdown")
     if output is None:
         sys.stdout.write(text)
         return 0

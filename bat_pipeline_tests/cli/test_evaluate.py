@@ -69,3 +69,18 @@ def test_the_judge_gives_the_values(tmp_path: Path):
     first, second = json.loads((tmp_path / "scored.json").read_text())["results"]
     assert first["weighted_score"] == 1.0 and first["missing_criteria"] == []
     assert second["weighted_score"] == 0.0
+
+
+def test_report_of_a_results_file_as_agentic_v2_eval_makes_it(tmp_path: Path):
+    (tmp_path / "results.json").write_text(json.dumps([{"b": 0.9, "a": "x|y"}, {"b": 0.3, "c": {"n": 1}}]))
+    env = {"PATH": str(BIN.parent), "BAT_PIPELINE_HOME": str(tmp_path / "home")}
+    shown = subprocess.run([str(BIN), "report", "results.json"], cwd=tmp_path, capture_output=True, text=True,
+                           env=env, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    assert "| a | b | c |" in shown.stdout and "| x\\|y | 0.9 |  |" in shown.stdout
+    assert "| b | 0.6 | 0.3 | 0.9 |" in shown.stdout and "2 results" in shown.stdout
+    page = subprocess.run([str(BIN), "report", "results.json", "--format", "html", "-o", "r.html"], cwd=tmp_path,
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert page.returncode == 0
+    html = (tmp_path / "r.html").read_text()
+    assert '<td class="num score-high">0.9</td>' in html and '<td class="num score-low">0.3</td>' in html
