@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from bat_pipeline.engine.measures.classification import ClassificationReport
-from bat_pipeline.engine.measures.partition import confusion_png
 from bat_pipeline.storage import PartitionRef
 
 CONFUSION = "confusion_matrix.png"
@@ -16,6 +15,8 @@ def write_partition_charts(ref: PartitionRef, classification: dict[str, Any] | N
     """Write the partition's charts; returns chart name → path, for the step's metadata."""
     if not classification:
         return {}
+    from bat_pipeline.engine.measures.confusion_chart import confusion_png  # matplotlib: only to draw
+
     report = ClassificationReport.model_validate(classification)
     path = ref.file(CONFUSION)
     tmp = path.with_name(f".{CONFUSION}.tmp")
