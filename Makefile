@@ -15,12 +15,14 @@ $(VENV)/.installed: pyproject.toml scripts/find-python scripts/bootstrap
 	@bash scripts/bootstrap
 	@touch $@
 
-# The AgentV example, then the agent example (the AgentV one's batch runner and grader run
-# with the venv's python3, first on PATH below); both land in the same warehouse. The last
-# line printed is the path of the agent example's HTML report.
+# The agent example, the AgentV example (its batch runner and grader run with the venv's
+# python3, first on PATH below), then the agent example judged with weighted rubrics and
+# medians of three runs (judges.yaml); all land in the same warehouse. The last line
+# printed is the path of that run's HTML report.
 demo: venv
-	$(VENV)/bin/bat-pipeline run bat_pipeline/example/screening/screening.yaml
 	$(VENV)/bin/bat-pipeline demo
+	$(VENV)/bin/bat-pipeline run bat_pipeline/example/screening/screening.yaml
+	$(VENV)/bin/bat-pipeline run bat_pipeline/example/weather_agent/eval/judges.yaml
 
 # Debian's chromium, which the HTML report's browser test drives through playwright
 # (bat_pipeline_tests/pipeline/test_report.py). Needs root; on other systems install a

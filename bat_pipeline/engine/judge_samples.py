@@ -62,9 +62,8 @@ def summarise(group: Sequence[ScoreRow], *, sample: int, judge: str | None, what
     raws = [r.raw for r in group if r.raw is not None]
     passes = [r.passed for r in group if r.passed is not None]
     details: dict[str, Any] = {"aggregate": what, "count": len(group), "values": values}
-    if not values:
-        return first.model_copy(update={"sample": sample, "judge": judge, "details": details,
-                                        "reason": f"no value in {len(group)} {what}: {first.reason}"})
+    if not values:  # the first one's reason, so it still reads as `judge failed: …` / `skipped: …`
+        return first.model_copy(update={"sample": sample, "judge": judge, "details": {**first.details, **details}})
     median = statistics.median(values)
     spread = max(values) - min(values)
     details.update(median=median, spread=spread, stdev=statistics.pstdev(values))

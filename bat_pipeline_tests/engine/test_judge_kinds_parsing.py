@@ -94,7 +94,7 @@ def test_rows_without_values_and_skips() -> None:
     assert sampled([[skipped], [skipped], [skipped]], None) == [skipped]
     failed = [row(None, reason="judge failed: HTTP 500"), row(None, 1, reason="judge failed: HTTP 500")]
     median = median_rows(failed)[0]
-    assert median.value is None and median.reason.startswith("no value in 2 runs: judge failed")
+    assert median.value is None and median.reason == "judge failed: HTTP 500" and median.details["count"] == 2
 
 
 def test_a_panel_reports_each_judge_their_median_and_agreement() -> None:

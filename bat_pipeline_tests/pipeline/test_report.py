@@ -1,6 +1,6 @@
-"""Reports end to end (issue 17): two `bat-pipeline run`s of a trimmed copy of the example,
-whose eval.yaml asks the noisy scripted judge three times per question, a weighted rubric
-and a choice question, with labelled tasks. The run prints the HTML report's path last;
+"""Reports end to end (issue 17): two `bat-pipeline run`s of a trimmed copy of the example
+judged as its judges.yaml says — the noisy scripted judge asked three times per question,
+a weighted rubric and a choice question — on labelled tasks. The run prints the HTML report's path last;
 the median and spread of the runs reach the warehouse and the report; `bat-pipeline
 report` renders any past run; the HTML page renders in headless Chromium (tables, charts,
 drill-down), saved as docs/screenshots/report.png."""
@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
 from bat_pipeline.engine.judge_samples import MEDIAN
 from bat_pipeline_tests.pipeline.support import VENV_BIN, run
@@ -29,9 +30,21 @@ def bat_pipeline(ws, *args: str):
     return run([str(VENV_BIN / "bat-pipeline"), *args], ws.env)
 
 
+def judged_the_agentic_v2_eval_way(agent: Path) -> None:
+    """The copy's eval.yaml with the judge, metrics and report settings of the example's
+    judges.yaml (and its agent id)."""
+    variant = yaml.safe_load((agent / "eval" / "judges.yaml").read_text(encoding="utf-8"))
+    eval_file = agent / "eval" / "eval.yaml"
+    data = yaml.safe_load(eval_file.read_text(encoding="utf-8"))
+    data["judge"].update(variant["judge"])
+    data["metrics"], data["report"] = variant["metrics"], variant["report"]
+    eval_file.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+
+
 @pytest.fixture(scope="module")
 def two_runs(workspace_factory):
     ws = workspace_factory("report", tasks=TASKS, models=MODELS)
+    judged_the_agentic_v2_eval_way(ws.agent)
     first = bat_pipeline(ws, "run", str(ws.agent))
     second = bat_pipeline(ws, "run", str(ws.agent))
     runs = sorted(p.name for p in (ws.root / "runs").iterdir() if p.is_dir())
