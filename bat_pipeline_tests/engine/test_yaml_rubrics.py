@@ -155,3 +155,18 @@ def test_a_task_names_its_own_rubrics(tmp_path: Path) -> None:
     with pytest.raises(InputError) as caught:
         load_tasks(tasks)
     assert caught.value.field == "judge.rubrics[0]"
+
+
+def test_a_named_eval_file_is_read_for_its_agent_folder(tmp_path: Path) -> None:
+    from bat_pipeline.engine.config.project import load_project, resolve_project
+
+    agent = _agent(tmp_path, "{provider: ollama, model: j}")
+    (agent / "eval" / "judges.yaml").write_text(
+        "evaluation: {qualitative: true, agent_id: judged}\njudge: {provider: ollama, model: j, rubrics: [code]}\n"
+        "models: ['ollama:m']\n")
+    named = resolve_project(str(agent / "eval" / "judges.yaml"), tmp_path)
+    assert named == (agent / "eval" / "judges.yaml").resolve()
+    config = load_project(named)
+    assert config.agent_dir == agent.resolve() and config.agent_id == "judged" and config.judge.rubrics == ["code"]
+    assert resolve_project(str(agent / "eval" / "eval.yaml"), tmp_path) == agent.resolve()
+    assert load_project(agent).judge.rubrics is None

@@ -62,7 +62,8 @@ def score_summaries(episodes: Sequence[Episode]) -> list[ScoreSummary]:
             scorer=scorer, criterion=criterion, mean=statistics.fmean(values) if values else None,
             passed=sum(1 for r in rows if r.passed is True), failed=sum(1 for r in rows if r.passed is False),
             count=len(values), spread=statistics.fmean(spread) if spread else None,
-            agreement=statistics.fmean(agreements) if agreements else None))
+            agreement=statistics.fmean(agreements) if agreements else None,
+            judged=any(r.judge for r in rows), summary=any(r.details.get("summary") for r in rows)))
     return out
 
 

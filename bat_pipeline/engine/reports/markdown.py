@@ -9,7 +9,7 @@ from bat_pipeline.engine.reports.model import PartitionReport, RunReport
 MAX_CHARS = 60_000
 MARK = {"high": "🟢", "medium": "🟡", "low": "🔴", "none": "⚪"}
 HEADLINE_SCORES = 4
-"""Judged criteria shown as columns of the summary (the most common first)."""
+"""Judged criteria shown as columns of the summary."""
 
 
 def _pct(value: float | None) -> str:
@@ -25,13 +25,15 @@ def _cell(text: str) -> str:
 
 
 def _headline(partitions: list[PartitionReport]) -> list[tuple[str, str]]:
-    seen: dict[tuple[str, str], int] = {}
+    """The judged criteria shown as columns: rubric summaries first, then the most scored."""
+    seen: dict[tuple[str, str], tuple[bool, int]] = {}
     for part in partitions:
         for s in part.scores:
-            if s.mean is not None and s.scorer not in ("status", "output", "tool_calls", "agent_calls", "limits",
-                                                      "errors"):
-                seen[(s.scorer, s.criterion)] = seen.get((s.scorer, s.criterion), 0) + s.count
-    return [key for key, _ in sorted(seen.items(), key=lambda kv: -kv[1])[:HEADLINE_SCORES]]
+            if s.mean is not None and s.judged:
+                _, count = seen.get((s.scorer, s.criterion), (s.summary, 0))
+                seen[(s.scorer, s.criterion)] = (s.summary, count + s.count)
+    ranked = sorted(seen.items(), key=lambda kv: (not kv[1][0], -kv[1][1]))
+    return [key for key, _ in ranked[:HEADLINE_SCORES]]
 
 
 def render_markdown(report: RunReport, *, worst: int = 10) -> str:

@@ -23,6 +23,10 @@ class ScoreSummary(BaseModel):
     """Mean spread of N judge runs (max − min), where the judge ran several times."""
     agreement: float | None = None
     """Mean agreement of a panel of judges (1 − the spread of their values)."""
+    judged: bool = False
+    """Written by a judge (an LLM scorer)."""
+    summary: bool = False
+    """A rubric's summary (weighted score, overall, conformance) rather than one criterion."""
 
 
 class PartitionReport(BaseModel):
