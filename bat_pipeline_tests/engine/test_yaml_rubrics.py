@@ -100,17 +100,21 @@ def test_builtin_rubrics_load_with_our_texts() -> None:
     assert [g.criterion for g in load_rubric("pattern").gates()] == ["structure", "termination"]
 
 
-@pytest.mark.parametrize(("text", "field", "words"), [
-    ("criteria: [{name: a, weight: -1}]", "criteria[0].weight", "greater than or equal to 0"),
-    ("criteria: [{name: a, min_value: 2, max_value: 1}]", "criteria[0]", "must be above min_value"),
-    ("criteria: []", "criteria", "at least 1"),
-    ("criteria: [{weight: 1}]", "criteria[0].name", "Field required"),
-    ("criteria: [{name: a}]\nhard_gates: [{criterion: b, minimum: 1}]", None, "not a criterion"),
-    ("criteria: [{name: a, hard_gate: true}]", "criteria[0]", "needs a minimum"),
-    ("- a\n- b", "criteria", "a mapping"),
-])
-def test_a_broken_rubric_is_refused_naming_file_and_field(tmp_path: Path, text: str, field: str | None,
-                                                         words: str) -> None:
+BROKEN = {  # the rubric's text → (the field named, words of the message)
+    "criteria: [{name: a, weight: -1}]": ("criteria[0].weight", "greater than or equal to 0"),
+    "criteria: [{name: a, min_value: 2, max_value: 1}]": ("criteria[0]", "must be above min_value"),
+    "criteria: []": ("criteria", "at least 1"),
+    "criteria: [{weight: 1}]": ("criteria[0].name", "Field required"),
+    "criteria: [{name: a}]\nhard_gates: [{criterion: b, minimum: 1}]": (None, "not a criterion"),
+    "criteria: [{name: a, hard_gate: true}]": ("criteria[0]", "needs a minimum"),
+    "- a\n- b": ("criteria", "a mapping"),
+}
+
+
+@pytest.mark.parametrize(("text", "expected"), BROKEN.items())
+def test_a_broken_rubric_is_refused_naming_file_and_field(tmp_path: Path, text: str,
+                                                         expected: tuple[str | None, str]) -> None:
+    field, words = expected
     path = tmp_path / "mine.yaml"
     path.write_text(text)
     with pytest.raises(InputError) as caught:

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from bat_pipeline.engine.contracts.scores import ScoreRow
 from bat_pipeline.engine.llm_judges.rubric_rows import ask_by_choice
-from bat_pipeline.engine.llm_judges.view import episode_view
-from bat_pipeline.engine.scorers.judging import Judge, cannot_judge, null_row
-from bat_pipeline.engine.scorers.kinds_support import asks, settings_of
+from bat_pipeline.engine.scorers.judging import Judge
+from bat_pipeline.engine.scorers.kinds_support import asks, view_or_row
 from bat_pipeline.engine.scorers.registry import ScoringInput, llm
 from bat_pipeline.engine.yaml_rubrics import Rubric
 
@@ -21,8 +20,7 @@ OUTCOME = Rubric.model_validate({"name": "choice", "source": "builtin:choice", "
 
 @llm("choice", applies=asks("choice"), order=530)
 async def choice(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
-    why = cannot_judge(item)
-    if why:
-        return [null_row("choice", "outcome", judge.name, why, scale="1..5")]
-    view = episode_view(item.task, item.episode, settings_of(item))
+    view = view_or_row(item, judge, "choice", "outcome", "1..5")
+    if isinstance(view, ScoreRow):
+        return [view]
     return await ask_by_choice("choice", OUTCOME, view, judge, prefix="", summary=None)

@@ -11,9 +11,8 @@ from bat_pipeline.engine.contracts.scores import ScoreRow
 from bat_pipeline.engine.llm_judges.graded import parse_graded, pattern_messages, pattern_rubric, pattern_schema
 from bat_pipeline.engine.llm_judges.plan import judge_plan
 from bat_pipeline.engine.llm_judges.rubric_rows import criterion_row, rubric_reduce, summary_row
-from bat_pipeline.engine.llm_judges.view import episode_view
-from bat_pipeline.engine.scorers.judging import FAILED, SKIPPED, Judge, JudgeQuestion, cannot_judge, null_row
-from bat_pipeline.engine.scorers.kinds_support import asks, settings_of
+from bat_pipeline.engine.scorers.judging import FAILED, SKIPPED, Judge, JudgeQuestion, null_row
+from bat_pipeline.engine.scorers.kinds_support import asks, settings_of, view_or_row
 from bat_pipeline.engine.scorers.registry import ScoringInput, llm
 from bat_pipeline.engine.yaml_rubrics import Rubric, score
 
@@ -29,15 +28,14 @@ async def pattern(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
     if chosen is None:
         return [null_row("pattern", "conformance", judge.name,
                          f"{SKIPPED}no pattern named (judge.pattern: react, cove, reflexion or rag)", scale="0..5")]
-    why = cannot_judge(item)
-    if why:
-        return [null_row("pattern", "conformance", judge.name, why, scale="0..5")]
+    view = view_or_row(item, judge, "pattern", "conformance", "0..5")
+    if isinstance(view, ScoreRow):
+        return [view]
     rubric = pattern_rubric(chosen)
 
     def parse(text: str) -> dict[str, Any]:
         return parse_graded(rubric, text)
 
-    view = episode_view(item.task, item.episode, settings_of(item))
     answer = await judge.ask(JudgeQuestion(purpose=f"pattern_{chosen}", messages=pattern_messages(chosen, view),
                                            parse=parse, schema=pattern_schema(chosen)))
     if answer.value is None:

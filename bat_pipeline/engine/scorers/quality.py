@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from bat_pipeline.engine.contracts.scores import ScoreRow
 from bat_pipeline.engine.llm_judges.rubric_rows import ask_by_choice, rubric_reduce
-from bat_pipeline.engine.llm_judges.view import episode_view
-from bat_pipeline.engine.scorers.judging import Judge, cannot_judge, null_row
-from bat_pipeline.engine.scorers.kinds_support import asks, settings_of
+from bat_pipeline.engine.scorers.judging import Judge
+from bat_pipeline.engine.scorers.kinds_support import asks, view_or_row
 from bat_pipeline.engine.scorers.registry import ScoringInput, llm
 from bat_pipeline.engine.yaml_rubrics import Rubric
 
@@ -28,8 +27,7 @@ def _lookup(row: ScoreRow) -> tuple[Rubric, str, str, float]:
 
 @llm("quality", applies=asks("quality"), order=531, reduce=rubric_reduce(_lookup))
 async def quality(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
-    why = cannot_judge(item)
-    if why:
-        return [null_row("quality", "overall", judge.name, why, scale="0..1")]
-    view = episode_view(item.task, item.episode, settings_of(item), steps=False)
+    view = view_or_row(item, judge, "quality", "overall", "0..1", steps=False)
+    if isinstance(view, ScoreRow):
+        return [view]
     return await ask_by_choice("quality", QUALITY, view, judge, prefix="", summary="overall")

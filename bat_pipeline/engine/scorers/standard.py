@@ -10,9 +10,8 @@ from typing import Any
 from bat_pipeline.engine.contracts.scores import ScoreRow
 from bat_pipeline.engine.llm_judges.graded import STANDARD_SCHEMA, parse_graded, standard_messages, standard_rubric
 from bat_pipeline.engine.llm_judges.rubric_rows import criterion_row, rubric_reduce, summary_row
-from bat_pipeline.engine.llm_judges.view import episode_view
-from bat_pipeline.engine.scorers.judging import FAILED, Judge, JudgeQuestion, cannot_judge, null_row
-from bat_pipeline.engine.scorers.kinds_support import asks, settings_of
+from bat_pipeline.engine.scorers.judging import FAILED, Judge, JudgeQuestion, null_row
+from bat_pipeline.engine.scorers.kinds_support import asks, view_or_row
 from bat_pipeline.engine.scorers.registry import ScoringInput, llm
 from bat_pipeline.engine.yaml_rubrics import Rubric, score
 
@@ -29,10 +28,9 @@ def _parse(text: str) -> dict[str, Any]:
 
 @llm("standard", applies=asks("standard"), order=532, reduce=rubric_reduce(_lookup))
 async def standard(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
-    why = cannot_judge(item)
-    if why:
-        return [null_row("standard", "overall", judge.name, why, scale="0..10")]
-    view = episode_view(item.task, item.episode, settings_of(item), steps=False)
+    view = view_or_row(item, judge, "standard", "overall", "0..10", steps=False)
+    if isinstance(view, ScoreRow):
+        return [view]
     answer = await judge.ask(JudgeQuestion(purpose="standard", messages=standard_messages(view), parse=_parse,
                                            schema=STANDARD_SCHEMA))
     if answer.value is None:
