@@ -15,13 +15,15 @@ $(VENV)/.installed: pyproject.toml scripts/find-python scripts/bootstrap
 	@bash scripts/bootstrap
 	@touch $@
 
-# The agent example, the AgentV example (its batch runner and grader run with the venv's
-# python3, first on PATH below), then the agent example judged with weighted rubrics and
-# medians of three runs (judges.yaml); all land in the same warehouse. The last line
-# printed is the path of that run's HTML report.
+# The agent example, the AgentV examples (the batch runner and graders run with the venv's
+# python3, first on PATH below; the assistants' targets are the weather agent over A2A and
+# plain LLMs, all answered by the scripted model server), then the agent example judged
+# with weighted rubrics and medians of three runs (judges.yaml); all land in the same
+# warehouse. The last line printed is the path of that run's HTML report.
 demo: venv
 	$(VENV)/bin/bat-pipeline demo
 	$(VENV)/bin/bat-pipeline run bat_pipeline/example/screening/screening.yaml
+	$(VENV)/bin/bat-pipeline run bat_pipeline/example/assistants/assistants.yaml
 	$(VENV)/bin/bat-pipeline run bat_pipeline/example/weather_agent/eval/judges.yaml
 
 # Debian's chromium, which the HTML report's browser test drives through playwright

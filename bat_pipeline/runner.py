@@ -21,8 +21,9 @@ from bat_pipeline.engine.config.project import Overrides, load_project, suite_ta
 from bat_pipeline.engine.contracts import QUALITATIVE_FIELDS, EvalConfig
 from bat_pipeline.engine.contracts.names import safe_key
 from bat_pipeline.engine.contracts.timings import PHASES, RUN_STARTED_VAR
-from bat_pipeline.engine.environment import require_judge_key
+from bat_pipeline.engine.environment import dotenv_path, project_environ, require_judge_key
 from bat_pipeline.engine.errors import InputError
+from bat_pipeline.engine.target_inputs import agent_partition, require_target_keys, starts_agent
 from bat_pipeline.locations import (
     AGENT_DIR_VAR,
     DAGSTER_HOME_VAR,
@@ -106,12 +107,14 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
         print(f"warning: {warning}", file=sys.stderr)
     keys = select_models(config, models)
     root = default_root()
-    for key in (k for k in keys if config.model(k).target is None):
-        for warning in AgentLauncher(config, config.model(key), root).preflight():
+    for key in (k for k in keys if starts_agent(config.model(k))):
+        for warning in AgentLauncher(*agent_partition(config, key), root).preflight():
             if warning not in warnings:
                 warnings.append(warning)
                 print(f"warning: {warning}", file=sys.stderr)
     require_judge_key(config)
+    require_target_keys(config, project_environ(config.agent_dir),
+                        looked_in=f"{dotenv_path(config.agent_dir)} and the shell")
     check_result_folders(root, config)
 
     # Two evaluations of one agent can start within the same second; the suffix keeps their
@@ -139,13 +142,13 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
         # The agents start now, while Dagster is imported and the partitions fork; each
         # partition adopts its own (a resumed run keeps its old folders: its agents start there).
         if not resume:
-            agents = [k for k in keys if config.model(k).target is None]  # an AgentV target has none
+            agents = [k for k in keys if starts_agent(config.model(k))]  # a BAT agent, or an a2a target
             ahead = head_start(with_scripted_llm(config, os.environ[URL_VAR]) if uses_scripted_llm(config)
                                else config, agents, root, run_id)
         return _run_partitions(config, agent_dir, keys, root, run_id, resume, started, timings, total, out,
                                overrides)
     finally:
-        _release(ahead, config, root)
+        _release(ahead, config, root, overrides)
         if scripted is not None:
             stop_process_group(scripted, STOP_GRACE_S)
             os.environ.pop(URL_VAR, None)
@@ -159,7 +162,7 @@ def head_start(config: EvalConfig, keys: list[str], root: Path, run_id: str) -> 
 
     for key in keys:
         try:
-            agent = AgentLauncher(config, config.model(key), partition_dir(root, run_id, key)).head_start()
+            agent = AgentLauncher(*agent_partition(config, key), partition_dir(root, run_id, key)).head_start()
         except AgentStartError:
             continue
         if agent is not None:
@@ -167,7 +170,7 @@ def head_start(config: EvalConfig, keys: list[str], root: Path, run_id: str) -> 
     return dict(HEAD_STARTS)
 
 
-def _release(ahead: dict[str, Any], config: EvalConfig, root: Path) -> None:
+def _release(ahead: dict[str, Any], config: EvalConfig, root: Path, overrides: Overrides | None = None) -> None:
     """Reap the agents started ahead. One still running was never adopted (its step did
     not get that far): stop it, redact its files as its step would have, and remove its
     config copy."""
@@ -182,8 +185,12 @@ def _release(ahead: dict[str, Any], config: EvalConfig, root: Path) -> None:
         if unused and agent.log_file is not None:
             if agent.tmpdir is not None:
                 shutil.rmtree(agent.tmpdir, ignore_errors=True)
-            redactor = redactor or EvaluationResource(agent_dir=str(config.agent_dir),
-                                                      storage_root=str(root)).redactor()
+            # The project as given (an AgentV file's folder is no agent folder).
+            redactor = redactor or EvaluationResource(
+                agent_dir=str(config.source if config.agentv is not None else config.agent_dir),
+                storage_root=str(root),
+                providers_file=str(overrides.providers_file) if overrides and overrides.providers_file else None,
+            ).redactor()
             scrub_agent_files(agent.log_file.parent, redactor)
 
 

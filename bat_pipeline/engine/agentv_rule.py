@@ -4,7 +4,10 @@ Score = the weighted mean of the graders' scores; a failed grader marked `requir
 makes it 0; the test passes at score ≥ its threshold (the test's, `--threshold`, the
 file's, 0.8). A grader that could not grade (grader error), or one that wrote no row,
 makes the row's value and verdict null, with the error: the test did not pass, and
-did not fail on quality either.
+did not fail on quality either. LLM graders are graded in the judge step, after the
+deterministic ones: until their rows are there the row waits for the judge (value and
+verdict null, `details.pending`), and the judge step computes it again with them
+(SPEC §13: a peer file's final verdict comes after the LLM scorers).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from collections.abc import Sequence
 
 from bat_pipeline.engine.contracts.agentv import AgentvCase
 from bat_pipeline.engine.contracts.scores import ScoreRow
+from bat_pipeline.engine.datasets.agentv_judge import LLM_TYPES
 
 RULE = "agentv"
 """The scorer name of the gating row."""
@@ -30,11 +34,17 @@ def pass_rule_row(case: AgentvCase, rows: Sequence[ScoreRow]) -> ScoreRow:
     graded = graded_rows(rows)
     written = {r.criterion for r in graded}
     errors = [f"{r.criterion}: {r.details['error']}" for r in graded if r.details.get("error")]
-    errors += [f"{a.name}: no scorer graded this {a.type} assertion" for a in case.assertions if a.name not in written]
+    missing = [a for a in case.assertions if a.name not in written]
+    errors += [f"{a.name}: no scorer graded this {a.type} assertion" for a in missing if a.type not in LLM_TYPES]
+    pending = [a.name for a in missing if a.type in LLM_TYPES]
     details = {"threshold": threshold, "graders": len(graded)}
     if errors:
         return ScoreRow(scorer=RULE, criterion=CRITERION, gating=True, reason="grader error: " + "; ".join(errors),
                         details={**details, "error": "; ".join(errors)})
+    if pending:
+        return ScoreRow(scorer=RULE, criterion=CRITERION, gating=True,
+                        reason=f"waiting for the judge to grade {', '.join(pending)}",
+                        details={**details, "pending": pending})
     required_failed = [r.criterion for r in graded if r.details.get("required") not in (False, None)
                        and r.passed is False]
     total = sum(float(r.details.get("weight", 1.0)) for r in graded)

@@ -20,6 +20,7 @@ from bat_pipeline.engine.judge_samples import SampleJudge, last_word, panel_rows
 from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.engine.scorers.judging import FAILED, SKIPPED, Judge, null_row, stand_in_task
 from bat_pipeline.engine.scorers.registry import Scorer, ScoringInput, scorers_for
+from bat_pipeline.engine.verdicts import agentv_verdict_rows, verdict_from_rows
 
 
 class JudgeStats(BaseModel):
@@ -68,7 +69,8 @@ async def run_llm_scorers(episodes: Sequence[Episode], tasks: Mapping[str, Task]
     episode: a scorer that raises leaves one `judge failed: …` row. `stats`: filled in
     (episodes, skipped, failures) beside what the judge counts into it; `redactor`: every
     row passes through it; `project`: the modules of the project's own scorers (only they,
-    and the built-in ones, apply)."""
+    and the built-in ones, apply). An AgentV test's verdict is computed again from its
+    pass rule, the LLM graders' rows included."""
     task_by_id = dict(tasks) if isinstance(tasks, Mapping) else {t.id: t for t in tasks}
     stats = stats if stats is not None else JudgeStats()
     redactor = redactor or Redactor()
@@ -77,10 +79,13 @@ async def run_llm_scorers(episodes: Sequence[Episode], tasks: Mapping[str, Task]
     rows = [[redactor.record(row) for row in own] for own in found]
     for episode, own in zip(episodes, rows, strict=True):
         record(episode, own)
+        _settle_agentv(task_by_id.get(episode.task_id), episode)
     flat = [row for own in rows for row in own]
     stats.episodes += sum(1 for e in episodes if not e.eval_error)
     stats.skipped += sum(1 for row in flat if row.value is None and row.reason.startswith(SKIPPED))
-    stats.failures += sum(1 for row in flat if row.value is None and row.reason.startswith(FAILED))
+    # A failed rubric row starts with FAILED; an AgentV LLM grader's is a grader error (details.error).
+    stats.failures += sum(1 for row in flat if row.value is None
+                          and (row.reason.startswith(FAILED) or bool(row.details.get("error"))))
     return JudgeRunResult(rows=rows, scores=[e.qualitative_scores or JudgeScores() for e in episodes], stats=stats)
 
 
@@ -116,6 +121,17 @@ def record(episode: Episode, rows: list[ScoreRow]) -> None:
     before them; `qualitative_scores` derived from the rows."""
     episode.scores = [row for row in episode.scores if row.judge is None] + rows
     episode.qualitative_scores = qualitative_scores(rows)
+
+
+def _settle_agentv(task: Task | None, episode: Episode) -> None:
+    """An AgentV test's final verdict, from its pass rule over every grader's row, the
+    judge's included (SPEC §13); a bat-cli task's verdict is left as it is. An AgentV test
+    has no bat-cli judge scores (its rows say what the judge gave)."""
+    if task is not None and task.agentv is not None:
+        episode.scores = agentv_verdict_rows(task, episode, episode.scores)
+        episode.verdict = verdict_from_rows(episode.scores)
+        if not any(row.scorer in SCORE_FIELDS for row in episode.scores):
+            episode.qualitative_scores = None
 
 
 def qualitative_scores(rows: Iterable[ScoreRow]) -> JudgeScores:

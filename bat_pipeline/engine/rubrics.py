@@ -23,7 +23,9 @@ __all__ = [
     "RUBRICS",
     "SCORE_FIELDS",
     "JudgeAnswerError",
+    "answer_object",
     "build_messages",
+    "checked_score",
     "parse_answer",
     "rubrics_for",
     "skipped_rubrics",
@@ -103,6 +105,19 @@ def parse_answer(text: str) -> tuple[float, str]:
     `</think>`; prose, code fences and braces inside strings around it are fine. A numeric
     string score ("0.8") is accepted. Raises JudgeAnswerError when there is no such object
     or the score is not a number within 0..1 (see the module docstring)."""
+    found = answer_object(text)
+    score = _score(found["score"])
+    reasoning = found.get("reasoning")
+    if reasoning is None:
+        reasoning = ""
+    elif not isinstance(reasoning, str):
+        reasoning = json.dumps(reasoning, ensure_ascii=False)
+    return score, reasoning.strip()
+
+
+def answer_object(text: str) -> dict[str, Any]:
+    """The last JSON object holding a `score` (at any depth) in the text after the last
+    `</think>` (parse_answer); JudgeAnswerError when there is none. Its score unchecked."""
     if not isinstance(text, str) or not text.strip():
         raise JudgeAnswerError("the judge's answer is empty")
     said = text.rsplit(THINK_END, 1)[-1]
@@ -113,13 +128,12 @@ def parse_answer(text: str) -> tuple[float, str]:
             found = holder
     if found is None:
         raise JudgeAnswerError(f"no JSON object with a 'score' in the judge's answer: {_preview(said)}")
-    score = _score(found["score"])
-    reasoning = found.get("reasoning")
-    if reasoning is None:
-        reasoning = ""
-    elif not isinstance(reasoning, str):
-        reasoning = json.dumps(reasoning, ensure_ascii=False)
-    return score, reasoning.strip()
+    return found
+
+
+def checked_score(raw: Any) -> float:
+    """A judge's score as a number within 0..1, else JudgeAnswerError (module docstring)."""
+    return _score(raw)
 
 
 # --- prompts ---------------------------------------------------------------------------

@@ -62,6 +62,7 @@ class RunningAgent:
     """Size of the log before this process started: what it wrote comes after."""
     tmpdir: Path | None = None
     """Holds the temporary config copy; removed when the agent stops."""
+    cwd: Path | None = None
     adopted: bool = False
     """Started by another process (`bat-pipeline run`, ahead of the step; see
     `head_start`): this one cannot wait for it, so it watches its process group instead."""
@@ -201,8 +202,8 @@ class AgentLauncher:
             if ahead is not None:
                 agent, ahead = replace(ahead, adopted=True), None
                 port = agent.port
-                self.log(f"agent for {self.model.name} started ahead by bat-pipeline run: "
-                         f"{' '.join(agent.command)} (port {port})")
+                self.log(f"agent for {self.model.name}, started ahead by bat-pipeline run: "
+                         f"{' '.join(agent.command)} (cwd {agent.cwd}, port {port})")
             else:
                 port = free_port()
                 agent = self._start(port, spans_dir)
@@ -266,7 +267,7 @@ class AgentLauncher:
         files = [spans_file, *(self.config.resolve(p) for p in self.config.agent.spans)]
         return RunningAgent(url=f"http://{LOOPBACK}:{port}", spans_files=files, log_file=log_file,
                             process=process, port=port, command=command, log_offset=log_offset,
-                            tmpdir=tmpdir)
+                            tmpdir=tmpdir, cwd=cwd)
 
     def _wait_ready(self, agent: RunningAgent) -> None:
         # A TCP connect is not enough: uvicorn accepts before the app is ready. The agent

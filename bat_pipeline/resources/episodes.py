@@ -1,6 +1,8 @@
 """The conversations of one partition (SPEC §4): its record opened (fresh, or the run it
 resumes), the agent started for the model, k attempts per task held over A2A, each
-episode stored and recorded as it ends, the agent stopped."""
+episode stored and recorded as it ends, the agent stopped. An AgentV `provider: a2a`
+target is such a partition (its agent folder or URL, engine.target_inputs); other AgentV
+targets produce their episodes through resources.targets."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from bat_pipeline.engine.contracts.agentv import AgentvTarget
 from bat_pipeline.engine.conversation import Attempt, needs_fresh_conversation_ids, plan_attempts
 from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.engine.results import result_lines
+from bat_pipeline.engine.target_inputs import agent_partition, starts_agent
 from bat_pipeline.resources.agent_process import HEAD_STARTS, AgentLauncher, AgentStartError
 from bat_pipeline.resources.targets import TargetHealthError, collect_target_episodes
 from bat_pipeline.storage import (
@@ -111,6 +114,8 @@ def collect_episodes(config: EvalConfig, root: Path, model_key: str, tasks: list
     """
     check_result_folders(root, config)
     model = config.model(model_key)
+    # The agent and the model it is started with; for an a2a target, its own folder or URL.
+    agent_config, agent_model = agent_partition(config, model_key)
     ref = resumed_partition(root, model_key, config.agent_id, dagster_run_id) if resume else None
     resumed = ref is not None
     kept: list[Episode] = []
@@ -127,7 +132,7 @@ def collect_episodes(config: EvalConfig, root: Path, model_key: str, tasks: list
     save_ref(ref)
 
     launch = secrets.token_hex(4)
-    suffix = f"-r{launch}" if needs_fresh_conversation_ids(config, resumed) else ""
+    suffix = f"-r{launch}" if needs_fresh_conversation_ids(agent_config, resumed) else ""
     attempts = plan_attempts(tasks, config.evaluation.k, kept, suffix)
     progress = _Progress(len(attempts), model.name, log)
 
@@ -136,12 +141,14 @@ def collect_episodes(config: EvalConfig, root: Path, model_key: str, tasks: list
         store_episodes(ref, [episode], save_record=True)
         progress.stored(episode)
 
-    if model.target is not None and config.agentv is not None:
+    if not starts_agent(model) and config.agentv is not None:
+        assert model.target is not None
         return _collect_from_target(config, model.target, ref, attempts, kept, store, log)
 
-    extra_spans = [config.resolve(p) for p in config.evaluation.extra_spans]
+    extra_spans = [agent_config.resolve(p) for p in agent_config.evaluation.extra_spans]
     spans_name = resumed_spans(launch) if resumed else AGENT_SPANS
-    launcher = AgentLauncher(config, model, ref.dir, log=log, spans_name=spans_name, redactor=redactor)
+    launcher = AgentLauncher(agent_config, agent_model, ref.dir, log=log, spans_name=spans_name, redactor=redactor)
+    workers = (model.target.workers if model.target else None) or config.evaluation.concurrency
     clock = _Clock(time.time() if run_started is None else run_started)
     clock.lap("startup")
     if attempts:
@@ -155,8 +162,8 @@ def collect_episodes(config: EvalConfig, root: Path, model_key: str, tasks: list
                 from bat_pipeline.resources.a2a_conversations import run_attempts
 
                 asyncio.run(run_attempts(
-                    agent.url, attempts, model.name, concurrency=config.evaluation.concurrency, on_episode=store,
-                    turn_timeout_s=config.evaluation.turn_timeout_s))
+                    agent.url, attempts, model.name, concurrency=workers, on_episode=store,
+                    turn_timeout_s=agent_config.evaluation.turn_timeout_s))
                 clock.lap("conversations")
         except AgentStartError as exc:
             # Not chained: the cause's message is not redacted.

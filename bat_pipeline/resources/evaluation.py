@@ -15,6 +15,7 @@ from bat_pipeline.engine.contracts import EvalConfig, Task
 from bat_pipeline.engine.environment import agent_environment, find_dotenv, project_environ, read_dotenv
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.redaction import Redactor, secret_values
+from bat_pipeline.engine.target_inputs import target_secrets
 from bat_pipeline.resources.judge import JudgeConfigError, resolve_api_key
 from bat_pipeline.resources.scripted_llm import PLACEHOLDER, ScriptedLlmResource, uses_scripted_llm
 
@@ -76,7 +77,8 @@ class EvaluationResource(dg.ConfigurableResource):
     def redactor(self) -> Redactor:
         """Redacts the evaluation's secrets (engine.redaction): the judge's key, each
         model's provider key as its agent gets it, and secret-named values of `.env`,
-        `agent.env`, the models' `env` and `judge.env`, from the current environment."""
+        `agent.env`, the models' `env` and `judge.env`, from the current environment; and
+        the AgentV targets' keys and agent secrets (engine.target_inputs.target_secrets)."""
         if self._redactor is None:
             config = self.config(models=False)
             dotenv = read_dotenv(find_dotenv(config.agent_dir))
@@ -90,6 +92,6 @@ class EvaluationResource(dg.ConfigurableResource):
                     judge_key = resolve_api_key(config.judge, project_environ(config.agent_dir, shell))
                 except JudgeConfigError:
                     pass  # the judge step refuses on its own; nothing to redact
-            self._redactor = Redactor(secret_values(config, judge_key=judge_key, agent_envs=agent_envs,
-                                                    dotenv=dotenv))
+            self._redactor = Redactor([*secret_values(config, judge_key=judge_key, agent_envs=agent_envs,
+                                                      dotenv=dotenv), *target_secrets(config, shell)])
         return self._redactor

@@ -113,8 +113,9 @@ def test_episodes_and_reference_files_land_in_the_agents_eval_output(evaluations
     run = evaluations.main
     for model, key in MODELS.items():
         reference = run.reference_dir(RUN_NAME, model)
+        # bat eval's files, and results.jsonl (one line per episode, in every partition folder).
         assert sorted(p.name for p in reference.iterdir()) == [
-            "agent.jsonl", "agent.log", "episodes", "metrics.json", "summary.json"
+            "agent.jsonl", "agent.log", "episodes", "metrics.json", "results.jsonl", "summary.json"
         ]
         assert sorted(episodes(run, model)) == sorted(f"{t}__try0.json" for t in TASKS)
         summary = read_json(reference / "summary.json")

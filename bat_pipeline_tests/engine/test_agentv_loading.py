@@ -39,7 +39,9 @@ def test_the_example_is_a_seed_file_with_one_batch_target():
     assert tasks[0].turns[0].startswith("@[System]:\nYou are a batch processor.\n\n@[User]:\n{")
     graders = tasks[0].agentv.assertions
     assert [(g.name, g.type, g.required) for g in graders] == [("decision-check", "script", True),
-                                                              ("is-json", "is-json", True)]
+                                                              ("is-json", "is-json", True),
+                                                              ("screened", "trajectory", True),
+                                                              ("llm-rubric", "llm-rubric", True)]
 
 
 def test_which_file_is_what(tmp_path):
@@ -100,7 +102,8 @@ def test_prompts_render_vars_and_messages():
 def test_grader_type_spellings(tmp_path, written, expected):
     eval_file = write(tmp_path / "e.yaml", {"providers": {"t": CLI},
                                             "tests": [{"id": "a", "vars": {"input": "x"},
-                                                       "assert": [{"type": written, "value": "v"}]}]})
+                                                       "assert": [{"type": written, "value": "v",
+                                                                   "max_steps": 3}]}]})
     grader = load_suite(eval_file).tests[0].assertions[0]
     assert (grader.type, grader.negate) == expected
 
@@ -108,7 +111,7 @@ def test_grader_type_spellings(tmp_path, written, expected):
 @pytest.mark.parametrize("test, field, message", [
     ({"vars": {"input": "x"}}, "id", "needs an `id`"),
     ({"id": "a"}, "vars.input", "no input"),
-    ({"id": "a", "vars": {"input": "x"}, "assert": [{"type": "llm-rubric", "value": "ok"}]}, "assert[0].type",
+    ({"id": "a", "vars": {"input": "x"}, "assert": [{"type": "latency", "threshold": 9}]}, "assert[0].type",
      "not supported"),
     ({"id": "a", "vars": {"input": "x"}, "assert": [{"type": "contains", "weight": -1}]}, "assert[0].weight",
      "greater than or equal"),
@@ -126,9 +129,9 @@ def test_duplicate_ids_and_unrunnable_providers_are_refused(tmp_path):
                                             "tests": [{"id": "a", "vars": {"input": "x"}}] * 2})
     with pytest.raises(InputError, match=r"duplicate id 'a' \(also tests\[0\]\)"):
         load_suite(eval_file)
-    eval_file = write(tmp_path / "f.yaml", {"providers": {"t": {"provider": "openai", "model": "m"}},
+    eval_file = write(tmp_path / "f.yaml", {"providers": {"t": {"provider": "gemini", "model": "m"}},
                                             "tests": [{"id": "a", "vars": {"input": "x"}}]})
-    with pytest.raises(InputError, match="provider 'openai' cannot be run yet"):
+    with pytest.raises(InputError, match="provider 'gemini' cannot be run yet"):
         load_suite(eval_file)
 
 
@@ -138,6 +141,20 @@ def test_variables_in_targets(tmp_path):
     assert load_suite(eval_file, TargetOptions(environ={"TOOL": "x.py"})).targets[0].command == "run x.py"
     with pytest.raises(InputError, match="TOOL"):
         load_suite(eval_file, TargetOptions(environ={}))
+
+
+def test_env_variables_of_newer_provider_files(tmp_path):
+    providers = {"providers": [{"id": "t", "provider": "cli",
+                                "config": {"command": "run {{ env.TOOL }} --k ${{ KEY }}",
+                                           "env": {"MODE": "{{env.MODE}}"}}}]}
+    write(tmp_path / ".agentv" / "providers.yaml", providers)
+    eval_file = write(tmp_path / "e.yaml", {"tests": [{"id": "a", "input": "x"}]})
+    target = load_suite(eval_file, TargetOptions(environ={"TOOL": "x.py", "KEY": "k", "MODE": "m"})).targets[0]
+    assert target.command == "run x.py --k k" and target.env == {"MODE": "m"}
+    with pytest.raises(InputError) as caught:
+        load_suite(eval_file, TargetOptions(environ={"TOOL": "x.py", "KEY": "k"}))
+    assert caught.value.file.startswith(str(tmp_path / ".agentv" / "providers.yaml"))
+    assert caught.value.field == "config.env.MODE" and "{{env.MODE}} is not set" in str(caught.value)
 
 
 def test_show_describes_an_agentv_file():

@@ -63,13 +63,28 @@ def test_bat_pipeline_run_on_the_example(tmp_path):
                                          "WHERE r.agent_id = 'screening'")) == [
         ("case-001", True), ("case-002", True), ("case-003", False)]
     scorers = {r[0] for r in warehouse_rows(root, "SELECT DISTINCT scorer FROM episode_scores")}
-    assert {"script", "text", "agentv"} <= scorers
+    assert {"script", "text", "tool_trajectory", "agentv"} <= scorers
+    # The batch records' tool calls, checked by the trajectory graders.
+    screened = {c["name"]: c for c in results["case-001"]["checks"]}["screened"]
+    assert screened["type"] == "trajectory" and screened["pass"] is True and screened["score"] == 1.0
+    assert {c["name"]: c["pass"] for c in results["case-002"]["checks"]}["one-check"] is True
+    # The LLM graders, graded by the scripted judge, weigh into the final verdict.
+    rubric = {c["name"]: c for c in results["case-001"]["checks"]}["llm-rubric"]
+    assert rubric["type"] == "llm-rubric" and rubric["pass"] is True and rubric["score"] == 1.0
+    assert "criteria terms in the answer: ['CLEAR']" in rubric["reason"]
+    graders = {s["name"]: s for s in index["case-002"]["scores"]}
+    assert graders["explained"]["weight"] == 2 and graders["explained"]["verdict"] == "pass"
+    judged = warehouse_rows(root, "SELECT task_id, criterion, value, judge FROM episode_scores "
+                                  "WHERE scorer = 'llm_grader' ORDER BY task_id")
+    assert judged == [("case-001", "llm-rubric", 1.0, "openai:judge"), ("case-002", "explained", 1.0, "openai:judge")]
+    assert not warehouse_rows(root, "SELECT * FROM episode_scores WHERE scorer IN ('relevance', 'task_completion')")
     # Nothing written into the package: --output took the result files.
     assert not (EXAMPLE / ".agentv").exists()
 
 
 def broken_copy(dest: Path) -> Path:
-    """The example with a test whose grader crashes, and two targets from
+    """The example with a test whose grader crashes, one that only its LLM grader fails,
+    and two targets from
     agentv-providers.yaml: the batch runner leaving case-002 out, and one whose
     healthcheck fails."""
     shutil.copytree(EXAMPLE, dest, ignore=shutil.ignore_patterns(".agentv", "__pycache__"))
@@ -81,6 +96,8 @@ def broken_copy(dest: Path) -> Path:
     crash["assert"] = [{"name": "crashing", "type": "script",
                         "command": ["python3", "-c", "import sys; sys.exit('grader blew up')"]}]
     data["tests"].append(crash)
+    judged_wrong = {**data["tests"][0], "id": "case-005", "assert": [{"type": "is_json"}, 'The decision is "BLOCK".']}
+    data["tests"].append(judged_wrong)
     eval_file.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     (dest / "agentv-providers.yaml").write_text(yaml.safe_dump({"providers": {
         "batch_cli": {**runner, "env": {"SCREENING_SKIP": "case-002"}},
@@ -117,10 +134,15 @@ def test_materialize_grades_each_outcome(materialized):
     broken = results["case-004"]
     assert broken["pass"] is False and broken["score"] is None
     assert "crashing: exited with status 1: grader blew up" in broken["error"]
+    # The LLM grader fails the test after the judge, though its other grader passed.
+    judged = results["case-005"]
+    assert (judged["pass"], judged["score"], judged["error"]) == (False, 0.0, None)
+    assert "required grader failed: llm-rubric" in judged["reason"]
+    assert {c["name"]: c["score"] for c in judged["checks"]} == {"is-json": 1.0, "llm-rubric": 0.0}
     index = lines(partition / "index.jsonl")
     assert {k: v["execution_status"] for k, v in index.items()} == {
         "case-001": "ok", "case-002": "execution_error", "case-003": "quality_failure",
-        "case-004": "execution_error"}
+        "case-004": "execution_error", "case-005": "quality_failure"}
     # The target's tool calls are the episode's trajectory.
     episode = json.loads((partition / "episodes" / "case-001__try0.json").read_text(encoding="utf-8"))
     assert [c["name"] for c in episode["trace"]["tool_calls"]] == ["screening_check"]
@@ -134,7 +156,21 @@ def test_failed_healthcheck_fails_the_partition_with_every_test_an_error(materia
     assert "healthcheck of target 'unhealthy' failed" in out and "screening list unavailable" in out
     [partition] = root.glob("runs/*/unhealthy")
     results = lines(partition / "results.jsonl")
-    assert sorted(results) == ["case-001", "case-002", "case-003", "case-004"]
+    assert sorted(results) == ["case-001", "case-002", "case-003", "case-004", "case-005"]
     assert all(not r["pass"] and "screening list unavailable" in r["error"] for r in results.values())
     episode = json.loads((partition / "episodes" / "case-001__try0.json").read_text(encoding="utf-8"))
     assert "screening list unavailable" in episode["aux"]["target_output"]
+
+
+def test_an_llm_grader_without_a_judge_is_refused_before_anything_runs(tmp_path):
+    dest = tmp_path / "screening"
+    shutil.copytree(EXAMPLE, dest, ignore=shutil.ignore_patterns(".agentv", "__pycache__"))
+    eval_file = dest / "screening.yaml"
+    data = yaml.safe_load(eval_file.read_text(encoding="utf-8"))
+    del data["judge"]
+    eval_file.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    root = tmp_path / "home"
+    done = run([str(VENV_BIN / "bat-pipeline"), "run", str(eval_file)], environment(root, eval_file))
+    assert done.returncode == 2, done.stdout[-2000:]
+    assert "grader 'llm-rubric' needs a judge model" in done.stdout and "test 'case-001'" in done.stdout
+    assert not (root / "runs").exists()

@@ -13,16 +13,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from pydantic import ValidationError
+
 from bat_pipeline.engine.agent_folder import EVAL_FILE, resolve_agent_dir
 from bat_pipeline.engine.config.eval_file import load_eval_config
 from bat_pipeline.engine.config.files import read_yaml
+from bat_pipeline.engine.config.messages import explain, first_error, more_problems
 from bat_pipeline.engine.contracts.agentv import AgentvSuite
-from bat_pipeline.engine.contracts.config import EvalConfig, EvaluationSettings, ModelSpec
+from bat_pipeline.engine.contracts.config import EvalConfig, EvaluationSettings, JudgeSettings, ModelSpec
 from bat_pipeline.engine.contracts.names import safe_key
 from bat_pipeline.engine.contracts.tasks import Expected, Task
 from bat_pipeline.engine.datasets.agentv import CASE_KEYS, load_suite
+from bat_pipeline.engine.datasets.agentv_judge import LLM_TYPES
 from bat_pipeline.engine.datasets.agentv_targets import TargetOptions
 from bat_pipeline.engine.errors import InputError
+from bat_pipeline.engine.target_inputs import case_turns
 
 ProjectKind = Literal["agent", "agentv"]
 AGENTV_OUTPUT = str(Path(".agentv") / "results")
@@ -100,16 +105,31 @@ def agentv_config(suite: AgentvSuite, overrides: Overrides) -> EvalConfig:
     """The EvalConfig of an AgentV file: one partition per target (key: the target's name,
     made safe), k = trials, concurrency = the file's workers."""
     output = str(overrides.output_dir) if overrides.output_dir is not None else AGENTV_OUTPUT
+    judged = any(g.type in LLM_TYPES for t in suite.tests for g in t.assertions)
     settings = EvaluationSettings(dataset=str(suite.source), output_dir=output, k=suite.trials,
                                   concurrency=suite.workers or AGENTV_WORKERS, run_name="agentv",
-                                  agent_id=safe_key(suite.source.stem))
+                                  agent_id=safe_key(suite.source.stem), qualitative=judged)
     models = [ModelSpec(target=t, provider=t.provider, model=t.name, key=safe_key(t.name)) for t in suite.targets]
     return EvalConfig(evaluation=settings, models=models, agent_dir=suite.source.parent, source=suite.source,
-                      warnings=list(suite.warnings), agentv=suite)
+                      warnings=list(suite.warnings), agentv=suite, judge=_judge(suite) if judged else None)
+
+
+def _judge(suite: AgentvSuite) -> JudgeSettings | None:
+    """The judge of the file's LLM graders (engine.datasets.agentv_judge), validated."""
+    if suite.judge is None:
+        return None
+    try:
+        return JudgeSettings.model_validate(suite.judge)
+    except ValidationError as exc:
+        error, more = first_error(exc)
+        field = ".".join(map(str, ("judge", *error["loc"])))
+        message = explain(error, JudgeSettings, json_words=False) + more_problems(more)
+        raise InputError(str(suite.source), message, field=field) from None
 
 
 def suite_tasks(suite: AgentvSuite) -> list[Task]:
-    """The tests as tasks: one turn (the prompt), no bat-cli expectation (the status check
-    is off), the AgentV case attached for its graders."""
-    return [Task(id=case.id, turns=[case.prompt], expected=Expected(status=None, expected_outcome=case.criteria),
+    """The tests as tasks: the turns an A2A target is sent (engine.target_inputs; one turn,
+    the prompt, for most tests), no bat-cli expectation (the status check is off), the
+    AgentV case attached for its graders and the other targets."""
+    return [Task(id=case.id, turns=case_turns(case), expected=Expected(status=None, expected_outcome=case.criteria),
                  meta=dict(case.metadata), agentv=case) for case in suite.tests]

@@ -3,9 +3,9 @@
 Field names follow the reference evaluator's files so they serialize to the same JSON.
 """
 
+from bat_pipeline.engine.contracts.agent import AgentTarget
 from bat_pipeline.engine.contracts.config import (
     PROVIDERS,
-    AgentTarget,
     EvalConfig,
     EvaluationSettings,
     GateSettings,

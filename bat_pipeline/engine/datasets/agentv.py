@@ -21,6 +21,8 @@ from pydantic import ValidationError
 from bat_pipeline.engine.config.files import read_text, read_yaml
 from bat_pipeline.engine.config.messages import kind
 from bat_pipeline.engine.contracts.agentv import AgentvCase, AgentvFormat, AgentvSuite, Assertion, Message
+from bat_pipeline.engine.datasets.agentv_graders import GRADING_KEY, GraderContext, checked_options
+from bat_pipeline.engine.datasets.agentv_judge import LLM_TYPES, find_judge
 from bat_pipeline.engine.datasets.agentv_targets import TargetOptions, load_targets
 from bat_pipeline.engine.errors import InputError
 
@@ -33,7 +35,7 @@ TYPE_ALIASES = {
 }
 TEXT_TYPES = ("contains", "contains-any", "contains-all", "icontains", "icontains-any", "icontains-all",
               "starts-with", "ends-with", "regex", "equals", "is-json", "json-subset")
-RUN_TYPES = ("script", "trajectory", *TEXT_TYPES)
+RUN_TYPES = ("script", "trajectory", "llm-rubric", "field-accuracy", *TEXT_TYPES)
 """Types this release grades; others are refused before anything runs."""
 _ASSERTION_FIELDS = {"name", "type", "weight", "required", "min_score", "negate", "value"}
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][\w.]*)\s*\}\}")
@@ -70,12 +72,12 @@ def load_suite(path: Path, options: TargetOptions | None = None) -> AgentvSuite:
     if not isinstance(prompts, list) or not all(isinstance(p, str) for p in prompts):
         raise InputError(file, "expected a list of template strings", field="prompts")
     warnings = [f"{file}: prompts: only the first prompt is used ({len(prompts)} given)"] if len(prompts) > 1 else []
-    shared = [*_graders(data, file, "top level"), *_graders(execution, file, "execution")]
+    shared = [*_graders(data, file, "top level", fmt, warnings), *_graders(execution, file, "execution", fmt, warnings)]
     tests: list[AgentvCase] = []
     seen: dict[str, int] = {}
     for index, raw in enumerate(cases):
         entry = _entry(key, index, raw)
-        case = _case(raw, index, entry, fmt, prompts[0], shared, path)
+        case = _case(raw, index, entry, fmt, prompts[0], shared, path, warnings)
         if case.id in seen:
             raise InputError(file, f"duplicate id '{case.id}' (also {key}[{seen[case.id]}])", entry=entry, field="id")
         seen[case.id] = index
@@ -86,10 +88,12 @@ def load_suite(path: Path, options: TargetOptions | None = None) -> AgentvSuite:
     # A test's own threshold wins; then --threshold, then the file's, then 0.8.
     tests = [t if t.threshold is not None else t.model_copy(update={"threshold": threshold}) for t in tests]
     targets, target_warnings = load_targets(data, path, fmt, options)
+    judge = find_judge(data, path, [t.name for t in targets], tests, options, warnings)
     try:
         return AgentvSuite(source=path, format=fmt, description=str(data.get("description") or ""), tests=tests,
                            targets=targets, threshold=threshold, trials=_trials(execution, file),
-                           workers=execution.get("workers"), warnings=[*warnings, *target_warnings])
+                           workers=execution.get("workers"), judge=judge,
+                           warnings=list(dict.fromkeys([*warnings, *target_warnings])))
     except ValidationError as exc:
         error = exc.errors()[0]
         raise InputError(file, error["msg"], field=".".join(map(str, error["loc"]))) from None
@@ -119,7 +123,7 @@ def _entry(key: str, index: int, raw: Any) -> str:
 
 
 def _case(raw: Any, index: int, entry: str, fmt: AgentvFormat, template: str, shared: list[Assertion],
-          path: Path) -> AgentvCase:
+          path: Path, warnings: list[str]) -> AgentvCase:
     file = str(path)
     if not isinstance(raw, dict):
         raise InputError(file, f"expected a test mapping, got {kind(raw)}", entry=entry)
@@ -134,17 +138,26 @@ def _case(raw: Any, index: int, entry: str, fmt: AgentvFormat, template: str, sh
                          field="vars.input" if fmt == "seed" else "input")
     expected = variables.get("expected_output", raw.get("expected_output", raw.get("expected_messages")))
     execution: dict[str, Any] = raw["execution"] if isinstance(raw.get("execution"), dict) else {}
-    graders = [*_graders(raw, file, entry), *_graders(execution, file, f"{entry} execution")]
+    graders = [*_graders(raw, file, entry, fmt, warnings),
+               *_graders(execution, file, f"{entry} execution", fmt, warnings)]
     graders = _unique_names([*graders, *shared])
     if fmt == "seed":  # issue 15: required unless said otherwise; 4.x: not required
         graders = [g if g.options["required_given"] else g.model_copy(update={"required": True}) for g in graders]
+    criteria = str(raw.get("criteria") or raw.get("expected_outcome") or "")
+    if fmt == "v4" and not graders and criteria.strip():  # as AgentV 4.42: the judge grades the criteria
+        graders = [Assertion(name="llm-grader", type="llm-rubric",
+                             options={"written_type": "llm-grader", "required_given": False, GRADING_KEY: ""})]
+    for grader in graders:
+        if grader.type in LLM_TYPES and not grader.options[GRADING_KEY] and not criteria.strip():
+            raise InputError(file, f"LLM grader '{grader.name}' has no rubric text and the test no `criteria` to "
+                             "grade against", entry=entry, field="criteria")
     input_messages = messages(source_input, "user", file, entry, "input")
     prompt = render(template, {"input": source_input, **variables}) if fmt == "seed" else messages_text(input_messages)
     threshold = execution.get("threshold", raw.get("threshold"))
     return AgentvCase(
         id=str(test_id), prompt=prompt, input=input_messages,
         expected_output=messages(expected, "assistant", file, entry, "expected_output") if expected is not None else [],
-        criteria=str(raw.get("criteria") or raw.get("expected_outcome") or ""), assertions=graders,
+        criteria=criteria, assertions=graders,
         threshold=None if threshold is None else _number(threshold, file, "execution.threshold", entry),
         vars=variables, metadata=dict(raw.get("metadata") or {}),
         input_files=[str(f) for f in raw.get("input_files") or []], format=fmt, eval_file=path)
@@ -196,7 +209,8 @@ def render(template: str, variables: Mapping[str, Any]) -> str:
     return _PLACEHOLDER.sub(value, template)
 
 
-def _graders(owner: Mapping[str, Any], file: str, entry: str) -> list[Assertion]:
+def _graders(owner: Mapping[str, Any], file: str, entry: str, fmt: AgentvFormat,
+             warnings: list[str]) -> list[Assertion]:
     found: list[Assertion] = []
     for key in ("assert", "assertions", "evaluators"):
         items = owner.get(key)
@@ -204,13 +218,17 @@ def _graders(owner: Mapping[str, Any], file: str, entry: str) -> list[Assertion]
             continue
         if not isinstance(items, list):
             raise InputError(file, f"expected a list of graders, got {kind(items)}", entry=entry, field=key)
-        found += [assertion(item, file, entry, f"{key}[{i}]") for i, item in enumerate(items)]
+        for i, item in enumerate(items):
+            grader = assertion(item, GraderContext(file, entry, f"{key}[{i}]", fmt, warnings))
+            if grader is not None:
+                found.append(grader)
     return found
 
 
-def assertion(raw: Any, file: str, entry: str, field: str) -> Assertion:
+def assertion(raw: Any, at: GraderContext) -> Assertion | None:
     """One grader: a plain string is an LLM rubric; `_` and `-` in types are the same;
-    `not-X` is X negated."""
+    `not-X` is X negated. None: left out (engine.datasets.agentv_graders)."""
+    file, entry, field = at.file, at.entry, at.field
     if isinstance(raw, str):
         raw = {"type": "llm-rubric", "value": raw}
     if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
@@ -225,20 +243,23 @@ def assertion(raw: Any, file: str, entry: str, field: str) -> Assertion:
         base = "trajectory"
     normal = TYPE_ALIASES.get(base, base)
     if normal not in RUN_TYPES:
-        later = " (LLM graders come in a later release)" if normal == "llm-rubric" else ""
-        raise InputError(file, f"grader type '{raw['type']}' is not supported{later}; supported: "
+        raise InputError(file, f"grader type '{raw['type']}' is not supported; supported: "
                          f"{', '.join(RUN_TYPES)} (and their 4.x names)", entry=entry, field=f"{field}.type")
     required = raw.get("required", None)
     if required is not None and not isinstance(required, (bool, int, float)):
         raise InputError(file, f"`required` is true, false or a minimum score, got {kind(required)}", entry=entry,
                          field=f"{field}.required")
+    at.name = raw.get("name") if isinstance(raw.get("name"), str) else None
+    at.value = raw.get("value")
+    options = checked_options(normal, {"written_type": raw["type"], "required_given": required is not None,
+                                       **{k: v for k, v in raw.items() if k not in _ASSERTION_FIELDS}}, at)
+    if options is None:
+        return None
     try:
         return Assertion(
             name=str(raw.get("name") or written), type=normal, weight=raw.get("weight", 1.0),
             required=required if required is not None else False, min_score=raw.get("min_score"), negate=negate,
-            value=raw.get("value"),
-            options={"written_type": raw["type"], "required_given": required is not None,
-                     **{k: v for k, v in raw.items() if k not in _ASSERTION_FIELDS}})
+            value=raw.get("value"), options=options)
     except ValidationError as exc:
         error = exc.errors()[0]
         raise InputError(file, error["msg"], entry=entry, field=f"{field}.{error['loc'][0]}") from None

@@ -23,13 +23,24 @@ from pydantic import ValidationError
 from bat_pipeline.engine.config.files import read_yaml
 from bat_pipeline.engine.config.messages import kind
 from bat_pipeline.engine.contracts.agentv import AgentvFormat, AgentvTarget, Healthcheck
+from bat_pipeline.engine.datasets.agentv_agents import (
+    LLM_PROVIDERS,
+    LLM_TIMEOUT_S,
+    PROVIDER_ALIASES,
+    REFUSED_HINTS,
+    a2a_agent,
+    api_key_variable,
+    llm_model,
+    validated,
+)
 from bat_pipeline.engine.errors import InputError
 
 BESIDE = "agentv-providers.yaml"
 UPWARD = (Path(".agentv") / "targets.yaml", Path(".agentv") / "providers.yaml")
-RUN_PROVIDERS = ("cli",)
+RUN_PROVIDERS = ("cli", "a2a", *LLM_PROVIDERS)
 """Target kinds this release runs; others are refused by name before a run starts."""
-_VAR = re.compile(r"\$\{\{\s*([A-Za-z_]\w*)\s*\}\}")
+_VAR = re.compile(r"\$\{\{\s*([A-Za-z_]\w*)\s*\}\}|\{\{\s*env\.([A-Za-z_]\w*)\s*\}\}")
+"""`${{ VAR }}` (4.x) and `{{ env.VAR }}` (newer provider files)."""
 
 
 @dataclass(frozen=True)
@@ -49,12 +60,10 @@ def load_targets(data: Mapping[str, Any], path: Path, fmt: AgentvFormat,
     """The targets the file evaluates, in the order it names them, and warnings."""
     file = str(path)
     environ = os.environ if options.environ is None else options.environ
-    defined: dict[str, tuple[dict[str, Any], str]] = {}
+    defined = defined_targets(data, path, options)
     named: list[str] = []
     providers = data.get("providers")
     if isinstance(providers, dict):
-        for name, body in providers.items():
-            defined.setdefault(str(name), (_body(body, file, f"providers.{name}"), f"{file}, providers.{name}"))
         named = [str(n) for n in providers]
     elif providers is not None:
         named = _names(providers, file, "providers")
@@ -63,14 +72,6 @@ def load_targets(data: Mapping[str, Any], path: Path, fmt: AgentvFormat,
                          ("target", data.get("target"))):
         if value is not None and not named:
             named = _names(value, file, field)
-    sources = [options.providers_file] if options.providers_file else []
-    sources += [path.parent / BESIDE, *_upward(path.parent)]
-    for source in sources:
-        if source is not None and Path(source).is_file():
-            for name, body, where in _definitions(Path(source)):
-                defined.setdefault(name, (body, where))
-    if options.providers_file is not None and not Path(options.providers_file).is_file():
-        raise InputError(str(options.providers_file), "providers file not found (--providers)")
     if not named:
         named = list(defined)
     if not named:
@@ -83,8 +84,39 @@ def load_targets(data: Mapping[str, Any], path: Path, fmt: AgentvFormat,
                              f"--providers, {BESIDE} beside the file and .agentv/targets.yaml upward)",
                              field="providers" if fmt == "seed" else "execution.target")
         body, where = defined[name]
-        targets.append(_target(name, _expand(body, environ, where), path, where))
+        if body.get("provider") in PROVIDER_ALIASES:
+            body = {**body, "provider": PROVIDER_ALIASES[body["provider"]]}
+        # The key stays a variable's name: its value is read when the partition runs.
+        key_variable = api_key_variable(body, where) if body.get("provider") in LLM_PROVIDERS else None
+        body = {k: v for k, v in body.items() if k not in ("api_key", "apiKey")}
+        targets.append(_target(name, _expand(body, environ, where), path, where, key_variable, fmt))
     return targets, []
+
+
+def defined_targets(data: Mapping[str, Any], path: Path,
+                    options: TargetOptions) -> dict[str, tuple[dict[str, Any], str]]:
+    """Every target definition the file can use, by name: (its fields as written, where it
+    is written); the first found per name wins (module docstring)."""
+    file = str(path)
+    defined: dict[str, tuple[dict[str, Any], str]] = {}
+    providers = data.get("providers")
+    if isinstance(providers, dict):
+        for name, body in providers.items():
+            defined.setdefault(str(name), (_body(body, file, f"providers.{name}"), f"{file}, providers.{name}"))
+    sources = [options.providers_file] if options.providers_file else []
+    sources += [path.parent / BESIDE, *_upward(path.parent)]
+    for source in sources:
+        if source is not None and Path(source).is_file():
+            for name, body, where in _definitions(Path(source)):
+                defined.setdefault(name, (body, where))
+    if options.providers_file is not None and not Path(options.providers_file).is_file():
+        raise InputError(str(options.providers_file), "providers file not found (--providers)")
+    return defined
+
+
+def expand(value: Any, environ: Mapping[str, str], where: str, field: str = "") -> Any:
+    """`_expand` for other readers of target definitions (the judge target)."""
+    return _expand(value, environ, where, field)
 
 
 def _names(value: Any, file: str, field: str) -> list[str]:
@@ -140,27 +172,38 @@ def _upward(folder: Path) -> list[Path]:
     return found
 
 
-def _expand(value: Any, environ: Mapping[str, str], where: str) -> Any:
-    """`${{ VAR }}` from the environment in every string; an unset variable is refused."""
+def _expand(value: Any, environ: Mapping[str, str], where: str, field: str = "") -> Any:
+    """`${{ VAR }}` and `{{ env.VAR }}` from the environment in every string; an unset
+    variable is refused, naming the field it is in."""
     if isinstance(value, str):
         def one(match: re.Match[str]) -> str:
-            name = match.group(1)
+            name = match.group(1) or match.group(2)
             if name not in environ:
-                raise InputError(where, f"${{{{ {name} }}}} is not set in the environment")
+                raise InputError(where, f"{match.group(0)} is not set in the environment", field=field or None)
             return environ[name]
         return _VAR.sub(one, value)
     if isinstance(value, dict):
-        return {k: _expand(v, environ, where) for k, v in value.items()}
+        return {k: _expand(v, environ, where, f"{field}.{k}" if field else str(k)) for k, v in value.items()}
     if isinstance(value, list):
-        return [_expand(v, environ, where) for v in value]
+        return [_expand(v, environ, where, f"{field}[{i}]") for i, v in enumerate(value)]
     return value
 
 
-def _target(name: str, body: dict[str, Any], path: Path, where: str) -> AgentvTarget:
+def _target(name: str, body: dict[str, Any], path: Path, where: str, key_variable: str | None,
+            fmt: AgentvFormat) -> AgentvTarget:
     provider = str(body.get("provider") or "")
     if provider not in RUN_PROVIDERS:
+        hint = f"; {REFUSED_HINTS[provider]}" if provider in REFUSED_HINTS else ""
         raise InputError(where, f"provider '{provider}' cannot be run yet (this release runs: "
-                         f"{', '.join(RUN_PROVIDERS)})", field="provider")
+                         f"{', '.join(RUN_PROVIDERS)}){hint}", field="provider")
+    common: dict[str, Any] = {"name": name, "provider": provider, "cwd": path.parent, "workers": body.get("workers"),
+              "source": where}
+    if provider == "a2a":
+        return validated(where, lambda: AgentvTarget(**common, a2a=a2a_agent(body, path.parent, where)))
+    if provider in LLM_PROVIDERS:
+        timeout = float(body.get("timeout_seconds", body.get("timeout_s", LLM_TIMEOUT_S)))
+        return validated(where, lambda: AgentvTarget(**common, llm=llm_model(body, key_variable, where, fmt),
+                                                    timeout_s=timeout))
     command = body.get("command", body.get("command_template"))
     if not isinstance(command, (str, list)) or not command:
         raise InputError(where, "a cli target needs a `command`", field="command")

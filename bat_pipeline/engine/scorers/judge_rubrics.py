@@ -24,15 +24,20 @@ from bat_pipeline.engine.scorers.judging import FAILED, SKIPPED, Judge, JudgeQue
 from bat_pipeline.engine.scorers.registry import ScoringInput, llm
 from bat_pipeline.engine.yaml_rubrics.load import BAT
 
-
-def _bat(item: ScoringInput) -> bool:
-    """Asked when the episode's rubrics include `bat` (the default: `judge.rubrics` unset)."""
-    return BAT in judge_plan(item.task, item.options if isinstance(item.options, JudgeSettings) else None).rubrics
-
-
 ORDER = 500
 """After every deterministic scorer, in bat-cli's rubric order."""
 SCALE = "0..1"
+
+
+def bat_task(item: ScoringInput) -> bool:
+    """bat-cli's rubrics judge bat-cli tasks; an AgentV test is judged by its own LLM graders."""
+    return item.task.agentv is None
+
+
+def _bat(item: ScoringInput) -> bool:
+    """Asked of a bat-cli task when its rubrics include `bat` (the default: `judge.rubrics` unset)."""
+    settings = item.options if isinstance(item.options, JudgeSettings) else None
+    return bat_task(item) and BAT in judge_plan(item.task, settings).rubrics
 
 
 async def ask_rubric(rubric: str, item: ScoringInput, judge: Judge) -> list[ScoreRow]:

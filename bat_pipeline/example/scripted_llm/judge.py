@@ -6,9 +6,12 @@ It looks for labelled lines in the prompt (`Expected outcome: ...`, `Final answe
   quoted phrases) found in the final answer, lowered when the prompt shows errors;
 - relevance: whether the final answer is non-empty and shares terms with the request;
 - hallucination: share of the final answer's numbers that also appear elsewhere in the prompt;
-- tool_call: share of the expected outcome's key terms seen outside the final answer.
-The rubric is the first of hallucination / tool / relevance / completion named in the prompt's
-opening.
+- tool_call: share of the expected outcome's key terms seen outside the final answer;
+- an AgentV LLM grader (`Grading criteria: ...` / `Answer to grade: ...`): share of the
+  criteria's key terms found in the answer (0 for an empty answer, 0.5 with no term), passed
+  at 0.5 or more; the answer then carries `passed` too.
+The rubric is the grader's when the opening names grading criteria, else the first of
+hallucination / tool / relevance / completion named in the prompt's opening.
 """
 
 from __future__ import annotations
@@ -54,6 +57,8 @@ def _share(terms: list[str], haystack: str) -> tuple[float | None, list[str]]:
 
 def _rubric(prompt: str) -> str:
     head = prompt[:600].lower()
+    if "grading criteria" in head:
+        return "grader"
     for key, name in (("hallucination", "hallucination"), ("grounded", "hallucination"), ("tool", "tool_call"),
                       ("relevan", "relevance")):
         if key in head:
@@ -77,7 +82,13 @@ def score(conv: Conversation) -> tuple[float, str]:
     errors = _errors_shown(prompt)
     terms = _terms(expected)
     notes = [f"scripted stand-in judge (keyword heuristics, not a model); rubric {rubric}"]
-    if rubric == "hallucination":
+    if rubric == "grader":
+        criteria = _field(prompt, ["grading[ _]criteria"])
+        answer = _field(prompt, ["answer[ _]to[ _]grade"])
+        share, found = _share(_terms(criteria), answer)
+        value = 0.0 if not answer or answer == "(empty)" else (0.5 if share is None else share)
+        notes.append(f"criteria terms in the answer: {found} of {_terms(criteria)}")
+    elif rubric == "hallucination":
         numbers = re.findall(r"-?\d+(?:\.\d+)?", final)
         share, found = _share(numbers, rest)
         value = 1.0 if share is None else share
@@ -111,7 +122,10 @@ def respond(conv: Conversation, think: bool = False, echo: str | None = None) ->
     value, reasoning = score(conv)
     if echo:
         reasoning += f" Judged for key {echo}."
-    verdict = json.dumps({"reasoning": reasoning, "score": value})
+    answer: dict[str, object] = {"reasoning": reasoning, "score": value}
+    if _rubric(conv.prompt_text()) == "grader":
+        answer["passed"] = value >= 0.5
+    verdict = json.dumps(answer)
     if conv.wants_json:
         return Reply(text=verdict)
     prefix = "<think>Checking the evidence in the prompt against the rubric.</think>\n" if think else ""

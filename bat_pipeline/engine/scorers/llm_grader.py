@@ -1,0 +1,116 @@
+"""`llm_grader`: the LLM graders of AgentV tests (`llm-rubric`, 4.x `llm-grader`, `rubric`,
+`rubrics`, plain strings; SPEC §12, §13), asked of the judge in the judge step.
+
+One question per grader: the grading text (the rubric, the 4.x prompt or the rubric
+items' outcomes; else the test's criteria), the test's input, its expected output and
+the answer; the judge answers `{reasoning, score 0..1, passed}` (an unreadable answer is
+asked again while the client's retries last). One row per grader, weighed by the pass
+rule like any grader's (engine.scorers.assertions): value = the judge's score, reason =
+its reasoning; a seed-format grader passes when the judge says so, a 4.x one at its mark
+(as AgentV 4.42 decides). A question that fails leaves a grader error. An episode whose
+attempt failed is not asked (its verdict is the attempt's).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from bat_pipeline.engine.contracts.agentv import AgentvCase, Assertion
+from bat_pipeline.engine.contracts.scores import ScoreRow
+from bat_pipeline.engine.datasets.agentv import content_text, messages_text
+from bat_pipeline.engine.datasets.agentv_graders import GRADING_KEY
+from bat_pipeline.engine.datasets.agentv_judge import LLM_TYPES
+from bat_pipeline.engine.rubrics import JudgeAnswerError, answer_object, checked_score
+from bat_pipeline.engine.scorers.assertions import assertion_row, grader_error_row, graders, has_graders
+from bat_pipeline.engine.scorers.judging import Judge, JudgeQuestion, cannot_judge
+from bat_pipeline.engine.scorers.registry import ScoringInput, llm
+
+NAME = "llm_grader"
+PURPOSE = "agentv_grader"
+MAX_CHARS = 12000
+"""Each of the input, the expected output and the answer is cut to this many characters."""
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "reasoning": {"type": "string", "description": "Why, pointing at the parts of the answer that decide it."},
+        "score": {"type": "number", "description": "How well the answer meets the criteria, from 0 to 1."},
+        "passed": {"type": "boolean", "description": "Whether the answer meets the criteria."},
+    },
+    "required": ["reasoning", "score", "passed"],
+    "additionalProperties": False,
+}
+
+_SYSTEM = (
+    "You are a grader. Someone wrote a test for an AI system and the GRADING CRITERIA that a good "
+    "answer meets; you decide how well the system's answer meets them.\n\n"
+    "Read the criteria first, then the input the system was given and, when there is one, the "
+    "expected output the test's author had in mind: an answer that reaches the same result in other "
+    "words or another layout meets the criteria as well. Judge only what the criteria ask; do not "
+    "reward length or polish. An empty answer, a refusal or an error meets nothing.\n\n"
+    "Answer with one JSON object and nothing else:\n"
+    '{"reasoning": "<a few sentences>", "score": <a number from 0 to 1>, "passed": <true or false>}\n'
+    "score 1 means every criterion is fully met, 0 that none is; passed is true when the answer "
+    "meets the criteria as a whole."
+)
+
+
+def parse_grade(text: str) -> tuple[float, bool | None, str]:
+    """(score, passed or None when not given, reasoning) from the judge's answer;
+    JudgeAnswerError (a ValueError: asked again) when it holds no usable score."""
+    found = answer_object(text)
+    score = checked_score(found["score"])
+    passed = found.get("passed")
+    if passed is not None and not isinstance(passed, bool):
+        raise JudgeAnswerError(f"`passed` is not true or false: {passed!r}")
+    reasoning = found.get("reasoning")
+    reasoning = reasoning if isinstance(reasoning, str) else json.dumps(reasoning, ensure_ascii=False)
+    return score, passed, (reasoning or "").strip()
+
+
+def grading_messages(grader: Assertion, case: AgentvCase, answer: str) -> list[dict[str, str]]:
+    """The question for one grader (module docstring)."""
+    criteria = str(grader.options.get(GRADING_KEY) or "") or case.criteria
+    expected = messages_text(case.expected_output) if case.expected_output else "(none given)"
+    user = "\n".join([
+        f"Grading criteria: {criteria}",
+        f"Input: {_cut(case.prompt)}",
+        f"Expected output: {_cut(expected)}",
+        f"Answer to grade: {_cut(answer) if answer.strip() else '(empty)'}",
+    ])
+    return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user}]
+
+
+@llm(NAME, applies=has_graders(LLM_TYPES), order=400)
+async def llm_grader(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
+    case = item.task.agentv
+    if case is None or cannot_judge(item):
+        return []
+    answer = content_text(item.episode.final_output)
+    found = await asyncio.gather(*(_grade(grader, case, answer, judge) for grader in graders(item, LLM_TYPES)))
+    return list(found)
+
+
+async def _grade(grader: Assertion, case: AgentvCase, answer: str, judge: Judge) -> ScoreRow:
+    try:
+        messages = grading_messages(grader, case, answer)
+    except Exception as exc:  # noqa: BLE001 - odd data in one test must not stop the others
+        return grader_error_row(NAME, grader, f"could not build the question: {type(exc).__name__}: {exc}")
+    reply = await judge.ask(JudgeQuestion(purpose=PURPOSE, messages=messages, parse=parse_grade, schema=SCHEMA))
+    if reply.value is None:
+        return _judged(grader_error_row(NAME, grader, f"the judge gave no grade: {reply.error or 'no answer'}"),
+                       judge)
+    score, passed, reasoning = reply.value
+    row = assertion_row(NAME, grader, case, score, reasoning or f"score {score:g}",
+                        passed=passed if case.format == "seed" else None, judge_passed=passed)
+    return _judged(row, judge)
+
+
+def _judged(row: ScoreRow, judge: Judge) -> ScoreRow:
+    return row.model_copy(update={"judge": judge.name})
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_CHARS else text[:MAX_CHARS] + f" […{len(text) - MAX_CHARS} characters cut]"
