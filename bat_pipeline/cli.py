@@ -72,6 +72,19 @@ def cmd_ui(args) -> int:
     return serve_ui(_agent(args.agent) if args.agent else agent_dir_from_env(), port=args.port)
 
 
+def cmd_report(args) -> int:
+    from bat_pipeline.report_commands import report_command
+    from bat_pipeline.storage import default_root
+
+    return report_command(default_root(), args.run, args.format, args.output, args.agent)
+
+
+def cmd_evaluate(args) -> int:
+    from bat_pipeline.report_commands import evaluate_command
+
+    return evaluate_command(args.results, args.rubric, args.output, args.fail_under, args.judge, args.judge_base_url)
+
+
 def _unit(text: str) -> float:
     value = float(text)
     if not 0 <= value <= 1:
@@ -126,6 +139,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("agent", nargs="?")
     p.add_argument("--port", type=int, default=3000)
     p.set_defaults(func=cmd_ui)
+
+    p = sub.add_parser("report", help="the report of a past run: Markdown (printed without --output), "
+                                      "JSON or one self-contained HTML page")
+    p.add_argument("run", nargs="?", help="a run id or a unique prefix of one (default: the latest run), or a "
+                                           "results .json file (agentic-v2-eval's report of it)")
+    p.add_argument("--format", choices=["markdown", "json", "html"], default="markdown")
+    p.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of printing it")
+    p.add_argument("--agent", help="the agent id whose runs count (default: any agent)")
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser(
+        "evaluate", help="score a results file with a weighted rubric, without an agent (agentic-v2-eval's "
+                         "evaluate: exit 1 when the input cannot be loaded, 2 below --fail-under — the other "
+                         "way round from the other commands)",
+        description="Score each record of RESULTS (a JSON list, or {\"results\": [...]}) against a rubric: the "
+                    "records' values per criterion name, or with --judge the judge's. Prints the mean weighted "
+                    "score. Exit codes follow agentic-v2-eval: 0 done, 1 the results or the rubric could not be "
+                    "loaded, 2 the mean is below --fail-under (the other way round from the other commands, "
+                    "where 1 is a quality failure and 2 refused input).")
+    p.add_argument("results", help="results JSON file")
+    p.add_argument("--rubric", default="default", help="a built-in rubric (default, agent, code, coding_standards, "
+                                                       "pattern) or a YAML file (default: default)")
+    p.add_argument("--output", "-o", metavar="FILE", help="write {rubric, results: [...]} here")
+    p.add_argument("--fail-under", type=float, metavar="X", help="exit 2 when the mean weighted score is below X")
+    p.add_argument("--judge", metavar="PROVIDER:MODEL", help="ask this judge for the criterion values (its key "
+                                                             "from the provider's usual variable)")
+    p.add_argument("--judge-base-url", metavar="URL", help="the judge's base URL")
+    p.set_defaults(func=cmd_evaluate)
     return parser
 
 

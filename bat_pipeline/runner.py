@@ -253,6 +253,9 @@ def _run_partitions(config: EvalConfig, agent_dir: Path, keys: list[str], root: 
 
     command = Path(sys.executable).parent / PROGRAM
     out(f"UI: {command if command.exists() else PROGRAM} ui {agent_dir}")
+    report = root / "runs" / run_id / "report.html"  # resources.reports.FORMATS, written with the charts
+    if report.is_file():
+        out(f"report: {report}")
     return 1 if failed or (below and overrides.threshold is not None) else 0
 
 

@@ -24,6 +24,7 @@ from bat_pipeline.engine.contracts.names import task_file_stem
 from bat_pipeline.engine.contracts.tasks import Task
 from bat_pipeline.engine.datasets.evalbench import as_task_entry, evalset_entries, is_evalset
 from bat_pipeline.engine.errors import InputError
+from bat_pipeline.engine.yaml_rubrics.load import resolve_rubric_names
 
 
 def _task_entry(index: int, item: Any) -> str:
@@ -85,6 +86,9 @@ def load_tasks(path: str | Path, warnings: list[str] | None = None, *, environ: 
             raise InputError(file, message, entry=entry, field=field or None) from None
         if warnings is not None:
             warnings.extend(_args_direction(task, file, entry))
+        if task.judge is not None and task.judge.rubrics is not None:
+            task.judge.rubrics = resolve_rubric_names(task.judge.rubrics, path.parent.resolve(), file,
+                                                      "judge.rubrics", entry=entry)
         if task.id in first_index:
             raise InputError(file, f"duplicate id '{task.id}' (also tasks[{first_index[task.id]}])",
                              entry=entry, field="id")

@@ -28,6 +28,7 @@ from bat_pipeline.engine.contracts.config import EvalConfig
 from bat_pipeline.engine.environment import map_judge_key, project_environ
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.scorers.project import load_project_scorers
+from bat_pipeline.engine.yaml_rubrics.load import resolve_rubric_names
 
 TOP_LEVEL = "top level"
 _VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*)|(\$)|(\{[^}]*\}?))")
@@ -178,5 +179,7 @@ def load_eval_config(
         message += more_problems(more)
         raise InputError(file, message, entry=entry, field=field) from None
     check_config(config, file)
+    if config.judge is not None and config.judge.rubrics is not None:
+        config.judge.rubrics = resolve_rubric_names(config.judge.rubrics, agent_dir, file, "rubrics", entry="judge")
     load_project_scorers(config)
     return config

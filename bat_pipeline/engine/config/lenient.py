@@ -39,6 +39,14 @@ def lenient_sections(data: dict[str, Any], file: str) -> dict[str, Any]:
             data[section] = _from_shorthand(value, file, section)
         elif isinstance(value, dict):
             data[section] = _split_model(value)
+    judge = data.get("judge")
+    if isinstance(judge, dict):
+        for name in ("rubrics", "kinds", "panel"):
+            if isinstance(judge.get(name), str):
+                judge[name] = [judge[name]]
+    for section in ("metrics", "report"):
+        if section in data and not data[section]:
+            del data[section]
     return data
 
 

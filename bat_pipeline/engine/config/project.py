@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import ValidationError
 
-from bat_pipeline.engine.agent_folder import resolve_agent_dir
+from bat_pipeline.engine.agent_folder import EVAL_FILE, resolve_agent_dir
 from bat_pipeline.engine.config.dataset import load_tasks
 from bat_pipeline.engine.config.eval_file import load_eval_config
 from bat_pipeline.engine.config.evalbench_run import load_run_config
@@ -92,23 +92,32 @@ def _json_object(path: Path) -> object:
 
 
 def resolve_project(arg: str | None, cwd: Path) -> Path:
-    """The path a command means: an existing file (an AgentV eval file, or a bat-cli
-    eval.yaml: its agent folder) as `project_kind` reads it, else an agent folder or a
-    blueprint's agent as `resolve_agent_dir` finds it."""
+    """The path a command means: an existing file (an AgentV eval file; a bat-cli
+    eval.yaml: its agent folder, or the file itself when it is not the folder's own
+    `eval/eval.yaml`) as `project_kind` reads it, else an agent folder or a blueprint's
+    agent as `resolve_agent_dir` finds it."""
     if arg:
         candidate = Path(arg).expanduser()
         candidate = candidate if candidate.is_absolute() else Path(cwd) / candidate
         if candidate.is_file():
-            return project_kind(candidate)[1]
+            what, where = project_kind(candidate)
+            # A bat-cli eval file other than the folder's own eval/eval.yaml stays named:
+            # load_project reads that file for the folder's agent.
+            named = candidate.resolve()
+            if what == "agent" and named != (where / EVAL_FILE).resolve():
+                return named
+            return where
     return resolve_agent_dir(arg, Path(cwd))
 
 
 def load_project(path: Path, overrides: Overrides | None = None) -> EvalConfig:
-    """The evaluation `path` describes (`project_kind`), with the command line's overrides."""
+    """The evaluation `path` describes (`project_kind`), with the command line's overrides;
+    a bat-cli eval file is read for its agent folder."""
     overrides = overrides or Overrides()
     what, where = project_kind(path)
     if what == "agent":
-        config = load_eval_config(where)
+        named = Path(path).expanduser().resolve()
+        config = load_eval_config(where, named if named.is_file() else None)
         changes = {name: str(value) for name, value in (("output_dir", overrides.output_dir),
                                                          ("dataset", overrides.dataset)) if value is not None}
         if changes:

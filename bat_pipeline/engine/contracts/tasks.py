@@ -46,6 +46,10 @@ class Expected(Strict):
     """Fail when any step of the trajectory failed."""
     trajectory: TrajectoryAssertion | None = None
     """What the tool calls must look like (ours; engine.scorers.trajectory)."""
+    expected_label: str | None = None
+    """The class the answer should name, for the classification metrics (ours)."""
+    expected_output: Any = None
+    """A structured expected answer; `metrics.label_field` names its label (ours)."""
 
     @property
     def needs_spans(self) -> bool:
@@ -54,6 +58,14 @@ class Expected(Strict):
             self.tool_calls or self.agent_calls or self.no_errors or self.trajectory is not None
             or self.max_model_calls is not None or self.max_tokens is not None
         )
+
+
+class TaskJudge(Strict):
+    """A task's own judge choices, in place of eval.yaml's (ours)."""
+
+    rubrics: list[str] | None = None
+    kinds: list[Literal["choice", "quality", "standard", "pattern"]] | None = None
+    pattern: Literal["react", "cove", "reflexion", "rag"] | None = None
 
 
 class Task(Strict):
@@ -66,6 +78,8 @@ class Task(Strict):
     expected: Expected = Field(default_factory=Expected)
     meta: dict[str, Any] = Field(default_factory=dict)
     """Free-form labels (category, ...) carried to metrics."""
+    judge: TaskJudge | None = None
+    """Rubrics and judge kinds for this task only (ours); unset: eval.yaml's."""
     agentv: AgentvCase | None = None
     """The AgentV test this task is (engine.config.project): its graders and pass rule
     decide the verdict; None for a bat-cli task."""
