@@ -14,7 +14,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from bat_pipeline.assets import charts, episodes, judge, metrics, tasks, trajectories, verdicts
+from bat_pipeline.assets import charts, episodes, judge, metrics, report, tasks, trajectories, verdicts
 from bat_pipeline.automation import build_automation
 from bat_pipeline.engine.config.project import Overrides, load_project
 from bat_pipeline.locations import agent_dir_from_env, overrides_from_env
@@ -46,8 +46,9 @@ def build_definitions(agent_dir: Path, storage_root: Path, overrides: Overrides 
     ]
     task_specs = tasks.build(prefix)
     eval_charts = charts.build(prefix)
-    assets = [task_specs, *chain, eval_charts]
-    jobs, schedules, sensors = build_automation(config, partitions, [task_specs, *chain], eval_charts)
+    eval_report = report.build(prefix)
+    assets = [task_specs, *chain, eval_charts, eval_report]
+    jobs, schedules, sensors = build_automation(config, partitions, [task_specs, *chain], eval_charts, eval_report)
     return dg.Definitions(
         assets=assets,
         # The chain is linear (one step at a time), so a process per step buys no
@@ -63,7 +64,8 @@ def build_definitions(agent_dir: Path, storage_root: Path, overrides: Overrides 
                 agent_dir=str(agent_dir), storage_root=str(storage_root), scripted_llm=ScriptedLlmResource(),
                 providers_file=str(overrides.providers_file) if overrides.providers_file else None,
                 threshold=overrides.threshold,
-                output_dir=str(overrides.output_dir) if overrides.output_dir else None),
+                output_dir=str(overrides.output_dir) if overrides.output_dir else None,
+                dataset=str(overrides.dataset) if overrides.dataset else None),
             "judge": JudgeResource(storage_root=str(storage_root)),
             # Partitions run at once read the unpartitioned task_specs while another writes it.
             "io_manager": AtomicFilesystemIOManager(),

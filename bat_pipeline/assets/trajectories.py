@@ -4,6 +4,7 @@ import dagster as dg
 
 from bat_pipeline.assets.common import metadata, stage_asset
 from bat_pipeline.engine.contracts import Task
+from bat_pipeline.engine.target_inputs import agent_partition
 from bat_pipeline.engine.trajectories import rebuild_trajectories
 from bat_pipeline.resources.evaluation import EvaluationResource
 from bat_pipeline.storage import PartitionRef, load_episodes, store_episodes, write_json
@@ -12,7 +13,8 @@ from bat_pipeline.storage import PartitionRef, load_episodes, store_episodes, wr
 def span_trajectories(context: dg.AssetExecutionContext, evaluation: EvaluationResource,
                       agent_episodes: PartitionRef, task_specs: list[Task]) -> PartitionRef:
     ref = agent_episodes
-    settings = evaluation.config(models=False).evaluation
+    # The partition's agent's own settings (an AgentV a2a target's, engine.target_inputs).
+    settings = agent_partition(evaluation.config(models=False), context.partition_key)[0].evaluation
     # An agent left running (agent.url) may still hold spans of the last conversations.
     rebuilt = rebuild_trajectories(load_episodes(ref), task_specs, ref.span_paths(), base=ref.dir,
                                    settle_s=settings.spans_settle_s, wait_s=settings.spans_wait_s,

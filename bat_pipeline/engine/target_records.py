@@ -132,7 +132,8 @@ def answered_episode(task: Task, target: str, attempt: int, answer: TargetAnswer
                       result=None if c.get("output") is None else content_text(c.get("output")),
                       error=c.get("error") if isinstance(c.get("error"), str) else None)
              for c in answer.tool_calls]
-    trajectory = Trajectory(found=True, turns=[Turn(user=task.turns[0], steps=list(steps))],
+    user = task.agentv.prompt if task.agentv is not None else task.turns[0]
+    trajectory = Trajectory(found=True, turns=[Turn(user=user, steps=list(steps))],
                             totals=Totals(tool_calls=len(steps), errors=sum(1 for s in steps if s.error),
                                           **_tokens(answer.token_usage)))
     trace = EpisodeTrace(wall_ms=answer.duration_ms if answer.duration_ms is not None else wall_ms,

@@ -9,12 +9,12 @@ from pathlib import Path
 import dagster as dg
 from pydantic import PrivateAttr
 
-from bat_pipeline.engine.config import load_tasks
-from bat_pipeline.engine.config.project import Overrides, load_project, suite_tasks
+from bat_pipeline.engine.config.project import Overrides, load_project, project_tasks
 from bat_pipeline.engine.contracts import EvalConfig, Task
 from bat_pipeline.engine.environment import agent_environment, find_dotenv, project_environ, read_dotenv
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.redaction import Redactor, secret_values
+from bat_pipeline.engine.target_inputs import target_secrets
 from bat_pipeline.resources.judge import JudgeConfigError, resolve_api_key
 from bat_pipeline.resources.scripted_llm import PLACEHOLDER, ScriptedLlmResource, uses_scripted_llm
 
@@ -30,6 +30,8 @@ class EvaluationResource(dg.ConfigurableResource):
     """`--threshold` for an AgentV file."""
     output_dir: str | None = None
     """`--output DIR`: replaces `evaluation.output_dir`."""
+    dataset: str | None = None
+    """`--dataset FILE`: replaces `evaluation.dataset`."""
     storage_root: str
     """Shared storage for partition files, the judge cache and the warehouse."""
     scripted_llm: ScriptedLlmResource | None = None
@@ -60,23 +62,24 @@ class EvaluationResource(dg.ConfigurableResource):
 
     def overrides(self) -> Overrides:
         return Overrides(providers_file=Path(self.providers_file) if self.providers_file else None,
-                         threshold=self.threshold, output_dir=Path(self.output_dir) if self.output_dir else None)
+                         threshold=self.threshold, output_dir=Path(self.output_dir) if self.output_dir else None,
+                         dataset=Path(self.dataset) if self.dataset else None)
 
     def tasks(self, warnings: list[str] | None = None) -> list[Task]:
-        """The dataset (an AgentV file's tests); what it ignored is appended to `warnings`."""
-        config = self.config(models=False)
-        if config.agentv is not None:
-            return suite_tasks(config.agentv)
-        return load_tasks(config.resolve(config.evaluation.dataset), warnings)
+        """The dataset (an AgentV file's tests, an EvalBench run's scenarios); what it
+        ignored is appended to `warnings`."""
+        return project_tasks(self.config(models=False), warnings)
 
     @property
     def root(self) -> Path:
         return Path(self.storage_root)
 
     def redactor(self) -> Redactor:
-        """Redacts the evaluation's secrets (engine.redaction): the judge's key, each
-        model's provider key as its agent gets it, and secret-named values of `.env`,
-        `agent.env`, the models' `env` and `judge.env`, from the current environment."""
+        """Redacts the evaluation's secrets (engine.redaction): the judge's key, the
+        simulated user's, each model's provider key as its agent gets it, and secret-named
+        values of `.env`, `agent.env`, the models' `env` and `judge.env`, from the current
+        environment; and the AgentV targets' keys and agent secrets
+        (engine.target_inputs.target_secrets)."""
         if self._redactor is None:
             config = self.config(models=False)
             dotenv = read_dotenv(find_dotenv(config.agent_dir))
@@ -90,6 +93,14 @@ class EvaluationResource(dg.ConfigurableResource):
                     judge_key = resolve_api_key(config.judge, project_environ(config.agent_dir, shell))
                 except JudgeConfigError:
                     pass  # the judge step refuses on its own; nothing to redact
-            self._redactor = Redactor(secret_values(config, judge_key=judge_key, agent_envs=agent_envs,
-                                                    dotenv=dotenv))
+            user_key = None
+            if config.simulated_user is not None:
+                try:
+                    user_key = resolve_api_key(config.simulated_user.client_settings(),
+                                               project_environ(config.agent_dir, shell))
+                except JudgeConfigError:
+                    pass  # the episodes step refuses on its own
+            self._redactor = Redactor([*secret_values(config, judge_key=judge_key, agent_envs=agent_envs,
+                                                      dotenv=dotenv), *target_secrets(config, shell)]
+                                      ).plus(user_key, min_chars=12)
         return self._redactor

@@ -2,9 +2,11 @@
 resource (scripted_llm) and `bat-pipeline run`, before it imports Dagster, use.
 
 An eval.yaml asks for the server by writing `{scripted_llm}` in a value that names a model
-server: `judge.base_url`, `judge.env`, a model's `base_url` or `env`, `agent.env`. Each
+server: `judge.base_url`, `judge.env`, a model's `base_url` or `env`, `agent.env`; an
+AgentV target its `base_url` (an LLM target, or the model of an a2a target) or `env`. Each
 `{scripted_llm}` becomes the server's address, `http://127.0.0.1:<port>` (no trailing
-slash: write `"{scripted_llm}/v1"` for an OpenAI client). The server speaks the OpenAI,
+slash: write `"{scripted_llm}/v1"` for an OpenAI client); `simulated_user.base_url` and
+`simulated_user.env` too. The server speaks the OpenAI,
 Anthropic and Ollama APIs, answers per model name (`competent`, `sloppy`, `judge`) and
 takes any API key.
 """
@@ -16,7 +18,8 @@ import subprocess
 import sys
 import time
 
-from bat_pipeline.engine.contracts import EvalConfig
+from bat_pipeline.engine.contracts import EvalConfig, ModelSpec
+from bat_pipeline.engine.contracts.agentv import AgentvTarget
 from bat_pipeline.resources.process_group import die_with_parent, stop_process_group
 
 PLACEHOLDER = "{scripted_llm}"
@@ -70,10 +73,34 @@ def uses_scripted_llm(config: EvalConfig) -> bool:
     """Whether any value `with_scripted_llm` fills holds `{scripted_llm}`."""
     values = [*config.agent.env.values()]
     for model in config.models:
-        values += [model.base_url or "", *model.env.values()]
-    if config.judge is not None:
-        values += [config.judge.base_url or "", *config.judge.env.values()]
+        values += [model.base_url or "", *model.env.values(), *_target_values(model.target)]
+    for llm in (config.judge, config.simulated_user):
+        if llm is not None:
+            values += [llm.base_url or "", *llm.env.values()]
     return any(PLACEHOLDER in value for value in values)
+
+
+def _target_values(target: AgentvTarget | None) -> list[str]:
+    if target is None:
+        return []
+    values = [target.llm.base_url or ""] if target.llm is not None else []
+    if target.a2a is not None:
+        values += [target.a2a.base_url or "", *target.a2a.model_env.values(), *target.a2a.agent.env.values()]
+    return values
+
+
+def _fill_model(model: ModelSpec, url: str) -> ModelSpec:
+    update: dict = {"base_url": _fill(model.base_url, url), "env": _fill_env(model.env, url)}
+    target = model.target
+    if target is not None and target.llm is not None:
+        update["target"] = target.model_copy(update={"llm": target.llm.model_copy(
+            update={"base_url": _fill(target.llm.base_url, url)})})
+    elif target is not None and target.a2a is not None:
+        a2a = target.a2a
+        agent = a2a.agent.model_copy(update={"env": _fill_env(a2a.agent.env, url)})
+        update["target"] = target.model_copy(update={"a2a": a2a.model_copy(update={
+            "base_url": _fill(a2a.base_url, url), "model_env": _fill_env(a2a.model_env, url), "agent": agent})})
+    return model.model_copy(update=update)
 
 
 def with_scripted_llm(config: EvalConfig, url: str) -> EvalConfig:
@@ -82,10 +109,10 @@ def with_scripted_llm(config: EvalConfig, url: str) -> EvalConfig:
     url = url.rstrip("/")
     update: dict = {
         "agent": config.agent.model_copy(update={"env": _fill_env(config.agent.env, url)}),
-        "models": [m.model_copy(update={"base_url": _fill(m.base_url, url), "env": _fill_env(m.env, url)})
-                   for m in config.models],
+        "models": [_fill_model(m, url) for m in config.models],
     }
-    if config.judge is not None:
-        update["judge"] = config.judge.model_copy(
-            update={"base_url": _fill(config.judge.base_url, url), "env": _fill_env(config.judge.env, url)})
+    for name in ("judge", "simulated_user"):
+        llm = getattr(config, name)
+        if llm is not None:
+            update[name] = llm.model_copy(update={"base_url": _fill(llm.base_url, url), "env": _fill_env(llm.env, url)})
     return config.model_copy(update=update)

@@ -129,9 +129,9 @@ def test_duplicate_ids_and_unrunnable_providers_are_refused(tmp_path):
                                             "tests": [{"id": "a", "vars": {"input": "x"}}] * 2})
     with pytest.raises(InputError, match=r"duplicate id 'a' \(also tests\[0\]\)"):
         load_suite(eval_file)
-    eval_file = write(tmp_path / "f.yaml", {"providers": {"t": {"provider": "openai", "model": "m"}},
+    eval_file = write(tmp_path / "f.yaml", {"providers": {"t": {"provider": "gemini", "model": "m"}},
                                             "tests": [{"id": "a", "vars": {"input": "x"}}]})
-    with pytest.raises(InputError, match="provider 'openai' cannot be run yet"):
+    with pytest.raises(InputError, match="provider 'gemini' cannot be run yet"):
         load_suite(eval_file)
 
 

@@ -3,14 +3,17 @@
 Field names follow the reference evaluator's files so they serialize to the same JSON.
 """
 
+from bat_pipeline.engine.contracts.agent import AgentTarget
 from bat_pipeline.engine.contracts.config import (
     PROVIDERS,
-    AgentTarget,
     EvalConfig,
     EvaluationSettings,
     GateSettings,
     JudgeSettings,
+    MetricsSettings,
     ModelSpec,
+    PanelMember,
+    ReportSettings,
 )
 from bat_pipeline.engine.contracts.episode import (
     A2AEvent,
@@ -26,6 +29,7 @@ from bat_pipeline.engine.contracts.tasks import (
     AgentCallExpectation,
     Expected,
     Task,
+    TaskJudge,
     TaskStatus,
     ToolCallExpectation,
 )
@@ -58,13 +62,17 @@ __all__ = [
     "GateSettings",
     "JudgeScores",
     "JudgeSettings",
+    "MetricsSettings",
     "ModelSpec",
     "ModelStep",
+    "PanelMember",
     "RecordedToolCall",
+    "ReportSettings",
     "RubricScores",
     "ScoreRow",
     "Step",
     "Task",
+    "TaskJudge",
     "TaskStatus",
     "ToolCallExpectation",
     "ToolStep",

@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bat_pipeline.engine.contracts.agent import AgentTarget
+
 AgentvFormat = Literal["seed", "v4"]
 """`seed`: the newer format of seed 001 (`prompts`, `vars`, `assert`, `providers`);
 `v4`: AgentV 4.x files (`input`, `expected_output`, `assertions`, `.agentv/targets.yaml`)."""
@@ -29,12 +31,63 @@ class Healthcheck(_Record):
     timeout_s: float = 60.0
 
 
+class A2aAgent(_Record):
+    """`provider: a2a`: an agent talked to over A2A, as bat-cli talks to the agent under test.
+    Either at `agent.url` (already running), or an agent folder started for the partition
+    as a BAT agent is (its own port, span file and environment)."""
+
+    agent: AgentTarget
+    """How to start or reach it: the folder's own `eval/eval.yaml` `agent:` block, if any,
+    under the target's `url`, `command`, `cwd`, `env` and `spans`."""
+    folder: Path
+    """The agent folder (absolute); the eval file's folder for an agent at a `url`."""
+    model_provider: str | None = None
+    """The model the agent runs on (MODEL_PROVIDER, MODEL, BASE_URL in its environment);
+    None only for an agent at a `url`."""
+    model: str | None = None
+    base_url: str | None = None
+    model_env: dict[str, str] = Field(default_factory=dict)
+    """The model's own variables (the folder's eval.yaml `models[0].env`)."""
+    startup_timeout_s: float = 45.0
+    shutdown_timeout_s: float = 10.0
+    turn_timeout_s: float = 300.0
+    spans_settle_s: float = Field(default=0.5, ge=0)
+    """Span files count as complete once quiet this long after the conversations. An agent
+    at a `url` keeps running and exports on its own schedule (OpenTelemetry's batch
+    processor: every 5 s by default), so its default is longer: URL_SPANS_SETTLE_S."""
+    extra_spans: list[str] = Field(default_factory=list)
+    """Span files of agents it calls, absolute or relative to `folder`."""
+
+
+class LlmModel(_Record):
+    """A plain LLM target (`provider: openai | anthropic | ollama | deepseek | nvidia`): one
+    completion per test and attempt, in the provider's wire format."""
+
+    model: str
+    base_url: str | None = None
+    """None: the provider's public endpoint. May hold `{scripted_llm}`."""
+    api_key_env: str | None = None
+    """The variable holding the key (`api_key: ${{ VAR }}`); None: the provider's usual one.
+    The key itself is read when the partition runs, from the environment and the `.env`
+    beside the eval file, and never kept in a record."""
+    temperature: float | None = None
+    max_output_tokens: int | None = Field(default=None, ge=1)
+    max_retries: int = Field(default=4, ge=0)
+    """Requests per test and attempt after the first, on 429, 408, 5xx, timeouts and
+    connection errors."""
+
+
 class AgentvTarget(_Record):
     """One provider/target: one partition."""
 
     name: str
     provider: str
-    """`cli` is run; other kinds are refused before a run starts, naming the kind."""
+    """`cli`, `a2a`, or an LLM provider (`llm`); other kinds are refused before a run
+    starts, naming the kind."""
+    a2a: A2aAgent | None = None
+    """Set for `provider: a2a`."""
+    llm: LlmModel | None = None
+    """Set for an LLM provider."""
     command: str | list[str] | None = None
     """With placeholders {PROMPT} {PROMPT_FILE} {OUTPUT_FILE} {EVAL_ID} {ATTEMPT} {EVAL_FILE} {FILES}."""
     batch: bool = False

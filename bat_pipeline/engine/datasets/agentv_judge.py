@@ -13,13 +13,13 @@ copied out of the environment.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from bat_pipeline.engine.config.messages import kind
 from bat_pipeline.engine.contracts.agentv import AgentvCase
+from bat_pipeline.engine.datasets.agentv_agents import KEY_VARIABLE
 from bat_pipeline.engine.datasets.agentv_targets import TargetOptions, defined_targets, expand
 from bat_pipeline.engine.errors import InputError
 
@@ -28,8 +28,6 @@ LLM_TYPES = ("llm-rubric",)
 """Grader types the judge grades."""
 JUDGE_PROVIDERS = {"openai": "openai", "openai-compatible": "openai", "anthropic": "anthropic",
                    "deepseek": "deepseek", "nvidia": "nvidia", "ollama": "ollama"}
-_KEY_VAR = re.compile(r"^\s*(?:\$\{\{\s*([A-Za-z_]\w*)\s*\}\}|\{\{\s*env\.([A-Za-z_]\w*)\s*\}\}"
-                      r"|([A-Z_][A-Z0-9_]*))\s*$")
 
 
 def find_judge(data: Mapping[str, Any], path: Path, targets: list[str], tests: list[AgentvCase],
@@ -92,7 +90,7 @@ def judge_from_target(body: Mapping[str, Any], where: str, options: TargetOption
         judge["base_url"] = expand(str(base), environ, where, "base_url")
     key = body.get("api_key", body.get("apiKey"))
     if key is not None:
-        match = _KEY_VAR.match(str(key))
+        match = KEY_VARIABLE.match(str(key))
         if match is None:
             raise InputError(where, "give the judge's key as the variable holding it (`${{ VAR }}`), not the key "
                              "itself", field="api_key")

@@ -23,11 +23,21 @@ from pydantic import ValidationError
 from bat_pipeline.engine.config.files import read_yaml
 from bat_pipeline.engine.config.messages import kind
 from bat_pipeline.engine.contracts.agentv import AgentvFormat, AgentvTarget, Healthcheck
+from bat_pipeline.engine.datasets.agentv_agents import (
+    LLM_PROVIDERS,
+    LLM_TIMEOUT_S,
+    PROVIDER_ALIASES,
+    REFUSED_HINTS,
+    a2a_agent,
+    api_key_variable,
+    llm_model,
+    validated,
+)
 from bat_pipeline.engine.errors import InputError
 
 BESIDE = "agentv-providers.yaml"
 UPWARD = (Path(".agentv") / "targets.yaml", Path(".agentv") / "providers.yaml")
-RUN_PROVIDERS = ("cli",)
+RUN_PROVIDERS = ("cli", "a2a", *LLM_PROVIDERS)
 """Target kinds this release runs; others are refused by name before a run starts."""
 _VAR = re.compile(r"\$\{\{\s*([A-Za-z_]\w*)\s*\}\}|\{\{\s*env\.([A-Za-z_]\w*)\s*\}\}")
 """`${{ VAR }}` (4.x) and `{{ env.VAR }}` (newer provider files)."""
@@ -74,7 +84,12 @@ def load_targets(data: Mapping[str, Any], path: Path, fmt: AgentvFormat,
                              f"--providers, {BESIDE} beside the file and .agentv/targets.yaml upward)",
                              field="providers" if fmt == "seed" else "execution.target")
         body, where = defined[name]
-        targets.append(_target(name, _expand(body, environ, where), path, where))
+        if body.get("provider") in PROVIDER_ALIASES:
+            body = {**body, "provider": PROVIDER_ALIASES[body["provider"]]}
+        # The key stays a variable's name: its value is read when the partition runs.
+        key_variable = api_key_variable(body, where) if body.get("provider") in LLM_PROVIDERS else None
+        body = {k: v for k, v in body.items() if k not in ("api_key", "apiKey")}
+        targets.append(_target(name, _expand(body, environ, where), path, where, key_variable, fmt))
     return targets, []
 
 
@@ -174,11 +189,21 @@ def _expand(value: Any, environ: Mapping[str, str], where: str, field: str = "")
     return value
 
 
-def _target(name: str, body: dict[str, Any], path: Path, where: str) -> AgentvTarget:
+def _target(name: str, body: dict[str, Any], path: Path, where: str, key_variable: str | None,
+            fmt: AgentvFormat) -> AgentvTarget:
     provider = str(body.get("provider") or "")
     if provider not in RUN_PROVIDERS:
+        hint = f"; {REFUSED_HINTS[provider]}" if provider in REFUSED_HINTS else ""
         raise InputError(where, f"provider '{provider}' cannot be run yet (this release runs: "
-                         f"{', '.join(RUN_PROVIDERS)})", field="provider")
+                         f"{', '.join(RUN_PROVIDERS)}){hint}", field="provider")
+    common: dict[str, Any] = {"name": name, "provider": provider, "cwd": path.parent, "workers": body.get("workers"),
+              "source": where}
+    if provider == "a2a":
+        return validated(where, lambda: AgentvTarget(**common, a2a=a2a_agent(body, path.parent, where)))
+    if provider in LLM_PROVIDERS:
+        timeout = float(body.get("timeout_seconds", body.get("timeout_s", LLM_TIMEOUT_S)))
+        return validated(where, lambda: AgentvTarget(**common, llm=llm_model(body, key_variable, where, fmt),
+                                                    timeout_s=timeout))
     command = body.get("command", body.get("command_template"))
     if not isinstance(command, (str, list)) or not command:
         raise InputError(where, "a cli target needs a `command`", field="command")

@@ -1,4 +1,6 @@
-"""One partition of an AgentV target: its healthcheck, then its tests (SPEC §13).
+"""One partition of an AgentV target run here: its healthcheck, then its tests (SPEC §13):
+a command per test (`cli.py`), a batch command (`batch_cli.py`) or an LLM (`llm.py`). An
+a2a target's partition is an agent partition (resources.episodes).
 
 A failing healthcheck stores every planned attempt as an error episode carrying the
 healthcheck's output, then fails the partition (TargetHealthError): nothing else runs.
@@ -16,10 +18,14 @@ from typing import Any
 from bat_pipeline.engine.contracts.agentv import AgentvSuite, AgentvTarget, Healthcheck
 from bat_pipeline.engine.contracts.episode import Episode
 from bat_pipeline.engine.conversation import Attempt
+from bat_pipeline.engine.environment import dotenv_path, project_environ
+from bat_pipeline.engine.errors import InputError
+from bat_pipeline.engine.target_inputs import llm_key
 from bat_pipeline.engine.target_records import error_episode
 from bat_pipeline.resources.commands import run_command
 from bat_pipeline.resources.targets.batch_cli import run_batch
 from bat_pipeline.resources.targets.cli import run_per_test
+from bat_pipeline.resources.targets.llm import run_llm_target
 from bat_pipeline.resources.targets.placeholders import target_environment
 
 DEFAULT_WORKERS = 4
@@ -43,11 +49,18 @@ def collect_target_episodes(target: AgentvTarget, suite: AgentvSuite, attempts: 
                                          started_at=started, output=problem))
             raise TargetHealthError(message)
         log(f"healthcheck of target '{target.name}' passed")
-    if target.batch:
+    workers = target.workers or suite.workers or concurrency or DEFAULT_WORKERS
+    if target.llm is not None:
+        here = suite.source.parent
+        key = llm_key(target, project_environ(here), looked_in=f"{dotenv_path(here)} and the shell")
+        try:
+            run_llm_target(target, attempts, key=key, workers=workers, on_episode=on_episode)
+        except ValueError as exc:  # an unusable base_url, before any request
+            raise InputError(target.source, str(exc), field="base_url") from None
+    elif target.batch:
         run_batch(target, suite, attempts, folder, on_episode=on_episode, log=log)
     else:
-        run_per_test(target, attempts, workers=target.workers or suite.workers or concurrency or DEFAULT_WORKERS,
-                     on_episode=on_episode)
+        run_per_test(target, attempts, workers=workers, on_episode=on_episode)
 
 
 def healthcheck_problem(check: Healthcheck, env: dict[str, str]) -> str | None:
