@@ -22,6 +22,8 @@ from bat_pipeline_tests.support.example_agent import run
 from bat_pipeline_tests.support.paths import VENV_BIN
 from bat_pipeline_tests.support.processes import leftover_agents
 
+pytestmark = pytest.mark.slow(seconds=10)
+
 EXAMPLES = BUNDLED_AGENT_DIR.parent
 PARTITIONS = ("weather_agent", "openai_competent", "anthropic_competent", "ollama_sloppy", "remote")
 

@@ -18,7 +18,7 @@ from bat_pipeline.engine.judge_samples import MEDIAN
 from bat_pipeline_tests.support.example_agent import run
 from bat_pipeline_tests.support.paths import VENV_BIN
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(seconds=20)
 
 MODELS = ("openai-competent", "openai-sloppy")
 TASKS = ("weather_paris", "capital_of_france", "remember_city")
