@@ -61,16 +61,21 @@ def build_definitions(agent_dir: Path, storage_root: Path, overrides: Overrides 
         resources={
             # The scripted model server starts only in a run whose eval.yaml names it.
             "evaluation": EvaluationResource(
-                agent_dir=str(agent_dir), storage_root=str(storage_root), scripted_llm=ScriptedLlmResource(),
+                agent_dir=str(agent_dir),
+                storage_root=str(storage_root),
+                scripted_llm=ScriptedLlmResource(),
                 providers_file=str(overrides.providers_file) if overrides.providers_file else None,
                 threshold=overrides.threshold,
                 output_dir=str(overrides.output_dir) if overrides.output_dir else None,
-                dataset=str(overrides.dataset) if overrides.dataset else None),
+                dataset=str(overrides.dataset) if overrides.dataset else None,
+            ),
             "judge": JudgeResource(storage_root=str(storage_root)),
             # Partitions run at once read the unpartitioned task_specs while another writes it.
             "io_manager": AtomicFilesystemIOManager(),
-            "warehouse": WarehouseResource(database=str(warehouse_path(storage_root)),
-                                           max_wait_s=float(os.environ.get(WAREHOUSE_WAIT_VAR) or DEFAULT_MAX_WAIT_S)),
+            "warehouse": WarehouseResource(
+                database=str(warehouse_path(storage_root)),
+                max_wait_s=float(os.environ.get(WAREHOUSE_WAIT_VAR) or DEFAULT_MAX_WAIT_S),
+            ),
         },
     )
 

@@ -36,7 +36,8 @@ def overrides_from_env() -> Overrides:
         providers_file=Path(os.environ[PROVIDERS_VAR]).resolve() if os.environ.get(PROVIDERS_VAR) else None,
         threshold=value,
         output_dir=Path(os.environ[OUTPUT_VAR]).resolve() if os.environ.get(OUTPUT_VAR) else None,
-        dataset=Path(os.environ[DATASET_VAR]).resolve() if os.environ.get(DATASET_VAR) else None)
+        dataset=Path(os.environ[DATASET_VAR]).resolve() if os.environ.get(DATASET_VAR) else None,
+    )
 
 
 def agent_dir_from_env() -> Path:

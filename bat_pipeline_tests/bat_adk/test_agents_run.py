@@ -48,8 +48,9 @@ def llm_outputs(spans: list[dict], trace_id: str) -> list[str]:
         attrs = span["attributes"]
         said = attrs.get("llm.output_messages.0.message.content", "")
         called = [
-            v for k, v in attrs.items() if k.startswith("llm.output_messages.0.message.tool_calls.")
-            and k.endswith(".tool_call.function.name")
+            v
+            for k, v in attrs.items()
+            if k.startswith("llm.output_messages.0.message.tool_calls.") and k.endswith(".tool_call.function.name")
         ]
         out.append(said + "".join(f" ->{name}" for name in called))
     return out
@@ -80,17 +81,13 @@ def test_standalone_agent_answers_asks_and_remembers(bat_adk_env, model_url, tmp
     before = files_under(STANDALONE)
     port = free_port()
     spans_file = tmp_path / "spans.jsonl"
-    config = agent_config(
-        STANDALONE / "config.yaml", tmp_path / "config.yaml", port=port, spans=spans_file
-    )
+    config = agent_config(STANDALONE / "config.yaml", tmp_path / "config.yaml", port=port, spans=spans_file)
     env = agent_env(bat_adk_env, config, model_url, MODEL)
 
     with running_agent(STANDALONE, [], env, port, tmp_path / "agent.log") as agent:
         assert agent.card["name"] == "WeatherAgent"
         paris = converse(agent.url, "weather_paris__try0", ["What is the weather in Paris?"])
-        clarify = converse(
-            agent.url, "clarify_then_weather__try0", ["What's the weather like today?", "Berlin"]
-        )
+        clarify = converse(agent.url, "clarify_then_weather__try0", ["What's the weather like today?", "Berlin"])
         adding = converse(agent.url, "add_numbers__try0", ["Please add 17 and 25."])
     # Spans are read once the agent has stopped: every span has ended and been written.
     spans = read_spans(spans_file)
@@ -120,9 +117,7 @@ def test_standalone_agent_answers_asks_and_remembers(bat_adk_env, model_url, tmp
     asked, answered = roots(spans, "clarify_then_weather__try0")
     assert asked["start_time"] < answered["start_time"]
     assert tool_spans(spans, asked["trace_id"]) == []
-    assert llm_outputs(spans, asked["trace_id"]) == [
-        "NEED_INPUT: Which city would you like the weather for?"
-    ]
+    assert llm_outputs(spans, asked["trace_id"]) == ["NEED_INPUT: Which city would you like the weather for?"]
     assert tool_spans(spans, answered["trace_id"]) == [("get_weather", "Berlin")]
 
     (add_root,) = roots(spans, "add_numbers__try0")
@@ -154,18 +149,22 @@ def test_blueprint_concierge_calls_weather_agent_over_a2a(bat_adk_env, model_url
 
     # The concierge fetches the weather agent's card at startup: weather goes first.
     with running_agent(
-        BLUEPRINT, ["weather"], agent_env(bat_adk_env, weather_cfg, model_url, MODEL),
-        weather_port, tmp_path / "weather.log",
+        BLUEPRINT,
+        ["weather"],
+        agent_env(bat_adk_env, weather_cfg, model_url, MODEL),
+        weather_port,
+        tmp_path / "weather.log",
     ) as weather:
         assert weather.card["name"] == "WeatherAgent"
         with running_agent(
-            BLUEPRINT, ["concierge"], agent_env(bat_adk_env, concierge_cfg, model_url, MODEL),
-            concierge_port, tmp_path / "concierge.log",
+            BLUEPRINT,
+            ["concierge"],
+            agent_env(bat_adk_env, concierge_cfg, model_url, MODEL),
+            concierge_port,
+            tmp_path / "concierge.log",
         ) as concierge:
             assert concierge.card["name"] == "ConciergeAgent"
-            turns = converse(
-                concierge.url, "concierge_clarify__try0", ["What's the weather like?", "London"]
-            )
+            turns = converse(concierge.url, "concierge_clarify__try0", ["What's the weather like?", "London"])
     logs = "".join(p.read_text()[-2000:] for p in tmp_path.glob("*.log"))
     assert turns[0].final_state == "input-required", logs
     assert "Which city" in turns[0].output
@@ -179,7 +178,7 @@ def test_blueprint_concierge_calls_weather_agent_over_a2a(bat_adk_env, model_url
     assert roots(called, "concierge_clarify__try0") == []
 
     expected_states = ["TASK_STATE_INPUT_REQUIRED", "TASK_STATE_COMPLETED"]
-    for root, turn, state in zip((asked, answered), turns, expected_states):
+    for root, turn, state in zip((asked, answered), turns, expected_states, strict=True):
         trace = root["trace_id"]
         (call,) = [s for s in in_trace(caller, trace) if s["kind"] == "CLIENT"]
         assert call["name"] == "invoke_agent WeatherAgent"
@@ -201,4 +200,3 @@ def test_blueprint_concierge_calls_weather_agent_over_a2a(bat_adk_env, model_url
     (final_call,) = [s for s in in_trace(caller, answered["trace_id"]) if s["kind"] == "CLIENT"]
     assert "12" in final_call["attributes"]["output.value"]
     assert files_under(BLUEPRINT) == before
-

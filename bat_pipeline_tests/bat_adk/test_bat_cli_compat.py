@@ -30,6 +30,7 @@ RUN_NAME = "benchmark"
 MODELS = ("openai:competent", "openai:sloppy")
 KEY_VAR = "BAT_JUDGE_API_KEY"
 
+
 def sample_dir(model: str) -> Path:
     return SAMPLE / f"{RUN_NAME}_{model.replace(':', '-')}"
 
@@ -62,6 +63,7 @@ def judged_run(bat_adk_env, scripted_llm, tmp_path_factory) -> PipelineRun:
 
 
 # --- shapes ------------------------------------------------------------------------------
+
 
 def _type(value: Any) -> str:
     if value is None:

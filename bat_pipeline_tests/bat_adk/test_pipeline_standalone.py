@@ -14,6 +14,7 @@ The evaluations of the module start together (they overlap on this 2-core machin
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import signal
 from collections import Counter
@@ -90,7 +91,7 @@ def episodes(run: PipelineRun, model: str) -> dict[str, dict]:
 def test_competent_passes_and_sloppy_fails_the_tool_tasks(evaluations):
     run = evaluations.main
     assert run.proc.returncode == 0, run.output[-4000:]
-    assert pass_counts(run, "openai:competent") == {t: 1 for t in TASKS}
+    assert pass_counts(run, "openai:competent") == dict.fromkeys(TASKS, 1)
     sloppy = pass_counts(run, "openai:sloppy")
     assert all(sloppy[t] == 0 for t in TOOL_TASKS), sloppy
 
@@ -110,7 +111,12 @@ def test_episodes_and_reference_files_land_in_the_agents_eval_output(evaluations
         reference = run.reference_dir(RUN_NAME, model)
         # bat eval's files, and results.jsonl (one line per episode, in every partition folder).
         assert sorted(p.name for p in reference.iterdir()) == [
-            "agent.jsonl", "agent.log", "episodes", "metrics.json", "results.jsonl", "summary.json"
+            "agent.jsonl",
+            "agent.log",
+            "episodes",
+            "metrics.json",
+            "results.jsonl",
+            "summary.json",
         ]
         assert sorted(episodes(run, model)) == sorted(f"{t}__try0.json" for t in TASKS)
         summary = read_json(reference / "summary.json")
@@ -131,9 +137,7 @@ def test_episodes_and_reference_files_land_in_the_agents_eval_output(evaluations
     assert trajectory["turns"][0]["steps"][1]["args"] == {"city": "Paris"}
 
     clarify = episodes(run, "openai:competent")["clarify_then_berlin__try0.json"]
-    assert [t["user"] for t in clarify["trace"]["trajectory"]["turns"]] == [
-        "What's the weather like today?", "Berlin"
-    ]
+    assert [t["user"] for t in clarify["trace"]["trajectory"]["turns"]] == ["What's the weather like today?", "Berlin"]
     # The charts of `bat eval plot` sit beside the runs.
     assert (run.agent_dir / "eval" / "output" / "charts" / "pass_rate.png").is_file()
 
@@ -179,11 +183,10 @@ def test_two_evaluations_of_one_agent_at_the_same_time_do_not_collide(evaluation
     assert twin.proc.returncode == 0, twin.output[-4000:]
     assert main.run_id != twin.run_id
     assert main.reference_dir(RUN_NAME, "openai:competent") != twin.reference_dir(RUN_NAME, "openai:competent")
-    assert pass_counts(twin, "openai:competent") == {t: 1 for t in TASKS}
+    assert pass_counts(twin, "openai:competent") == dict.fromkeys(TASKS, 1)
 
     urls = {
-        run.run_id: {e["aux"]["agent_url"] for e in episodes(run, "openai:competent").values()}
-        for run in (main, twin)
+        run.run_id: {e["aux"]["agent_url"] for e in episodes(run, "openai:competent").values()} for run in (main, twin)
     }
     assert len(urls[main.run_id]) == 1 and len(urls[twin.run_id]) == 1
     assert urls[main.run_id] != urls[twin.run_id]
@@ -205,7 +208,7 @@ def _conversation_spans(run: PipelineRun, key: str) -> list[tuple[int, int]]:
 
 
 def _overlapping(intervals: list[tuple[int, int]]) -> bool:
-    return any(later[0] < earlier[1] for earlier, later in zip(intervals, intervals[1:]))
+    return any(later[0] < earlier[1] for earlier, later in itertools.pairwise(intervals))
 
 
 def test_concurrency_one_gives_the_same_pass_counts(evaluations):
@@ -231,15 +234,16 @@ def _pipeline_processes(home: Path) -> list[int]:
     return [p.pid for p in processes() if p.has_env("BAT_PIPELINE_HOME", str(home))]
 
 
-def test_killing_the_pipeline_leaves_config_intact_and_no_agent(
-    bat_adk_env, scripted_llm, slow_model, tmp_path
-):
+def test_killing_the_pipeline_leaves_config_intact_and_no_agent(bat_adk_env, scripted_llm, slow_model, tmp_path):
     agent = copy_agent(STANDALONE, tmp_path / "weather")
 
     def one_slow_model(config: dict) -> None:
         config["models"] = [
-            {"provider": "openai", "model": slow_model,
-             "env": {"BASE_URL": "${BAT_DEMO_LLM_URL}/v1", "OPENAI_API_KEY": "scripted"}}
+            {
+                "provider": "openai",
+                "model": slow_model,
+                "env": {"BASE_URL": "${BAT_DEMO_LLM_URL}/v1", "OPENAI_API_KEY": "scripted"},
+            }
         ]
         config["evaluation"]["concurrency"] = 1
 
@@ -250,7 +254,8 @@ def test_killing_the_pipeline_leaves_config_intact_and_no_agent(
     try:
         wait_for(
             lambda: run.proc.poll() is not None or list(home.glob("runs/*/*/episodes/*.json")),
-            180, what="the first episode file",
+            180,
+            what="the first episode file",
         )
         assert run.proc.poll() is None, run.output[-4000:]
         agents = working_in(agent)
@@ -293,9 +298,12 @@ def test_redacting_privacy_is_refused_before_anything_starts(bat_adk_env, script
 def test_privacy_floor_in_the_agents_code_is_refused_before_anything_starts(bat_adk_env, scripted_llm, tmp_path):
     agent = copy_agent(STANDALONE, tmp_path / "weather")
     code = agent / "weather_agent.py"
-    code.write_text(code.read_text().replace(
-        "        AgentStateType=WeatherState,\n",
-        "        AgentStateType=WeatherState,\n        telemetry_privacy_floor=\"names\",\n"))
+    code.write_text(
+        code.read_text().replace(
+            "        AgentStateType=WeatherState,\n",
+            '        AgentStateType=WeatherState,\n        telemetry_privacy_floor="names",\n',
+        )
+    )
     asked = scripted_llm.count()
     home = tmp_path / "home"
     run = start_pipeline(agent, pipeline_env(bat_adk_env, home, scripted_llm.url), home)

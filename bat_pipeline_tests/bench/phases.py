@@ -78,8 +78,14 @@ def _run(agent: Path, env: dict[str, str], *args: str) -> tuple[float, int, str,
     """One `bat-pipeline run`: wall seconds, peak tree memory in bytes, its output, and the
     Unix time it exited."""
     start = time.perf_counter()
-    process = subprocess.Popen([str(VENV_BIN / "bat-pipeline"), "run", str(agent), "--timings", *args], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True)
+    process = subprocess.Popen(
+        [str(VENV_BIN / "bat-pipeline"), "run", str(agent), "--timings", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
     memory = TreeMemory(process.pid)
     memory.start()
     out, _ = process.communicate(timeout=3600)
@@ -136,8 +142,13 @@ def _agent_ready_s(agent: Path, env: dict[str, str], llm_url: str, tries: int = 
 
 def _one(tmp: Path, llm_url: str, sequential: bool) -> dict[str, object]:
     name = "a_one_after_another" if sequential else "b_default"
-    agent = copy_example_agent(tmp / name / "weather_agent", tasks=None, k=K, models=MODELS,
-                       evaluation={"concurrency": 1} if sequential else {})
+    agent = copy_example_agent(
+        tmp / name / "weather_agent",
+        tasks=None,
+        k=K,
+        models=MODELS,
+        evaluation={"concurrency": 1} if sequential else {},
+    )
     root = tmp / name / "home"
     env = pipeline_env(agent, root, llm_url)
     if sequential:
@@ -146,8 +157,13 @@ def _one(tmp: Path, llm_url: str, sequential: bool) -> dict[str, object]:
         return {"wall": wall, "peak": peak, "phases": _phases(root)}
     started = time.time()
     wall, peak, _, exited = _run(agent, env)
-    return {"wall": wall, "peak": peak, "phases": _phases(root), **_edges(root, started, exited),
-            "agent_ready": _agent_ready_s(agent, env, llm_url)}
+    return {
+        "wall": wall,
+        "peak": peak,
+        "phases": _phases(root),
+        **_edges(root, started, exited),
+        "agent_ready": _agent_ready_s(agent, env, llm_url),
+    }
 
 
 def _table(rows: dict[str, dict[str, object]], print: Callable[..., None]) -> None:
@@ -164,18 +180,21 @@ def run(print: Callable[..., None] = builtins.print) -> dict[str, float]:
     with scripted_server() as server, tempfile.TemporaryDirectory(prefix="bench-phases-") as tmp:
         for latency in (0, 300):
             server.set(reset=True, latency_ms=latency)
-            rows = {"(a) one by one": _one(Path(tmp) / f"{latency}ms", server.url, sequential=True),
-                    "(b) default": _one(Path(tmp) / f"{latency}ms", server.url, sequential=False)}
+            rows = {
+                "(a) one by one": _one(Path(tmp) / f"{latency}ms", server.url, sequential=True),
+                "(b) default": _one(Path(tmp) / f"{latency}ms", server.url, sequential=False),
+            }
             ratio = rows["(a) one by one"]["wall"] / rows["(b) default"]["wall"]  # type: ignore[operator]
             print(f"\n-- scripted model and judge at {latency} ms; phases summed over partitions --")
             _table(rows, print)
             target = "≥ 5" if latency else "≥ 1.3"
             print(f"(a)/(b) = {ratio:.2f} (target {target})")
             default = rows["(b) default"]
-            print(f"(b) run start → first conversation: {default['to_first_request']:.1f}s; the agent "
-                  f"alone is ready in {default['agent_ready']:.1f}s (target: at most 1.5s more)")
-            print(f"(b) last episode → exit, less the judge: {default['after_last_episode']:.1f}s "
-                  f"(target ≤ 2s)")
+            print(
+                f"(b) run start → first conversation: {default['to_first_request']:.1f}s; the agent "
+                f"alone is ready in {default['agent_ready']:.1f}s (target: at most 1.5s more)"
+            )
+            print(f"(b) last episode → exit, less the judge: {default['after_last_episode']:.1f}s (target ≤ 2s)")
             figures[f"ratio_{latency}ms"] = ratio
             figures[f"to_first_request_{latency}ms"] = default["to_first_request"]  # type: ignore[assignment]
             figures[f"agent_ready_{latency}ms"] = default["agent_ready"]  # type: ignore[assignment]

@@ -34,8 +34,15 @@ def _env(tmp_path: Path) -> dict[str, str]:
 
 
 def _cli(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([BAT_PIPELINE, *args], cwd=tmp_path, env=_env(tmp_path), stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [BAT_PIPELINE, *args],
+        cwd=tmp_path,
+        env=_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def _listening(port: int) -> bool:
@@ -63,8 +70,10 @@ def test_a_busy_port_is_refused_with_a_clear_message(tmp_path):
         port = holder.getsockname()[1]
         ui = _cli(["ui", "--port", str(port)], tmp_path)
     assert ui.returncode == 2, ui.stderr + ui.stdout
-    assert ui.stderr == (f"error: 127.0.0.1:{port}: the port is in use (another `bat-pipeline ui` or "
-                         f"`dagster dev`?): stop it, or choose another port with --port\n")
+    assert ui.stderr == (
+        f"error: 127.0.0.1:{port}: the port is in use (another `bat-pipeline ui` or "
+        f"`dagster dev`?): stop it, or choose another port with --port\n"
+    )
     assert "Dagster UI" not in ui.stdout
 
 
@@ -102,9 +111,15 @@ def test_the_ui_serves_the_bundled_example_and_sigterm_stops_its_whole_group(tmp
     port = free_port()
     log = tmp_path / "ui.log"
     with open(log, "wb") as out:
-        ui = subprocess.Popen([BAT_PIPELINE, "ui", "--port", str(port)], cwd=tmp_path, env=_env(tmp_path),
-                              stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                              start_new_session=True)
+        ui = subprocess.Popen(
+            [BAT_PIPELINE, "ui", "--port", str(port)],
+            cwd=tmp_path,
+            env=_env(tmp_path),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
         entries = _code_location_loaded(f"http://127.0.0.1:{port}", ui)
         family, groups = _family(ui.pid)

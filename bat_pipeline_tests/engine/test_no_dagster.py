@@ -29,8 +29,12 @@ print(json.dumps({"modules": names,
 
 
 def import_everything(*extra_folders: Path) -> dict[str, list[str]]:
-    done = subprocess.run([sys.executable, "-c", GUARD, "bat_pipeline.engine", *map(str, extra_folders)],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", GUARD, "bat_pipeline.engine", *map(str, extra_folders)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout)
 

@@ -14,7 +14,6 @@ from bat_pipeline_tests.support.paths import REFERENCE
 EPISODES = sorted(REFERENCE.glob("*/episodes/*.json"))
 
 
-
 def turns_of(task_id: str) -> list[str]:
     tasks = json.loads((REFERENCE / "tasks.json").read_text())
     return next(t["turns"] for t in tasks if t["id"] == task_id)

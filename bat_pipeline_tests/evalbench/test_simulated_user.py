@@ -17,30 +17,60 @@ USER_KEY_VAR = "SIMULATED_USER_KEY"
 ASSETS = ["task_specs", "agent_episodes", "span_trajectories", "episode_verdicts"]
 
 CLARIFY = {
-    "id": "clarify_city", "starting_prompt": "What's the weather like today?",
+    "id": "clarify_city",
+    "starting_prompt": "What's the weather like today?",
     "conversation_plan": "When the assistant asks for the city, answer 'Berlin'. Then check it remembers: "
-                         "'Which city did I ask about?'. Then you are done.",
-    "expected_trajectory": ["get_weather"], "max_turns": 5}
+    "'Which city did I ask about?'. Then you are done.",
+    "expected_trajectory": ["get_weather"],
+    "max_turns": 5,
+}
 CUT_SHORT = {
-    "id": "cut_short", "starting_prompt": "What is the weather in Paris?",
+    "id": "cut_short",
+    "starting_prompt": "What is the weather in Paris?",
     "conversation_plan": "Ask 'What is the weather in Rome?', then 'And in Oslo?', then 'Which city did I ask about?'.",
-    "expected_trajectory": ["get_weather", "get_weather"], "max_turns": 2}
-ONE_TURN = {"id": "one_turn", "starting_prompt": "Please add 17 and 25.", "conversation_plan": "Ask for the sum.",
-            "expected_trajectory": ["add"]}
+    "expected_trajectory": ["get_weather", "get_weather"],
+    "max_turns": 2,
+}
+ONE_TURN = {
+    "id": "one_turn",
+    "starting_prompt": "Please add 17 and 25.",
+    "conversation_plan": "Ask for the sum.",
+    "expected_trajectory": ["add"],
+}
 SELF_CHECK = {
-    "id": "self_check_scenario", "starting_prompt": "Run a quick self-check and report your status.",
-    "conversation_plan": "Then ask 'What is the weather in Paris?'.", "max_turns": 3}
+    "id": "self_check_scenario",
+    "starting_prompt": "Run a quick self-check and report your status.",
+    "conversation_plan": "Then ask 'What is the weather in Paris?'.",
+    "max_turns": 3,
+}
 
 
-def _agent(tmp_path, scenarios: list[dict], *, user_model: str = "scripted-user", models=("competent",),
-           tasks: tuple[str, ...] = (), qualitative: bool = False, **user: object):
-    agent = copy_example_agent(tmp_path / "agent", tasks=tasks, models=models,
-                               evaluation={"qualitative": qualitative, "dataset": "eval/input/scenarios.json"})
+def _agent(
+    tmp_path,
+    scenarios: list[dict],
+    *,
+    user_model: str = "scripted-user",
+    models=("competent",),
+    tasks: tuple[str, ...] = (),
+    qualitative: bool = False,
+    **user: object,
+):
+    agent = copy_example_agent(
+        tmp_path / "agent",
+        tasks=tasks,
+        models=models,
+        evaluation={"qualitative": qualitative, "dataset": "eval/input/scenarios.json"},
+    )
     (agent / "eval" / "input" / "scenarios.json").write_text(json.dumps({"scenarios": scenarios}))
     path = agent / "eval" / "eval.yaml"
     config = yaml.safe_load(path.read_text())
-    config["simulated_user"] = {"provider": "openai", "model": user_model, "base_url": "${BAT_DEMO_LLM_URL}/v1",
-                                "api_key_env": USER_KEY_VAR, **user}
+    config["simulated_user"] = {
+        "provider": "openai",
+        "model": user_model,
+        "base_url": "${BAT_DEMO_LLM_URL}/v1",
+        "api_key_env": USER_KEY_VAR,
+        **user,
+    }
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     return agent
 
@@ -70,7 +100,10 @@ def test_a_conversation_ends_on_terminate_and_on_max_turns(scripted_llm, tmp_pat
     log = clarify["aux"]["conversation"]
     assert log["ended"] == "terminated" and log["max_turns"] == 5
     assert [(t["user"], t["generated"]) for t in log["turns"]] == [
-        ("What's the weather like today?", False), ("Berlin", True), ("Which city did I ask about?", True)]
+        ("What's the weather like today?", False),
+        ("Berlin", True),
+        ("Which city did I ask about?", True),
+    ]
     assert log["turns"][0]["status"] == "input-required" and "city" in log["turns"][0]["agent"]
     assert "15" in log["turns"][1]["agent"] and "Berlin" in log["turns"][2]["agent"]
     user = log["simulated_user"]
@@ -81,8 +114,7 @@ def test_a_conversation_ends_on_terminate_and_on_max_turns(scripted_llm, tmp_pat
     assert [turn["user"] for turn in trajectory["turns"]] == [t["user"] for t in log["turns"]]
     assert [s["name"] for s in trajectory["turns"][1]["steps"] if s["kind"] == "tool"] == ["get_weather"]
     assert trajectory["totals"]["tokens_in"] > 0
-    assert [e["user_input"] for e in clarify["trace"]["events"] if e["user_input"]] == [
-        t["user"] for t in log["turns"]]
+    assert [e["user_input"] for e in clarify["trace"]["events"] if e["user_input"]] == [t["user"] for t in log["turns"]]
 
     cut = episodes["cut_short__try0"]["aux"]["conversation"]
     assert cut["ended"] == "max_turns" and cut["max_turns"] == 2
@@ -138,10 +170,14 @@ def test_a_simulated_user_outage_gives_error_episodes(scripted_llm, tmp_path, mo
 def test_a_scenarios_scores_from_the_episode_to_the_warehouse(scripted_llm, tmp_path, monkeypatch):
     _env(monkeypatch, scripted_llm)
     # A bat-cli task carrying scenario fields runs beside the scenario, with bat-cli's checks too.
-    with_plan = {"id": "weather_then_recall", "turns": ["What is the weather in Rome?"],
-                 "conversation_plan": "Then ask 'Which city did I ask about?'. It must say Rome.",
-                 "expected_trajectory": ["get_weather"], "max_turns": 3,
-                 "expected": {"output_must_contain": ["Rome"]}}
+    with_plan = {
+        "id": "weather_then_recall",
+        "turns": ["What is the weather in Rome?"],
+        "conversation_plan": "Then ask 'Which city did I ask about?'. It must say Rome.",
+        "expected_trajectory": ["get_weather"],
+        "max_turns": 3,
+        "expected": {"output_must_contain": ["Rome"]},
+    }
     agent = _agent(tmp_path, [CLARIFY, with_plan], qualitative=True)
     result, episodes = _run(agent, tmp_path, "openai-competent", assets=None)
     assert result.success, failure_messages(result)
@@ -166,9 +202,11 @@ def test_a_scenarios_scores_from_the_episode_to_the_warehouse(scripted_llm, tmp_
     import duckdb
 
     with duckdb.connect(str(tmp_path / "home" / "warehouse.duckdb"), read_only=True) as db:
-        stored = db.execute("SELECT criterion, value, raw, scale FROM episode_scores WHERE task_id = 'clarify_city' "
-                            "AND scorer IN ('trajectory_matcher', 'turn_count', 'goal_completion') "
-                            "ORDER BY criterion").fetchall()
+        stored = db.execute(
+            "SELECT criterion, value, raw, scale FROM episode_scores WHERE task_id = 'clarify_city' "
+            "AND scorer IN ('trajectory_matcher', 'turn_count', 'goal_completion') "
+            "ORDER BY criterion"
+        ).fetchall()
     assert ("turn_count", None, 3.0, "count") in stored
     assert ("goal_completion", 1.0, 100.0, "0..100") in stored
 

@@ -14,8 +14,10 @@ from bat_pipeline_tests.support.scripted import ScriptedServer
 @pytest.fixture(scope="session")
 def agents(scripted_llm: ScriptedServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Agent]]:
     tmp = tmp_path_factory.mktemp("agents")
-    started = {"competent": launch_agent(tmp, scripted_llm.url, "competent"),
-               "sloppy": launch_agent(tmp, scripted_llm.url, "sloppy")}
+    started = {
+        "competent": launch_agent(tmp, scripted_llm.url, "competent"),
+        "sloppy": launch_agent(tmp, scripted_llm.url, "sloppy"),
+    }
     try:
         for agent in started.values():
             agent.wait_ready()

@@ -29,10 +29,11 @@ class Collector:
                     self.spans.extend(scope.spans)
             return Response(b"", media_type="application/x-protobuf")
 
-        self.server = LoopbackServer(Starlette(routes=[Route("/v1/traces", traces, methods=["POST"])]),
-                                     name="otlp-collector")
+        self.server = LoopbackServer(
+            Starlette(routes=[Route("/v1/traces", traces, methods=["POST"])]), name="otlp-collector"
+        )
 
-    def __enter__(self) -> "Collector":
+    def __enter__(self) -> Collector:
         self.server.start()
         return self
 
@@ -40,7 +41,7 @@ class Collector:
         self.server.stop()
 
 
-def test_remote_output_sends_the_spans_to_an_otlp_collector(scripted_llm, tmp_path) -> None:  # noqa: ANN001
+def test_remote_output_sends_the_spans_to_an_otlp_collector(scripted_llm, tmp_path) -> None:
     with Collector() as collector:
         remote = [{"type": "remote", "endpoint": collector.server.base_url}]
         agent = launch_agent(tmp_path, scripted_llm.url, "competent", telemetry=remote).wait_ready()
@@ -50,8 +51,11 @@ def test_remote_output_sends_the_spans_to_an_otlp_collector(scripted_llm, tmp_pa
         finally:
             assert agent.stop() == 0  # SIGTERM flushes the exporter before exit
     assert exchange.state == "completed"
-    roots = [s for s in collector.spans if any(
-        a.key == "gen_ai.conversation.id" and a.value.string_value == conversation for a in s.attributes)]
+    roots = [
+        s
+        for s in collector.spans
+        if any(a.key == "gen_ai.conversation.id" and a.value.string_value == conversation for a in s.attributes)
+    ]
     assert len(roots) == 1
     trace = [s for s in collector.spans if s.trace_id == roots[0].trace_id]
     kinds = {a.value.string_value for s in trace for a in s.attributes if a.key == "openinference.span.kind"}

@@ -29,11 +29,19 @@ def earlier_failed_root(conversation: str) -> dict:
     """The root of a failed request of an earlier run, with a conversation id this run's
     `<task>__try<n>` would also have, started before anything of this run."""
     trace = hashlib.sha256(conversation.encode()).hexdigest()[:32]
-    return {"name": "invoke_agent", "kind": "SERVER", "trace_id": trace, "span_id": trace[:16],
-            "parent_span_id": None, "start_time": 1, "end_time": 2, "status": "ERROR",
-            "status_description": "an earlier run's request",
-            "attributes": {"gen_ai.operation.name": "invoke_agent", "gen_ai.conversation.id": conversation},
-            "events": []}
+    return {
+        "name": "invoke_agent",
+        "kind": "SERVER",
+        "trace_id": trace,
+        "span_id": trace[:16],
+        "parent_span_id": None,
+        "start_time": 1,
+        "end_time": 2,
+        "status": "ERROR",
+        "status_description": "an earlier run's request",
+        "attributes": {"gen_ai.operation.name": "invoke_agent", "gen_ai.conversation.id": conversation},
+        "events": [],
+    }
 
 
 @pytest.fixture
@@ -46,7 +54,8 @@ def running_agent(scripted_llm, tmp_path):
 
 
 def test_agent_at_url_is_read_from_its_own_conversations_once_its_spans_settle(
-        scripted_llm, running_agent, tmp_path, monkeypatch):
+    scripted_llm, running_agent, tmp_path, monkeypatch
+):
     monkeypatch.setenv(LLM_URL_VAR, scripted_llm.url)
     spans_file = running_agent.spans_file
     spans_file.parent.mkdir(parents=True, exist_ok=True)
@@ -55,9 +64,12 @@ def test_agent_at_url_is_read_from_its_own_conversations_once_its_spans_settle(
     # The example agent's exporter writes every second: the files count as settled after
     # longer than that without a change.
     agent = copy_example_agent(
-        tmp_path / "eval_agent", tasks=TASKS, models=("competent",),
+        tmp_path / "eval_agent",
+        tasks=TASKS,
+        models=("competent",),
         evaluation={"concurrency": len(TASKS), "qualitative": False, "spans_settle_s": 1.5},
-        agent={"command": None, "url": running_agent.url, "spans": [str(spans_file)]})
+        agent={"command": None, "url": running_agent.url, "spans": [str(spans_file)]},
+    )
     root = tmp_path / "home"
     instance = dg.DagsterInstance.ephemeral()
     try:

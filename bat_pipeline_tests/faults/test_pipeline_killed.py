@@ -53,7 +53,9 @@ KILL_POINTS = {
     "after_the_first_episode": (lambda root: len(_files(root, "episodes/*.json")) >= 1, "tag"),
     "mid_way": (lambda root: len(_files(root, "episodes/*.json")) >= EPISODES // 2, "tag"),
     "after_every_episode_before_metrics": (
-        lambda root: _files(root, "verdicts.json") and not _files(root, "metrics.json"), "cli"),
+        lambda root: _files(root, "verdicts.json") and not _files(root, "metrics.json"),
+        "cli",
+    ),
 }
 
 
@@ -87,15 +89,21 @@ def cli_env(scripted_llm):
 
 
 def _agent(folder: Path) -> Path:
-    return copy_example_agent(folder, tasks=TASKS, k=K, models=("competent",), evaluation={"concurrency": 2},
-                              judge={"model": JUDGE})
+    return copy_example_agent(
+        folder, tasks=TASKS, k=K, models=("competent",), evaluation={"concurrency": 2}, judge={"model": JUDGE}
+    )
 
 
 def _bat_pipeline(*args: str, env: dict, root: Path, log: Path) -> subprocess.Popen:
     with open(log, "wb") as out:
-        return subprocess.Popen([str(Path(sys.executable).parent / "bat-pipeline"), *args],
-                                env={**env, "BAT_PIPELINE_HOME": str(root)}, stdout=out,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        return subprocess.Popen(
+            [str(Path(sys.executable).parent / "bat-pipeline"), *args],
+            env={**env, "BAT_PIPELINE_HOME": str(root)},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
 
 
 def _in_process(agent: Path, root: Path, tags: dict[str, str] | None = None) -> None:
@@ -141,11 +149,13 @@ def killed(cli_env, tmp_path_factory) -> dict[str, Killed]:
             run.wait(10)
     for point, (case, _) in runs.items():
         assert_no_process_left(case.agent)
-        case.kept = {k: e for k, e in episodes_in(only_run_dir(case.root, PARTITION)).items()
-                     if not e["aux"].get("eval_error")}
+        case.kept = {
+            k: e for k, e in episodes_in(only_run_dir(case.root, PARTITION)).items() if not e["aux"].get("eval_error")
+        }
         if KILL_POINTS[point][1] == "cli":
-            case.resume = _bat_pipeline("run", "--resume", str(case.agent), env=cli_env, root=case.root,
-                                        log=case.log.with_name("resume.log"))
+            case.resume = _bat_pipeline(
+                "run", "--resume", str(case.agent), env=cli_env, root=case.root, log=case.log.with_name("resume.log")
+            )
     return {point: case for point, (case, _) in runs.items()}
 
 
@@ -198,6 +208,10 @@ def test_killed_then_resumed_run_has_the_verdicts_of_an_uninterrupted_one(point,
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert metrics["summary"]["total_runs"] == EPISODES and metrics["summary"]["passed"] == EPISODES
 
-    leaks = [p for folder in (root, agent / "eval" / "output") for p in folder.rglob("*")
-             if p.is_file() and (MODEL_KEY.encode() in p.read_bytes() or JUDGE_KEY.encode() in p.read_bytes())]
+    leaks = [
+        p
+        for folder in (root, agent / "eval" / "output")
+        for p in folder.rglob("*")
+        if p.is_file() and (MODEL_KEY.encode() in p.read_bytes() or JUDGE_KEY.encode() in p.read_bytes())
+    ]
     assert leaks == []

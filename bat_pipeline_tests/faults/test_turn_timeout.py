@@ -25,9 +25,13 @@ LATENCY_MS, TURN_TIMEOUT_S = 1200, 2
 def test_a_timed_out_turn_is_an_error_episode_kept_counted_and_not_judged(scripted_llm, tmp_path, monkeypatch):
     monkeypatch.setenv(LLM_URL_VAR, scripted_llm.url)
     monkeypatch.setenv(JUDGE_KEY_VAR, "scripted-judge-takes-any-key")
-    agent = copy_example_agent(tmp_path / "agent", tasks=("capital_of_france", "add_numbers"), models=(MODEL,),
-                               evaluation={"concurrency": 2, "turn_timeout_s": TURN_TIMEOUT_S},
-                               judge={"model": JUDGE})
+    agent = copy_example_agent(
+        tmp_path / "agent",
+        tasks=("capital_of_france", "add_numbers"),
+        models=(MODEL,),
+        evaluation={"concurrency": 2, "turn_timeout_s": TURN_TIMEOUT_S},
+        judge={"model": JUDGE},
+    )
     scripted_llm.set_model(MODEL, latency_ms=LATENCY_MS)
     instance = dg.DagsterInstance.ephemeral()
     try:
@@ -46,7 +50,11 @@ def test_a_timed_out_turn_is_an_error_episode_kept_counted_and_not_judged(script
     assert timed_out["final_status"] == "error"
     assert timed_out["verdict"]["passed"] is False and reason in timed_out["verdict"]["reason"]
     assert set(timed_out["qualitative_scores"]["judge_reasoning"]) == {
-        "relevance", "task_completion", "hallucination", "tool_call"}
+        "relevance",
+        "task_completion",
+        "hallucination",
+        "tool_call",
+    }
     for why in timed_out["qualitative_scores"]["judge_reasoning"].values():
         assert why == f"not judged: the attempt failed ({reason})"
     assert timed_out["qualitative_scores"]["task_completion_quality"] is None

@@ -46,7 +46,9 @@ class Workspace:
         """{model key: {task: attempts passed}} of a run, from the warehouse."""
         rows = self.warehouse.query(
             "SELECT model_key, task_id, sum(CASE WHEN passed THEN 1 ELSE 0 END) AS passed FROM episodes "
-            "WHERE run_id = ? GROUP BY model_key, task_id", [run_id])
+            "WHERE run_id = ? GROUP BY model_key, task_id",
+            [run_id],
+        )
         counts: dict[str, dict[str, int]] = {}
         for r in rows:
             counts.setdefault(r["model_key"], {})[r["task_id"]] = int(r["passed"])
@@ -56,10 +58,13 @@ class Workspace:
 @pytest.fixture(scope="session")
 def workspace_factory(tmp_path_factory: pytest.TempPathFactory, scripted_llm):
     """`make(name, **copy_example_agent options)` → a fresh Workspace in its own tmp dir."""
+
     def make(name: str, **copy_options) -> Workspace:
         tmp = tmp_path_factory.mktemp(name)
         agent = copy_example_agent(tmp / "weather_agent", **copy_options)
         root = tmp / "pipeline_home"
-        return Workspace(agent=agent, root=root, env=pipeline_env(agent, root, scripted_llm.url),
-                         llm_url=scripted_llm.url)
+        return Workspace(
+            agent=agent, root=root, env=pipeline_env(agent, root, scripted_llm.url), llm_url=scripted_llm.url
+        )
+
     return make

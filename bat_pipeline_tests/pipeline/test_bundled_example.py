@@ -23,8 +23,15 @@ SCRIPTED_MODULE = "bat_pipeline.example.scripted_llm"
 
 def _start(command: list[str], cwd: Path, home: Path) -> subprocess.Popen:
     home.mkdir(parents=True)
-    return subprocess.Popen(command, cwd=cwd, env={"DAGSTER_HOME": str(home)}, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        command,
+        cwd=cwd,
+        env={"DAGSTER_HOME": str(home)},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -35,15 +42,33 @@ def finished(tmp_path_factory):
     run_agent = copy_example_agent(base / "run" / "weather_agent", models=(MODEL,))
     materialize_agent = copy_example_agent(base / "materialize" / "weather_agent", models=(MODEL,))
     processes = {
-        "run": (run_agent, base / "run" / "dagster_home", [str(VENV_BIN / "bat-pipeline"), "run", "weather_agent"],
-                base / "run"),
+        "run": (
+            run_agent,
+            base / "run" / "dagster_home",
+            [str(VENV_BIN / "bat-pipeline"), "run", "weather_agent"],
+            base / "run",
+        ),
         # From the agent folder: a code location evaluates its working directory.
-        "materialize": (materialize_agent, base / "materialize" / "dagster_home",
-                        [str(VENV_BIN / "dagster"), "asset", "materialize", "-m", "bat_pipeline.definitions",
-                         "--select", "*", "--partition", MODEL], materialize_agent),
+        "materialize": (
+            materialize_agent,
+            base / "materialize" / "dagster_home",
+            [
+                str(VENV_BIN / "dagster"),
+                "asset",
+                "materialize",
+                "-m",
+                "bat_pipeline.definitions",
+                "--select",
+                "*",
+                "--partition",
+                MODEL,
+            ],
+            materialize_agent,
+        ),
     }
-    started = {name: (agent, home, _start(command, cwd, home))
-               for name, (agent, home, command, cwd) in processes.items()}
+    started = {
+        name: (agent, home, _start(command, cwd, home)) for name, (agent, home, command, cwd) in processes.items()
+    }
     results = {}
     for name, (agent, home, process) in started.items():
         out, _ = process.communicate(timeout=300)
@@ -53,8 +78,11 @@ def finished(tmp_path_factory):
 
 def scripted_servers(home: Path) -> list[str]:
     """Live scripted model servers started under this DAGSTER_HOME (their environment holds it)."""
-    return [f"{p.pid}: {p.cmdline}" for p in processes()
-            if SCRIPTED_MODULE in p.cmdline and p.has_env("DAGSTER_HOME", str(home))]
+    return [
+        f"{p.pid}: {p.cmdline}"
+        for p in processes()
+        if SCRIPTED_MODULE in p.cmdline and p.has_env("DAGSTER_HOME", str(home))
+    ]
 
 
 @pytest.mark.parametrize("name", ["run", "materialize"])

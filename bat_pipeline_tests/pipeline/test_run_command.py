@@ -62,8 +62,8 @@ def test_run_evaluates_every_model_at_once(evaluated):
 
     counts = ws.pass_counts(run_id)
     for key in COMPETENT:
-        assert counts[key] == {task: 1 for task in FEW_TASKS}, counts
-    assert counts[SLOPPY] == {task: 0 for task in FEW_TASKS}, counts
+        assert counts[key] == dict.fromkeys(FEW_TASKS, 1), counts
+    assert counts[SLOPPY] == dict.fromkeys(FEW_TASKS, 0), counts
 
     assert (ws.agent / "config.yaml").read_bytes() == config_before
     assert leftover_agents(ws.agent, str(ws.root)) == []
@@ -79,16 +79,22 @@ def test_multiprocess_backfill_writes_every_row(backfilled):
     assert not LOCK_TROUBLE.search(result.stdout)
 
     counts = ws.pass_counts(run_id)
-    assert {key: sum(tasks.values()) for key, tasks in counts.items()} == \
-        {"openai-competent": 3, "anthropic-competent": 3, "openai-sloppy": 0}
+    assert {key: sum(tasks.values()) for key, tasks in counts.items()} == {
+        "openai-competent": 3,
+        "anthropic-competent": 3,
+        "openai-sloppy": 0,
+    }
     assert {r["model_key"] for r in ws.warehouse.model_summary(run_id)} == set(MODEL_KEYS)
 
     with dg.DagsterInstance.from_config(str(ws.dagster_home)) as instance:
         for key, dagster_run_id in runs.items():
             records = instance.all_logs(dagster_run_id)
             # The multiprocess executor ran each step in its own process.
-            workers = {r.step_key for r in records if r.dagster_event
-                       and r.dagster_event.event_type_value == "STEP_WORKER_STARTED"}
+            workers = {
+                r.step_key
+                for r in records
+                if r.dagster_event and r.dagster_event.event_type_value == "STEP_WORKER_STARTED"
+            }
             assert {"weather_agent__agent_episodes", "weather_agent__eval_metrics"} <= workers, key
             assert instance.get_run_by_id(dagster_run_id).tags["dagster/partition"] == key
             for r in records:
@@ -103,12 +109,12 @@ def test_two_runs_make_a_history_and_a_trend(evaluated, backfilled):
     ws, _, first, _ = evaluated
     second = backfilled[2]
     trend = ws.warehouse.trend()
-    assert {(r["model_key"], r["run_id"]) for r in trend} == \
-        {(key, run_id) for key in MODEL_KEYS for run_id in (first, second)}
+    assert {(r["model_key"], r["run_id"]) for r in trend} == {
+        (key, run_id) for key in MODEL_KEYS for run_id in (first, second)
+    }
     assert {(r["model_key"], r["run_index"]) for r in trend} == {(k, i) for k in MODEL_KEYS for i in (1, 2)}
     chart_trend = ws.warehouse.chart_data().trend
-    assert {(r["model_key"], r["run_id"]) for r in chart_trend} == \
-        {(r["model_key"], r["run_id"]) for r in trend}
+    assert {(r["model_key"], r["run_id"]) for r in chart_trend} == {(r["model_key"], r["run_id"]) for r in trend}
     charts = {p.name for p in (ws.root / "charts" / "weather_agent").glob("*.png")}
     assert {"pass_rate.png", "pass_rate_trend.png", "task_pass_rate.png"} <= charts, charts
 
@@ -142,8 +148,10 @@ def test_a_project_scorers_rows_are_in_the_metadata_of_eval_metrics(evaluated):
     ws = evaluated[0]
     with dg.DagsterInstance.from_config(str(ws.dagster_home)) as instance:
         for key in MODEL_KEYS:
-            records = instance.fetch_materializations(dg.AssetRecordsFilter(
-                asset_key=dg.AssetKey(["weather_agent", "eval_metrics"]), asset_partitions=[key]), limit=1).records
+            records = instance.fetch_materializations(
+                dg.AssetRecordsFilter(asset_key=dg.AssetKey(["weather_agent", "eval_metrics"]), asset_partitions=[key]),
+                limit=1,
+            ).records
             rows = [record.data for record in records[0].asset_materialization.metadata["scores"].records]
             (row,) = answer_length_rows(rows)
             assert (row["criterion"], row["count"]) == ("characters", len(FEW_TASKS)), key
@@ -154,8 +162,10 @@ def test_a_project_scorers_rows_are_in_the_metadata_of_eval_metrics(evaluated):
 def test_a_project_scorers_rows_are_in_the_warehouse(evaluated):
     ws, _, run_id, _ = evaluated
     for key in MODEL_KEYS:
-        rows = ws.warehouse.query("SELECT scorer, criterion, value, passed FROM episode_scores "
-                                  "WHERE run_id = ? AND model_key = ?", [run_id, key])
+        rows = ws.warehouse.query(
+            "SELECT scorer, criterion, value, passed FROM episode_scores WHERE run_id = ? AND model_key = ?",
+            [run_id, key],
+        )
         found = answer_length_rows(rows)
         assert len(found) == len(FEW_TASKS), (key, rows)
         assert all(r["criterion"] == "characters" and 0 <= r["value"] <= 1 for r in found)
@@ -179,8 +189,9 @@ def test_every_phase_of_the_run_is_timed_everywhere(evaluated):
         logged = re.search(r"phase conversations: ([0-9.]+)s", (ws.root / "logs" / f"{run_id}-{key}.log").read_text())
         assert logged and abs(float(logged.group(1)) - timings["conversations"]) <= 0.006, (logged, timings)
     stored = ws.warehouse.query("SELECT model_key, phase FROM phase_timings WHERE run_id = ?", [run_id])
-    assert {(r["model_key"], r["phase"]) for r in stored} == \
-        {(key, phase) for key in MODEL_KEYS for phase in steps} | {("", "charts")}
+    assert {(r["model_key"], r["phase"]) for r in stored} == {(key, phase) for key in MODEL_KEYS for phase in steps} | {
+        ("", "charts")
+    }
     header = next(line for line in result.stdout.splitlines() if line.startswith("model ") and "startup" in line)
     assert all(phase in header for phase in steps)
     assert f"charts {run['charts']:.2f}s · whole run" in result.stdout

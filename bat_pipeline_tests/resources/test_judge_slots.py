@@ -56,8 +56,9 @@ sys.stdin.read()
 
 
 def _settings(base_url: str) -> JudgeSettings:
-    return JudgeSettings(provider="openai", model="judge", base_url=base_url, mode="outcome",
-                         max_concurrency=BOUND, max_retries=0)
+    return JudgeSettings(
+        provider="openai", model="judge", base_url=base_url, mode="outcome", max_concurrency=BOUND, max_retries=0
+    )
 
 
 @pytest.fixture
@@ -74,10 +75,16 @@ def test_partitions_in_separate_processes_share_the_bound(llm, tmp_path):
     env = {**os.environ, "OPENAI_API_KEY": KEY}
     repo = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [repo, env.get("PYTHONPATH")]))
-    partitions = [subprocess.Popen([sys.executable, "-c", PARTITION, llm.url, str(tmp_path), str(go),
-                                    str(BOUND), str(EPISODES)],
-                                   env=env, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
-                  for _ in range(PROCESSES)]
+    partitions = [
+        subprocess.Popen(
+            [sys.executable, "-c", PARTITION, llm.url, str(tmp_path), str(go), str(BOUND), str(EPISODES)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+        )
+        for _ in range(PROCESSES)
+    ]
     try:
         assert [p.stdout.readline().strip() for p in partitions] == ["READY"] * PROCESSES
         llm.clear_stats()
@@ -99,8 +106,9 @@ def test_partitions_in_separate_processes_share_the_bound(llm, tmp_path):
 def test_threads_of_one_process_share_the_bound(llm, tmp_path):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("OPENAI_API_KEY", KEY)
-        clients = [JudgeResource(storage_root=str(tmp_path), use_cache=False).client(_settings(llm.url))
-                   for _ in range(3)]
+        clients = [
+            JudgeResource(storage_root=str(tmp_path), use_cache=False).client(_settings(llm.url)) for _ in range(3)
+        ]
     results = []
 
     def judge(client) -> None:
@@ -144,8 +152,9 @@ def test_a_slot_is_given_back_on_cancellation(tmp_path):
 
 def test_a_killed_holder_leaks_no_slot(tmp_path):
     folder = tmp_path / "slots"
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_A_SLOT, str(folder)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_A_SLOT, str(folder)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout.readline().strip() == "HELD"
         pool = SlotPool(folder, 1)

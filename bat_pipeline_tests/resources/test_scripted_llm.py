@@ -64,8 +64,9 @@ def _run(folder, check, monkeypatch, scripted=None):
     def reads_models(evaluation: EvaluationResource) -> None:
         check(evaluation)
 
-    resource = EvaluationResource(agent_dir=str(folder), storage_root=str(folder / "home"),
-                                  scripted_llm=scripted or ScriptedLlmResource())
+    resource = EvaluationResource(
+        agent_dir=str(folder), storage_root=str(folder / "home"), scripted_llm=scripted or ScriptedLlmResource()
+    )
     return dg.materialize([reads_models], resources={"evaluation": resource}, raise_on_error=False)
 
 

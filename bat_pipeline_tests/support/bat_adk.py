@@ -42,8 +42,9 @@ _COPY_IGNORE = shutil.ignore_patterns("output", "__pycache__", "spans.jsonl", ".
 
 def prepared_uv_env() -> dict[str, str]:
     """Prepare the shared bat-adk environment; return the variables to run agents with."""
-    done = subprocess.run(["bash", str(REPO / "scripts" / "prepare-bat-adk")], cwd=REPO,
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        ["bash", str(REPO / "scripts" / "prepare-bat-adk")], cwd=REPO, capture_output=True, text=True, timeout=600
+    )
     if done.returncode != 0:
         raise RuntimeError(f"scripts/prepare-bat-adk failed ({done.returncode}):\n{done.stderr[-3000:]}")
     variables = {}
@@ -79,8 +80,9 @@ def copy_agent(source: Path, target: Path) -> Path:
     return target
 
 
-def agent_config(source: Path, target: Path, *, port: int, spans: Path,
-                 remote_agents: dict[str, str] | None = None) -> Path:
+def agent_config(
+    source: Path, target: Path, *, port: int, spans: Path, remote_agents: dict[str, str] | None = None
+) -> Path:
     """Write a copy of `source` (a config.yaml) to `target` with the port, the span file
     and, by name, remote agent URLs replaced. `source` is only read."""
     config = yaml.safe_load(source.read_text())
@@ -98,9 +100,16 @@ def agent_env(uv_env: dict[str, str], config_path: Path, model_url: str, model: 
     model (MODEL_PROVIDER / MODEL / BASE_URL) and CONFIG_PATH."""
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONFIG_PATH")}
     env.update(uv_env)
-    env.update({"MODEL_PROVIDER": "openai", "MODEL": model, "BASE_URL": f"{model_url}/v1",
-                "OPENAI_API_KEY": "not-needed-by-the-scripted-model", "CONFIG_PATH": str(config_path),
-                "AGENT_CARD_DISPLAY": "0"})
+    env.update(
+        {
+            "MODEL_PROVIDER": "openai",
+            "MODEL": model,
+            "BASE_URL": f"{model_url}/v1",
+            "OPENAI_API_KEY": "not-needed-by-the-scripted-model",
+            "CONFIG_PATH": str(config_path),
+            "AGENT_CARD_DISPLAY": "0",
+        }
+    )
     return env
 
 
@@ -116,8 +125,9 @@ def wait_for_card(url: str, proc: subprocess.Popen, log_path: Path, timeout: flo
 
     def card() -> dict | None:
         if proc.poll() is not None:
-            raise RuntimeError(f"agent exited with {proc.returncode} before serving {card_url}:\n"
-                               f"{log_path.read_text()[-4000:]}")
+            raise RuntimeError(
+                f"agent exited with {proc.returncode} before serving {card_url}:\n{log_path.read_text()[-4000:]}"
+            )
         try:
             response = httpx.get(card_url, timeout=2.0)
         except httpx.TransportError:
@@ -142,8 +152,15 @@ class RunningAgent:
 def running_agent(cwd: Path, args: list[str], env: dict, port: int, log_path: Path) -> Iterator[RunningAgent]:
     """`uv run . <args>` from `cwd` in its own process group, until the block ends."""
     with open(log_path, "w") as log:
-        proc = subprocess.Popen(["uv", "run", ".", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            ["uv", "run", ".", *args],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
         url = f"http://127.0.0.1:{port}"
         card = wait_for_card(url, proc, log_path, STARTUP_TIMEOUT_S)

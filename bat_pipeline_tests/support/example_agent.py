@@ -48,9 +48,17 @@ def _model_entry(model: str) -> dict[str, Any] | None:
     return {"provider": "openai", "model": model, "base_url": "{scripted_llm}/v1"}
 
 
-def copy_example_agent(dest: Path, *, tasks: tuple[str, ...] | None = FEW_TASKS, extra_tasks: list[dict] = (),
-                       k: int = 1, models: tuple[str, ...] | None = None, evaluation: dict | None = None,
-                       agent: dict | None = None, judge: dict | None = None) -> Path:
+def copy_example_agent(
+    dest: Path,
+    *,
+    tasks: tuple[str, ...] | None = FEW_TASKS,
+    extra_tasks: list[dict] = (),
+    k: int = 1,
+    models: tuple[str, ...] | None = None,
+    evaluation: dict | None = None,
+    agent: dict | None = None,
+    judge: dict | None = None,
+) -> Path:
     """The example agent folder copied to `dest` (no eval/output): its dataset cut to `tasks`
     (None: all) plus `extra_tasks`, `k` attempts, only `models` (None: all; each a partition
     key of the example, or a bare model name the scripted server answers as an OpenAI
@@ -97,21 +105,30 @@ def pipeline_env(agent_dir: Path, root: Path, llm_url: str) -> dict[str, str]:
     home.mkdir(parents=True, exist_ok=True)
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
     env = dict(os.environ)
-    env.update({
-        "BAT_AGENT_DIR": str(agent_dir),
-        "BAT_PIPELINE_HOME": str(root),
-        "DAGSTER_HOME": str(home),
-        LLM_URL_VAR: llm_url,
-        JUDGE_KEY_VAR: "scripted-judge-takes-any-key",
-        "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-    })
+    env.update(
+        {
+            "BAT_AGENT_DIR": str(agent_dir),
+            "BAT_PIPELINE_HOME": str(root),
+            "DAGSTER_HOME": str(home),
+            LLM_URL_VAR: llm_url,
+            JUDGE_KEY_VAR: "scripted-judge-takes-any-key",
+            "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        }
+    )
     return env
 
 
 def run(command: list[str], env: dict[str, str], timeout_s: float = 240) -> subprocess.CompletedProcess:
     """Run to completion; stdout and stderr together in `.stdout`."""
-    return subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          stdin=subprocess.DEVNULL, text=True, timeout=timeout_s)
+    return subprocess.run(
+        command,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        timeout=timeout_s,
+    )
 
 
 @dataclass
@@ -158,8 +175,9 @@ class Agent:
         return self.proc.returncode
 
 
-def launch_agent(tmp: Path, llm_url: str, model: str, provider: str = "openai",
-                 telemetry: list[dict] | None = None) -> Agent:
+def launch_agent(
+    tmp: Path, llm_url: str, model: str, provider: str = "openai", telemetry: list[dict] | None = None
+) -> Agent:
     """Copy the example agent's card, write a config pointing to tmp files, start it.
 
     `telemetry`: the `telemetry.output` entries (default: a local file, `spans/agent.jsonl`)."""
@@ -173,8 +191,13 @@ def launch_agent(tmp: Path, llm_url: str, model: str, provider: str = "openai",
     config["sub_agent"]["telemetry_file"] = "spans/forecaster.jsonl"
     (folder / "config.yaml").write_text(yaml.safe_dump(config))
     base = llm_url if provider == "anthropic" else llm_url + "/v1"
-    env = {**os.environ, "CONFIG_PATH": str(folder / "config.yaml"), "MODEL": model,
-           "MODEL_PROVIDER": provider, "BASE_URL": base}
+    env = {
+        **os.environ,
+        "CONFIG_PATH": str(folder / "config.yaml"),
+        "MODEL": model,
+        "MODEL_PROVIDER": provider,
+        "BASE_URL": base,
+    }
     proc = subprocess.Popen([sys.executable, "-m", "bat_pipeline.example.agent"], cwd=folder, env=env)
     return Agent(proc, f"http://127.0.0.1:{port}", folder)
 

@@ -56,8 +56,7 @@ class PipelineRun:
             return self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             stop_process(self.proc)
-            raise AssertionError(
-                f"bat-pipeline run did not end within {timeout}s:\n{self.output[-4000:]}") from None
+            raise AssertionError(f"bat-pipeline run did not end within {timeout}s:\n{self.output[-4000:]}") from None
 
     def partition_dir(self, model_key: str) -> Path:
         """The pipeline's own folder of this run and model under BAT_PIPELINE_HOME."""
@@ -73,7 +72,13 @@ def start_pipeline(agent_dir: Path, env: dict[str, str], home: Path, *args: str)
     home.mkdir(parents=True, exist_ok=True)
     log_path = home / "bat-pipeline.out"
     with open(log_path, "w") as log:
-        proc = subprocess.Popen([str(BAT_PIPELINE), "run", str(agent_dir), *args], cwd=home, env=env,
-                                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            [str(BAT_PIPELINE), "run", str(agent_dir), *args],
+            cwd=home,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     return PipelineRun(agent_dir=agent_dir, home=home, proc=proc, log_path=log_path)

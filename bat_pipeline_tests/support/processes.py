@@ -42,8 +42,16 @@ def processes() -> list[Proc]:
         except (OSError, IndexError):
             continue
         if raw and stat[0] != "Z":
-            found.append(Proc(int(entry.name), int(stat[1]), int(stat[2]),
-                              raw.replace(b"\0", b" ").decode(errors="replace"), cwd, environ))
+            found.append(
+                Proc(
+                    int(entry.name),
+                    int(stat[1]),
+                    int(stat[2]),
+                    raw.replace(b"\0", b" ").decode(errors="replace"),
+                    cwd,
+                    environ,
+                )
+            )
     return found
 
 
@@ -63,15 +71,15 @@ def belonging_to(folder: Path) -> list[Proc]:
     the Forecaster)."""
     where = str(Path(folder).resolve())
     mine = os.getpid()
-    return [p for p in processes() if p.pid != mine
-            and (where in p.cmdline or where in p.environ or _inside(p.cwd, where))]
+    return [
+        p for p in processes() if p.pid != mine and (where in p.cmdline or where in p.environ or _inside(p.cwd, where))
+    ]
 
 
 def assert_no_process_left(folder: Path, timeout_s: float = 20.0) -> None:
     left = last_value(lambda: belonging_to(folder), lambda found: not found, timeout_s, 0.1)
     if left:
-        raise AssertionError(f"processes left behind for {folder}: "
-                             + "; ".join(f"{p.pid} {p.cmdline}" for p in left))
+        raise AssertionError(f"processes left behind for {folder}: " + "; ".join(f"{p.pid} {p.cmdline}" for p in left))
 
 
 def agent_processes(agent_dir: Path, marker: str) -> list[str]:
@@ -82,9 +90,12 @@ def agent_processes(agent_dir: Path, marker: str) -> list[str]:
     `pid: command line`."""
     where = str(agent_dir)
     mine = os.getpid()
-    return [f"{p.pid}: {p.cmdline.strip()}" for p in processes()
-            if p.pid != mine and (where in p.cmdline or (
-                AGENT_MODULE in p.cmdline and (p.cwd.startswith(where) or marker in p.environ)))]
+    return [
+        f"{p.pid}: {p.cmdline.strip()}"
+        for p in processes()
+        if p.pid != mine
+        and (where in p.cmdline or (AGENT_MODULE in p.cmdline and (p.cwd.startswith(where) or marker in p.environ)))
+    ]
 
 
 def leftover_agents(agent_dir: Path, marker: str, timeout_s: float = 10.0) -> list[str]:

@@ -9,8 +9,19 @@ from typing import Any
 
 from bat_pipeline_tests.support.polling import last_value
 
-FIELDS = {"name", "kind", "trace_id", "span_id", "parent_span_id", "start_time", "end_time", "attributes",
-          "status", "status_description", "events"}
+FIELDS = {
+    "name",
+    "kind",
+    "trace_id",
+    "span_id",
+    "parent_span_id",
+    "start_time",
+    "end_time",
+    "attributes",
+    "status",
+    "status_description",
+    "events",
+}
 
 
 def shape_errors(span: dict[str, Any]) -> list[str]:
@@ -25,8 +36,11 @@ def shape_errors(span: dict[str, Any]) -> list[str]:
     parent = span.get("parent_span_id")
     if parent is not None and len(parent) != 16:
         errors.append("parent id")
-    if not (isinstance(span.get("start_time"), int) and isinstance(span.get("end_time"), int)
-            and span["start_time"] <= span["end_time"]):
+    if not (
+        isinstance(span.get("start_time"), int)
+        and isinstance(span.get("end_time"), int)
+        and span["start_time"] <= span["end_time"]
+    ):
         errors.append("times")
     if span.get("status") not in ("UNSET", "OK", "ERROR") or not isinstance(span.get("attributes"), dict):
         errors.append("status/attributes")
@@ -52,9 +66,14 @@ def wait_for_spans(path: Path, predicate: Any, timeout_s: float = 10.0) -> list[
 
 def roots(spans: list[dict[str, Any]], conversation: str) -> list[dict[str, Any]]:
     """The invoke_agent roots (non-CLIENT, no parent) of one conversation, by start."""
-    found = [s for s in spans if s["parent_span_id"] is None and s["kind"] != "CLIENT"
-             and s["attributes"].get("gen_ai.operation.name") == "invoke_agent"
-             and s["attributes"].get("gen_ai.conversation.id") == conversation]
+    found = [
+        s
+        for s in spans
+        if s["parent_span_id"] is None
+        and s["kind"] != "CLIENT"
+        and s["attributes"].get("gen_ai.operation.name") == "invoke_agent"
+        and s["attributes"].get("gen_ai.conversation.id") == conversation
+    ]
     return sorted(found, key=lambda s: s["start_time"])
 
 
@@ -65,10 +84,15 @@ def totals(spans: list[dict[str, Any]], conversation: str) -> dict[str, Any]:
     llm = [s for s in mine if s["attributes"].get("openinference.span.kind") == "LLM"]
     return {
         "model_calls": len(llm),
-        "tokens": sum(s["attributes"].get("llm.token_count.prompt", 0)
-                      + s["attributes"].get("llm.token_count.completion", 0) for s in llm),
-        "tools": [(s["attributes"]["tool.name"], json.loads(s["attributes"]["input.value"])) for s in mine
-                  if s["attributes"].get("openinference.span.kind") == "TOOL"],
+        "tokens": sum(
+            s["attributes"].get("llm.token_count.prompt", 0) + s["attributes"].get("llm.token_count.completion", 0)
+            for s in llm
+        ),
+        "tools": [
+            (s["attributes"]["tool.name"], json.loads(s["attributes"]["input.value"]))
+            for s in mine
+            if s["attributes"].get("openinference.span.kind") == "TOOL"
+        ],
         "agent_calls": [s["attributes"]["gen_ai.agent.name"] for s in mine if s["kind"] == "CLIENT"],
         "errors": [s["name"] for s in mine if s["status"] == "ERROR"],
     }
@@ -76,9 +100,14 @@ def totals(spans: list[dict[str, Any]], conversation: str) -> dict[str, Any]:
 
 def in_trace(spans: list[dict[str, Any]], trace_id: str, kind: str | None = None) -> list[dict[str, Any]]:
     """Spans of a trace by start; with `kind`, only those of that openinference span kind."""
-    return sorted((s for s in spans if s["trace_id"] == trace_id
-                   and (kind is None or s["attributes"].get("openinference.span.kind") == kind)),
-                  key=lambda s: s["start_time"])
+    return sorted(
+        (
+            s
+            for s in spans
+            if s["trace_id"] == trace_id and (kind is None or s["attributes"].get("openinference.span.kind") == kind)
+        ),
+        key=lambda s: s["start_time"],
+    )
 
 
 def root_conversations(spans_file: Path) -> list[str]:
@@ -86,7 +115,10 @@ def root_conversations(spans_file: Path) -> list[str]:
     ids = []
     for span in read_spans(spans_file):
         attrs = span.get("attributes") or {}
-        if (span.get("parent_span_id") is None and span.get("kind") != "CLIENT"
-                and attrs.get("gen_ai.operation.name") == "invoke_agent"):
+        if (
+            span.get("parent_span_id") is None
+            and span.get("kind") != "CLIENT"
+            and attrs.get("gen_ai.operation.name") == "invoke_agent"
+        ):
             ids.append(attrs.get("gen_ai.conversation.id"))
     return ids
