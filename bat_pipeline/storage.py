@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 from pydantic import BaseModel
 
@@ -37,6 +38,7 @@ from bat_pipeline.engine.errors import InputError
 
 HOME_VAR = "BAT_PIPELINE_HOME"
 PARTITION_FILE = "partition.json"
+RUNS_DIR = "runs"
 AGENT_LOG = "agent.log"
 SPANS_DIR = "spans"
 AGENT_SPANS = "agent.jsonl"
@@ -50,7 +52,20 @@ def resumed_spans(launch: str) -> str:
 
 def default_root() -> Path:
     """`$BAT_PIPELINE_HOME`, else `.bat_pipeline` in the current folder."""
-    return Path(os.environ.get(HOME_VAR) or ".bat_pipeline").resolve()
+    return root_path(os.environ.get(HOME_VAR) or ".bat_pipeline")
+
+
+def root_path(root: str | Path) -> Path:
+    """The storage root as a local folder, from a path or a `file://` URL (a shared mount:
+    every worker of a distributed run resolves the partitions' files against its own root).
+    Other URL schemes (object stores) are refused with InputError: not supported yet."""
+    text = str(root)
+    if "://" in text:
+        parsed = urlparse(text)
+        if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
+            raise InputError(text, f"the storage root must be a folder or a file:// URL, not {parsed.scheme}://")
+        text = unquote(parsed.path)
+    return Path(text).expanduser().resolve()
 
 
 def warehouse_path(root: Path) -> Path:
@@ -131,7 +146,9 @@ class PartitionRef(BaseModel):
     k: int
     agent_dir: Path
     dir: Path
-    """`<root>/runs/<run_id>/<model_key>`."""
+    """`<root>/runs/<run_id>/<model_key>`; partition.json records it relative to the
+    root (`runs/<run_id>/<model_key>`) and reading it anchors it at the folder it was read
+    from, so a worker whose root is mounted elsewhere finds the same files."""
     output_dir: Path
     """The reference-compatible folder `output_dir/<run id>/<run_name>_<model>/`."""
     started_at: str = ""
@@ -212,7 +229,7 @@ def record_timings(folder: Path, phases: dict[str, float]) -> dict[str, Any]:
 
 
 def partition_dir(root: Path, run_id: str, model_key: str) -> Path:
-    return Path(root) / "runs" / safe_key(run_id) / safe_key(model_key)
+    return Path(root) / RUNS_DIR / safe_key(run_id) / safe_key(model_key)
 
 
 def reference_dir(output_dir: Path, run_id: str, run_name: str, model_name: str) -> Path:
@@ -279,11 +296,23 @@ def load_episodes(ref: PartitionRef) -> list[Episode]:
 
 
 def save_ref(ref: PartitionRef) -> None:
-    write_json(ref.file(PARTITION_FILE), ref)
+    """partition.json, with the partition's folder relative to the storage root."""
+    data = ref.model_dump(mode="json")
+    data["dir"] = ref_location(ref)
+    write_json(ref.file(PARTITION_FILE), data)
+
+
+def ref_location(ref: PartitionRef) -> str:
+    """Where the partition lives relative to the storage root: `runs/<run id>/<model key>`."""
+    return f"{RUNS_DIR}/{ref.dir.parent.name}/{ref.dir.name}"
 
 
 def load_ref(directory: Path) -> PartitionRef:
-    return PartitionRef.model_validate(read_json(Path(directory) / PARTITION_FILE))
+    """The record in `directory`, its `dir` that folder (older records hold an absolute
+    path, possibly of another machine's mount: the folder read wins)."""
+    data = read_json(Path(directory) / PARTITION_FILE)
+    data["dir"] = str(Path(directory).resolve())
+    return PartitionRef.model_validate(data)
 
 
 def has_ref(directory: Path) -> bool:
@@ -294,7 +323,7 @@ def latest_run_dir(root: Path, model_key: str, agent_id: str | None = None) -> P
     """The newest run folder holding this model (of this agent, when given), or None.
 
     A partition recorded before agents had an identity belongs to its agent folder's name."""
-    runs = Path(root) / "runs"
+    runs = Path(root) / RUNS_DIR
     if not runs.is_dir():
         return None
     for run in sorted((p for p in runs.iterdir() if p.is_dir()), key=lambda p: p.name, reverse=True):
