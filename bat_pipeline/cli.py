@@ -42,7 +42,7 @@ def cmd_run(args) -> int:
     overrides = Overrides(providers_file=Path(args.providers).resolve() if args.providers else None,
                           threshold=args.threshold, output_dir=Path(args.output).resolve() if args.output else None)
     return run_evaluation(_agent(args.agent), models=args.model, resume=args.resume, timings=args.timings,
-                          overrides=overrides)
+                          overrides=overrides, executor=args.executor, address=args.address)
 
 
 def cmd_demo(args) -> int:
@@ -67,6 +67,8 @@ def _unit(text: str) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from bat_pipeline.engine.contracts.config import EXECUTORS
+
     parser = argparse.ArgumentParser(prog=PROGRAM, description="Evaluate A2A agents across models with Dagster.")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -93,6 +95,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="re-run only the missing or eval-error episodes of the last run")
     p.add_argument("--timings", action="store_true",
                    help="print the seconds each phase of the run took, per model")
+    p.add_argument("--executor", choices=EXECUTORS,
+                   help="where the steps run (default: eval.yaml's execution.executor, else in_process)")
+    p.add_argument("--address", metavar="tcp://HOST:PORT",
+                   help="the Dask scheduler to run the steps on (implies --executor dask; without it, "
+                        "dask starts a local cluster)")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("demo", help="the bundled example agent with scripted models, all partitions")

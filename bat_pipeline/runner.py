@@ -19,6 +19,7 @@ from typing import Any
 from bat_pipeline.engine.config import load_tasks
 from bat_pipeline.engine.config.project import Overrides, load_project, suite_tasks
 from bat_pipeline.engine.contracts import QUALITATIVE_FIELDS, EvalConfig
+from bat_pipeline.engine.contracts.config import ExecutionSettings
 from bat_pipeline.engine.contracts.names import safe_key
 from bat_pipeline.engine.contracts.timings import PHASES, RUN_STARTED_VAR
 from bat_pipeline.engine.environment import dotenv_path, project_environ, require_judge_key
@@ -79,12 +80,14 @@ def _episode_count(root: Path, run_id: str, key: str, resume: bool, agent_id: st
 
 
 def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: bool = False,
-                   timings: bool = False, out=print, overrides: Overrides | None = None) -> int:
+                   timings: bool = False, out=print, overrides: Overrides | None = None,
+                   executor: str | None = None, address: str | None = None) -> int:
     """Run the chain for the chosen models in parallel; 0 when every model ran and passed its
     gates, 1 otherwise. `agent_dir` may be an AgentV eval file (its targets are the
     models); with `overrides.threshold` a test below it also makes the result 1.
     InputError (exit 2) before anything starts on bad configuration,
-    including a judge that is on and has no API key. Every phase is timed (the partitions'
+    including a judge that is on and has no API key. `executor`, `address`: where the steps
+    run, over eval.yaml's `execution` (an address alone means Dask). Every phase is timed (the partitions'
     timings.json, the run's in `runs/<run id>/timings.json`); `timings` prints them."""
     from bat_pipeline.resources.agent_process import AgentLauncher
     from bat_pipeline.resources.process_group import stop_process_group
@@ -106,6 +109,7 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     keys = select_models(config, models)
+    execution = chosen_execution(config, executor, address)
     root = default_root()
     for key in (k for k in keys if starts_agent(config.model(k))):
         for warning in AgentLauncher(*agent_partition(config, key), root).preflight():
@@ -141,17 +145,31 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
     try:
         # The agents start now, while Dagster is imported and the partitions fork; each
         # partition adopts its own (a resumed run keeps its old folders: its agents start there).
-        if not resume:
+        # Steps executed elsewhere start their agents on the worker that runs them.
+        if not resume and execution.executor == "in_process":
             agents = [k for k in keys if starts_agent(config.model(k))]  # a BAT agent, or an a2a target
             ahead = head_start(with_scripted_llm(config, os.environ[URL_VAR]) if uses_scripted_llm(config)
                                else config, agents, root, run_id)
         return _run_partitions(config, agent_dir, keys, root, run_id, resume, started, timings, total, out,
-                               overrides)
+                               overrides, execution)
     finally:
         _release(ahead, config, root, overrides)
         if scripted is not None:
             stop_process_group(scripted, STOP_GRACE_S)
             os.environ.pop(URL_VAR, None)
+
+
+def chosen_execution(config: EvalConfig, executor: str | None, address: str | None) -> ExecutionSettings:
+    """eval.yaml's `execution` with the command line's `--executor` and `--address` over it;
+    InputError for an address given to another executor than Dask."""
+    execution = config.execution.model_copy(update={k: v for k, v in (("executor", executor), ("address", address))
+                                                    if v is not None})
+    if address and executor is None:
+        execution.executor = "dask"
+    if execution.address and execution.executor != "dask":
+        raise InputError(str(config.source), f"a scheduler address is for the dask executor, not "
+                         f"{execution.executor}", field="execution.address")
+    return execution
 
 
 def head_start(config: EvalConfig, keys: list[str], root: Path, run_id: str) -> dict[str, Any]:
@@ -195,7 +213,8 @@ def _release(ahead: dict[str, Any], config: EvalConfig, root: Path, overrides: O
 
 
 def _run_partitions(config: EvalConfig, agent_dir: Path, keys: list[str], root: Path, run_id: str, resume: bool,
-                    started: float, timings: bool, total: int, out, overrides: Overrides) -> int:
+                    started: float, timings: bool, total: int, out, overrides: Overrides,
+                    execution: ExecutionSettings) -> int:
     """Fork the partitions' Dagster runs, show their progress, draw the charts, report."""
     from bat_pipeline.assets.common import RESUME_TAG, RUN_ID_TAG
     from bat_pipeline.definitions import build_definitions
@@ -204,9 +223,19 @@ def _run_partitions(config: EvalConfig, agent_dir: Path, keys: list[str], root: 
     logs = root / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     defs = build_definitions(agent_dir, root, overrides)
+    recon = None
+    if execution.executor != "in_process":
+        from bat_pipeline.executors import reconstructable_evaluate
+        from bat_pipeline.resources.scripted_process import URL_VAR
+
+        recon = reconstructable_evaluate(
+            agent_dir=str(agent_dir), root=str(root), execution=execution.model_dump(),
+            providers_file=str(overrides.providers_file) if overrides.providers_file else None,
+            threshold=overrides.threshold, output_dir=str(overrides.output_dir) if overrides.output_dir else None,
+            scripted_url=os.environ.get(URL_VAR))
     warm_up()
     tags = {RUN_ID_TAG: run_id, **({RESUME_TAG: "true"} if resume else {})}
-    running = [start_partition(defs, key, tags, logs / f"{safe_key(run_id)}-{safe_key(key)}.log")
+    running = [start_partition(defs, key, tags, logs / f"{safe_key(run_id)}-{safe_key(key)}.log", recon)
                for key in keys]
     # While the partitions work, this process only waits: load the charts' drawing now.
     import bat_pipeline.engine.charts  # noqa: F401 - imports matplotlib

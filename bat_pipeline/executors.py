@@ -1,0 +1,110 @@
+"""Where the steps of a partition's Dagster run execute (eval.yaml `execution`, or
+`bat-pipeline run --executor`): in the partition's own process (the default), in a process
+per step, or as tasks on a Dask cluster.
+
+A step running elsewhere rebuilds the definitions from the arguments of `evaluate_job`
+(a reconstructable job: nothing is read from the environment of the process that started
+the run), reads what its upstream handed on under the storage root (resources.handoff),
+and starts the partition's agent itself, on its own machine. Imported only by runs that
+execute their steps elsewhere (dagster-dask and dask take most of a second to import).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import dagster as dg
+import dask.distributed
+from dagster._core.events import DagsterEvent, DagsterEventType
+from dagster._core.execution.context.system import PlanOrchestrationContext
+from dagster._core.execution.plan.plan import ExecutionPlan
+from dagster._core.executor.base import Executor
+from dagster._core.instance import DagsterInstance, InstanceRef
+from dagster_dask.executor import DaskExecutor, get_dask_resource_requirements, query_on_dask_worker
+
+from bat_pipeline.engine.contracts.config import ExecutionSettings
+
+LOCAL_DASK_WORKERS = 2
+
+
+class StepLostError(RuntimeError):
+    """A step started on a Dask worker that died: not run a second time."""
+
+
+def executor_def(execution: ExecutionSettings) -> dg.ExecutorDefinition:
+    """The Dagster executor for `execution`."""
+    if execution.executor == "multiprocess":
+        return dg.multiprocess_executor.configured({"max_concurrent": execution.workers or 0})
+    if execution.executor == "dask":
+        cluster = ({"existing": {"address": execution.address}} if execution.address else
+                   {"local": {"n_workers": execution.workers or LOCAL_DASK_WORKERS, "threads_per_worker": 1,
+                              "processes": True}})
+        return dask_executor.configured({"cluster": cluster})
+    return dg.in_process_executor
+
+
+@dg.executor(name="bat_dask", config_schema={"cluster": dg.Field(dg.Permissive())},
+             requirements=dg.multiple_process_executor_requirements())
+def dask_executor(init_context: dg.InitExecutorContext) -> Executor:
+    """dagster-dask's executor, with each Dask task named by the Dagster run: the partitions
+    of one evaluation run the same steps at once on one scheduler, and Dask shares a task
+    among the clients that submit the same key."""
+    cluster: dict[str, Any] = init_context.executor_config["cluster"]  # type: ignore[assignment]
+    ((kind, settings),) = cluster.items()
+    return _RunScopedDaskExecutor(kind, settings)
+
+
+class _RunScopedDaskExecutor(DaskExecutor):
+    def execute(self, plan_context: PlanOrchestrationContext, execution_plan: ExecutionPlan) -> Iterator[DagsterEvent]:
+        run = plan_context.dagster_run
+        address = self.cluster_configuration["address"] if self.cluster_type == "existing" else None
+        cluster = address or dask.distributed.LocalCluster(**self.build_dict(run.job_name))
+        with dask.distributed.Client(cluster) as client:
+            futures: dict[str, Any] = {}
+            for level in execution_plan.get_steps_to_execute_by_level():
+                for step in level:
+                    upstream = [futures[key] for step_input in step.step_inputs for key in step_input.dependency_keys]
+                    futures[step.key] = client.submit(
+                        run_step_once, upstream, plan_context.reconstructable_job, run, plan_context.run_config,
+                        step.key, plan_context.instance.get_ref(), execution_plan.known_state,
+                        key=f"{run.job_name}.{run.run_id}.{step.key}",
+                        resources=get_dask_resource_requirements(step.tags), pure=False)
+            for _future, events in dask.distributed.as_completed(list(futures.values()), with_results=True):
+                yield from events
+
+
+def run_step_once(upstream: Sequence[Any], recon_job: Any, run: Any, run_config: Mapping[str, Any] | None,
+                  step_key: str, instance_ref: InstanceRef, known_state: Any) -> Sequence[DagsterEvent]:
+    """One step on a Dask worker. Dask gives a task whose worker died to another worker;
+    a step that already started is not run again (its partition's finished episodes stay
+    as stored, `bat-pipeline run --resume` continues them): StepLostError fails the run."""
+    with DagsterInstance.from_ref(instance_ref) as instance:
+        started = instance.all_logs(run.run_id, of_type=DagsterEventType.STEP_START)
+        if any(entry.step_key == step_key for entry in started):
+            raise StepLostError(f"step {step_key} was running on a Dask worker that died; it is not run a second "
+                                f"time (what it stored is kept: `bat-pipeline run --resume` continues it)")
+    return query_on_dask_worker(upstream, recon_job, run, run_config, [step_key], instance_ref, known_state)
+
+
+def evaluate_job(agent_dir: str, root: str, execution: dict[str, Any], providers_file: str | None = None,
+                 threshold: float | None = None, output_dir: str | None = None,
+                 scripted_url: str | None = None) -> dg.JobDefinition:
+    """The `evaluate` job, built from plain values: how a step in another process or on a
+    Dask worker gets the run's definitions (dg.build_reconstructable_job)."""
+    from pathlib import Path
+
+    from bat_pipeline.automation import EVALUATE_JOB
+    from bat_pipeline.definitions import build_definitions
+    from bat_pipeline.engine.config.project import Overrides
+
+    overrides = Overrides(providers_file=Path(providers_file) if providers_file else None, threshold=threshold,
+                          output_dir=Path(output_dir) if output_dir else None)
+    defs = build_definitions(Path(agent_dir), Path(root), overrides,
+                             execution=ExecutionSettings.model_validate(execution), scripted_url=scripted_url)
+    return defs.resolve_job_def(EVALUATE_JOB)
+
+
+def reconstructable_evaluate(**kwargs: Any) -> Any:
+    """A reconstructable `evaluate` job (kwargs: those of `evaluate_job`)."""
+    return dg.build_reconstructable_job(__name__, evaluate_job.__name__, reconstructable_kwargs=kwargs)
