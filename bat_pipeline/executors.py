@@ -76,12 +76,15 @@ class _RunScopedDaskExecutor(DaskExecutor):
 
 def run_step_once(upstream: Sequence[Any], recon_job: Any, run: Any, run_config: Mapping[str, Any] | None,
                   step_key: str, instance_ref: InstanceRef, known_state: Any) -> Sequence[DagsterEvent]:
-    """One step on a Dask worker. Dask gives a task whose worker died to another worker;
-    a step that already started is not run again (its partition's finished episodes stay
-    as stored, `bat-pipeline run --resume` continues them): StepLostError fails the run."""
+    """One step on a Dask worker. When a worker dies Dask gives its tasks to another: the
+    one it was running, and finished ones whose results it held. A finished step is not run
+    again (its output is under the storage root); one that had started is not either: its
+    partition's finished episodes stay as stored (`bat-pipeline run --resume` continues
+    them) and StepLostError fails the run."""
     with DagsterInstance.from_ref(instance_ref) as instance:
-        started = instance.all_logs(run.run_id, of_type=DagsterEventType.STEP_START)
-        if any(entry.step_key == step_key for entry in started):
+        if any(e.step_key == step_key for e in instance.all_logs(run.run_id, of_type=DagsterEventType.STEP_SUCCESS)):
+            return []
+        if any(e.step_key == step_key for e in instance.all_logs(run.run_id, of_type=DagsterEventType.STEP_START)):
             raise StepLostError(f"step {step_key} was running on a Dask worker that died; it is not run a second "
                                 f"time (what it stored is kept: `bat-pipeline run --resume` continues it)")
     return query_on_dask_worker(upstream, recon_job, run, run_config, [step_key], instance_ref, known_state)
