@@ -11,6 +11,7 @@ execute their steps elsewhere (dagster-dask and dask take most of a second to im
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -59,8 +60,11 @@ class _RunScopedDaskExecutor(DaskExecutor):
     def execute(self, plan_context: PlanOrchestrationContext, execution_plan: ExecutionPlan) -> Iterator[DagsterEvent]:
         run = plan_context.dagster_run
         address = self.cluster_configuration["address"] if self.cluster_type == "existing" else None
-        cluster = address or dask.distributed.LocalCluster(**self.build_dict(run.job_name))
-        with dask.distributed.Client(cluster) as client:
+        with contextlib.ExitStack() as stack:
+            # A local cluster lives as long as its run: closed here, since the partition's
+            # process ends with os._exit (no atexit hooks would stop its workers).
+            cluster = address or stack.enter_context(dask.distributed.LocalCluster(**self.build_dict(run.job_name)))
+            client = stack.enter_context(dask.distributed.Client(cluster))
             futures: dict[str, Any] = {}
             for level in execution_plan.get_steps_to_execute_by_level():
                 for step in level:
