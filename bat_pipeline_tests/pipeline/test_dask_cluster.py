@@ -2,7 +2,8 @@
 and two `dask worker` processes (issue 18). The example with two models runs through them
 with the verdicts of an in-process run, both workers execute steps, each partition's agent
 runs on the worker of its episodes step; a worker killed mid-run fails its partition
-clearly, keeps every episode it stored and leaves no process behind."""
+clearly, keeps every episode it stored and leaves no process behind. The multiprocess
+executor and a local Dask cluster chosen in eval.yaml give the same verdicts too."""
 
 from __future__ import annotations
 
@@ -140,3 +141,30 @@ def test_a_worker_killed_mid_run_fails_its_partition_keeps_its_episodes_and_leav
         after = _stored(partition)
         assert before and set(before) <= set(after), (before, after)
         assert leftover_agents(ws.agent, ws.llm_url) == []
+
+
+@pytest.mark.parametrize(("execution", "args"), [
+    ({}, ("--executor", "multiprocess")),
+    ({"executor": "dask", "workers": 1}, ()),   # eval.yaml alone: a local cluster of its own
+], ids=["multiprocess", "local_dask_cluster"])
+def test_other_executors_give_the_in_process_verdicts_with_each_step_outside_the_run_process(
+        in_process, workspace_factory, execution, args):
+    import yaml
+
+    reference = in_process[0]
+    ws = workspace_factory("other_executor", models=MODELS[:1])
+    if execution:
+        eval_file = ws.agent / "eval" / "eval.yaml"
+        eval_file.write_text(yaml.safe_dump({**yaml.safe_load(eval_file.read_text()), "execution": execution}))
+    result = bat_pipeline_run(ws, *args)
+    assert result.returncode == 0, result.stdout[-4000:]
+    assert verdicts(ws) == {key: v for key, v in verdicts(reference).items() if key[0] == MODELS[0]}
+    pids = {key: found for key, found in step_pids(ws).items() if not key.endswith("eval_charts")}
+    # Dagster's log lines: time - dagster - level - job - run id - pid - event - message.
+    (log,) = (ws.root / "logs").glob("*.log")
+    run_processes = {int(line.split(" - ")[5]) for line in log.read_text().splitlines() if " - RUN_START - " in line}
+    assert len(run_processes) == 1 and len(pids) == 6, (pids, run_processes)
+    assert not set().union(*pids.values()) & run_processes, (pids, run_processes)
+    if args:  # multiprocess: a process per step
+        assert len(set().union(*pids.values())) == len(pids), pids
+    assert leftover_agents(ws.agent, ws.llm_url) == []
