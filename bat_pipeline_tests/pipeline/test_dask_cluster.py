@@ -2,7 +2,8 @@
 and two `dask worker` processes (issue 18). The example with two models runs through them
 with the verdicts of an in-process run, both workers execute steps, each partition's agent
 runs on the worker of its episodes step; a worker killed mid-run fails its partition
-clearly, keeps every episode it stored and leaves no process behind. The multiprocess
+clearly, keeps every episode it stored (`--resume` on the worker left finishes it) and
+leaves no process behind. The multiprocess
 executor and a local Dask cluster chosen in eval.yaml give the same verdicts too."""
 
 from __future__ import annotations
@@ -141,6 +142,18 @@ def test_a_worker_killed_mid_run_fails_its_partition_keeps_its_episodes_and_leav
         after = _stored(partition)
         assert before and set(before) <= set(after), (before, after)
         assert leftover_agents(ws.agent, ws.llm_url) == []
+
+        # The worker left finishes the partition: the episodes stored before are kept.
+        started = {name: _started_at(partition, name) for name in before}
+        resumed = bat_pipeline_run(ws, "--resume", "--executor", "dask", "--address", cluster.address)
+        assert resumed.returncode == 0, resumed.stdout[-4000:]
+        assert len(_stored(partition)) == 3 * 3
+        assert {name: _started_at(partition, name) for name in before} == started
+        assert leftover_agents(ws.agent, ws.llm_url) == []
+
+
+def _started_at(partition: Path, name: str) -> str:
+    return json.loads((partition / "episodes" / name).read_text())["aux"]["started_at"]
 
 
 @pytest.mark.parametrize(("execution", "args"), [
