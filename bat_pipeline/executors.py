@@ -68,25 +68,30 @@ class _RunScopedDaskExecutor(DaskExecutor):
             futures: dict[str, Any] = {}
             for level in execution_plan.get_steps_to_execute_by_level():
                 for step in level:
-                    upstream = [futures[key] for step_input in step.step_inputs for key in step_input.dependency_keys]
+                    needs = sorted({key for step_input in step.step_inputs for key in step_input.dependency_keys})
                     futures[step.key] = client.submit(
-                        run_step_once, upstream, plan_context.reconstructable_job, run, plan_context.run_config,
-                        step.key, plan_context.instance.get_ref(), execution_plan.known_state,
+                        run_step_once, [futures[key] for key in needs], needs, plan_context.reconstructable_job, run,
+                        plan_context.run_config, step.key, plan_context.instance.get_ref(), execution_plan.known_state,
                         key=f"{run.job_name}.{run.run_id}.{step.key}",
                         resources=get_dask_resource_requirements(step.tags), pure=False)
             for _future, events in dask.distributed.as_completed(list(futures.values()), with_results=True):
                 yield from events
 
 
-def run_step_once(upstream: Sequence[Any], recon_job: Any, run: Any, run_config: Mapping[str, Any] | None,
-                  step_key: str, instance_ref: InstanceRef, known_state: Any) -> Sequence[DagsterEvent]:
-    """One step on a Dask worker. When a worker dies Dask gives its tasks to another: the
-    one it was running, and finished ones whose results it held. A finished step is not run
-    again (its output is under the storage root); one that had started is not either: its
+def run_step_once(upstream: Sequence[Any], needs: Sequence[str], recon_job: Any, run: Any,
+                  run_config: Mapping[str, Any] | None, step_key: str, instance_ref: InstanceRef,
+                  known_state: Any) -> Sequence[DagsterEvent]:
+    """One step on a Dask worker, once its upstream futures (`upstream`, of the steps
+    `needs`) are done. Dask runs a task whatever its upstream step did, so a step whose
+    upstream did not succeed in this run does nothing: it would read that step's last
+    output, another run's. When a worker dies Dask gives its tasks to another: the one it
+    was running, and finished ones whose results it held. A finished step is not run again
+    (its output is under the storage root); one that had started is not either: its
     partition's finished episodes stay as stored (`bat-pipeline run --resume` continues
     them) and StepLostError fails the run."""
     with DagsterInstance.from_ref(instance_ref) as instance:
-        if any(e.step_key == step_key for e in instance.all_logs(run.run_id, of_type=DagsterEventType.STEP_SUCCESS)):
+        succeeded = {e.step_key for e in instance.all_logs(run.run_id, of_type=DagsterEventType.STEP_SUCCESS)}
+        if step_key in succeeded or not set(needs) <= succeeded:
             return []
         if any(e.step_key == step_key for e in instance.all_logs(run.run_id, of_type=DagsterEventType.STEP_START)):
             raise StepLostError(f"step {step_key} was running on a Dask worker that died; it is not run a second "

@@ -181,3 +181,28 @@ def test_other_executors_give_the_in_process_verdicts_with_each_step_outside_the
     if args:  # multiprocess: a process per step
         assert len(set().union(*pids.values())) == len(pids), pids
     assert leftover_agents(ws.agent, ws.llm_url) == []
+
+
+def test_a_failed_episodes_step_on_a_worker_runs_none_of_the_later_steps(workspace_factory):
+    """Dask runs a task whatever its upstream did: the later steps must not read the
+    previous output of the failed step (another run's partition)."""
+    ws = workspace_factory("dask_agent_fails", models=MODELS[:1],
+                           agent={"command": ["sh", "-c", "echo no agent here; exit 3"]},
+                           evaluation={"agent_startup_timeout_s": 5})
+    eval_file = ws.agent / "eval" / "eval.yaml"
+    import yaml
+
+    data = yaml.safe_load(eval_file.read_text())
+    eval_file.write_text(yaml.safe_dump({**data, "execution": {"executor": "dask", "workers": 1}}))
+    # What the episodes step handed on last time: another run's partition.
+    ws.root.joinpath("handoff", "weather_agent", "agent_episodes").mkdir(parents=True)
+    ws.root.joinpath("handoff", "weather_agent", "agent_episodes", f"{MODELS[0]}.json").write_text(
+        json.dumps({"partition": "runs/20200101T000000Z/" + MODELS[0]}))
+    result = bat_pipeline_run(ws)
+    assert result.returncode == 1, result.stdout[-4000:]
+    assert "step weather_agent__agent_episodes failed" in result.stdout, result.stdout[-4000:]
+    started = step_pids(ws)
+    assert "weather_agent__agent_episodes" in started
+    assert not [key for key in started if key.split("__")[-1] in (
+        "span_trajectories", "episode_verdicts", "judge_scores", "eval_metrics")], started
+    assert leftover_agents(ws.agent, ws.llm_url) == []
