@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import dagster as dg
@@ -99,22 +100,30 @@ def run_step_once(upstream: Sequence[Any], needs: Sequence[str], recon_job: Any,
     return query_on_dask_worker(upstream, recon_job, run, run_config, [step_key], instance_ref, known_state)
 
 
-def evaluate_job(agent_dir: str, root: str, execution: dict[str, Any], providers_file: str | None = None,
-                 threshold: float | None = None, output_dir: str | None = None,
+def evaluate_job(agent_dir: str, root: str, execution: dict[str, Any], overrides: dict[str, Any],
                  scripted_url: str | None = None) -> dg.JobDefinition:
     """The `evaluate` job, built from plain values: how a step in another process or on a
-    Dask worker gets the run's definitions (dg.build_reconstructable_job)."""
-    from pathlib import Path
-
+    Dask worker gets the run's definitions (dg.build_reconstructable_job). `overrides`:
+    `plain_overrides` of the command line's."""
     from bat_pipeline.automation import EVALUATE_JOB
     from bat_pipeline.definitions import build_definitions
     from bat_pipeline.engine.config.project import Overrides
 
-    overrides = Overrides(providers_file=Path(providers_file) if providers_file else None, threshold=threshold,
-                          output_dir=Path(output_dir) if output_dir else None)
-    defs = build_definitions(Path(agent_dir), Path(root), overrides,
+    values: dict[str, Any] = {name: Path(value) if isinstance(value, str) else value
+                              for name, value in overrides.items()}
+    given = Overrides(**values)
+    defs = build_definitions(Path(agent_dir), Path(root), given,
                              execution=ExecutionSettings.model_validate(execution), scripted_url=scripted_url)
     return defs.resolve_job_def(EVALUATE_JOB)
+
+
+def plain_overrides(overrides: Any) -> dict[str, Any]:
+    """An engine.config.project.Overrides as plain values (its paths as strings, the rest
+    as they are), for `evaluate_job`."""
+    import dataclasses
+
+    return {name: str(value) if isinstance(value, Path) else value
+            for name, value in dataclasses.asdict(overrides).items()}
 
 
 def reconstructable_evaluate(**kwargs: Any) -> Any:

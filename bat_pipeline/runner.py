@@ -225,14 +225,11 @@ def _run_partitions(config: EvalConfig, agent_dir: Path, keys: list[str], root: 
     defs = build_definitions(agent_dir, root, overrides)
     recon = None
     if execution.executor != "in_process":
-        from bat_pipeline.executors import reconstructable_evaluate
+        from bat_pipeline.executors import plain_overrides, reconstructable_evaluate
         from bat_pipeline.resources.scripted_process import URL_VAR
 
-        recon = reconstructable_evaluate(
-            agent_dir=str(agent_dir), root=str(root), execution=execution.model_dump(),
-            providers_file=str(overrides.providers_file) if overrides.providers_file else None,
-            threshold=overrides.threshold, output_dir=str(overrides.output_dir) if overrides.output_dir else None,
-            scripted_url=os.environ.get(URL_VAR))
+        recon = reconstructable_evaluate(agent_dir=str(agent_dir), root=str(root), execution=execution.model_dump(),
+                                         overrides=plain_overrides(overrides), scripted_url=os.environ.get(URL_VAR))
     warm_up()
     tags = {RUN_ID_TAG: run_id, **({RESUME_TAG: "true"} if resume else {})}
     running = [start_partition(defs, key, tags, logs / f"{safe_key(run_id)}-{safe_key(key)}.log", recon)
