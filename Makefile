@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 export UV_COMPILE_BYTECODE := 1
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: venv demo lint test bench ui clean
+.PHONY: venv demo lint test bench ui clean browser
 
 venv: $(VENV)/.installed
 
@@ -15,13 +15,24 @@ $(VENV)/.installed: pyproject.toml scripts/find-python scripts/bootstrap
 	@bash scripts/bootstrap
 	@touch $@
 
-# The agent example, then the AgentV examples (the batch runner and graders run with the
-# venv's python3, first on PATH below; the assistants' targets are the weather agent over
-# A2A and plain LLMs, all answered by the scripted model server); all land in the same warehouse.
+# The agent example, the AgentV examples (the batch runner and graders run with the venv's
+# python3, first on PATH below; the assistants' targets are the weather agent over A2A and
+# plain LLMs, all answered by the scripted model server), then the agent example judged
+# with weighted rubrics and medians of three runs (judges.yaml); all land in the same
+# warehouse. The last line printed is the path of that run's HTML report.
 demo: venv
 	$(VENV)/bin/bat-pipeline demo
 	$(VENV)/bin/bat-pipeline run bat_pipeline/example/screening/screening.yaml
 	$(VENV)/bin/bat-pipeline run bat_pipeline/example/assistants/assistants.yaml
+	$(VENV)/bin/bat-pipeline run bat_pipeline/example/scenarios/run_config.yaml
+	$(VENV)/bin/bat-pipeline run bat_pipeline/example/weather_agent/eval/judges.yaml
+
+# Debian's chromium, which the HTML report's browser test drives through playwright
+# (bat_pipeline_tests/pipeline/test_report.py). Needs root; on other systems install a
+# Chromium and put it on PATH as `chromium`.
+browser:
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && { apt-get update -qq && apt-get install -y -qq chromium; }; } || \
+		echo "chromium is missing: install Debian's chromium (apt-get install -y chromium, as root)" >&2
 
 # The venv's bin first: tests start agents with `uv run .` and the venv carries uv.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
@@ -36,7 +47,7 @@ lint: venv
 	$(VENV)/bin/mypy || status=1; \
 	exit $$status
 
-test: venv lint
+test: venv lint browser
 	bash scripts/prepare-bat-adk >/dev/null
 	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 

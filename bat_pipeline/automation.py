@@ -36,12 +36,14 @@ def _sweep_requests(partitions: dg.StaticPartitionsDefinition, reason: str):
 
 
 def build_automation(config: EvalConfig, partitions: dg.StaticPartitionsDefinition, chain: list,
-                     charts_asset: dg.AssetsDefinition):
+                     charts_asset: dg.AssetsDefinition, *after_runs: dg.AssetsDefinition):
     evaluate = dg.define_asset_job(
         EVALUATE_JOB, selection=dg.AssetSelection.assets(*chain),
         description="The whole chain for one model: tasks, episodes, trajectories, verdicts, judge, metrics.")
-    charts = dg.define_asset_job(CHARTS_JOB, selection=dg.AssetSelection.assets(charts_asset),
-                                 description="Redraw the charts from the warehouse.")
+    # `after_runs`: more assets drawn from every partition's results (the report) with the charts.
+    charts = dg.define_asset_job(CHARTS_JOB, selection=dg.AssetSelection.assets(charts_asset, *after_runs),
+                                 description="Redraw the charts from the warehouse and write the latest run's "
+                                             "report.")
 
     cron = config.evaluation.schedule
 

@@ -40,7 +40,8 @@ def cmd_run(args) -> int:
     from bat_pipeline.runner import run_evaluation
 
     overrides = Overrides(providers_file=Path(args.providers).resolve() if args.providers else None,
-                          threshold=args.threshold, output_dir=Path(args.output).resolve() if args.output else None)
+                          threshold=args.threshold, output_dir=Path(args.output).resolve() if args.output else None,
+                          dataset=Path(args.dataset).resolve() if args.dataset else None)
     return run_evaluation(_agent(args.agent), models=args.model, resume=args.resume, timings=args.timings,
                           overrides=overrides, executor=args.executor, address=args.address)
 
@@ -52,11 +53,36 @@ def cmd_demo(args) -> int:
     return run_evaluation(BUNDLED_AGENT_DIR, models=args.model)
 
 
+def cmd_export(args) -> int:
+    from bat_pipeline.engine.config.project import load_project
+    from bat_pipeline.resources.evalbench_export import export_run
+    from bat_pipeline.resources.warehouse import Warehouse
+    from bat_pipeline.storage import default_root, warehouse_path
+
+    agent_id = load_project(_agent(args.agent)).agent_id if args.agent else None
+    return export_run(Warehouse(warehouse_path(default_root())), args.run, agent_id=agent_id,
+                      csv_dir=Path(args.csv).resolve() if args.csv else None,
+                      parquet_dir=Path(args.parquet).resolve() if args.parquet else None)
+
+
 def cmd_ui(args) -> int:
     from bat_pipeline.locations import agent_dir_from_env
     from bat_pipeline.ui import serve_ui
 
     return serve_ui(_agent(args.agent) if args.agent else agent_dir_from_env(), port=args.port)
+
+
+def cmd_report(args) -> int:
+    from bat_pipeline.report_commands import report_command
+    from bat_pipeline.storage import default_root
+
+    return report_command(default_root(), args.run, args.format, args.output, args.agent)
+
+
+def cmd_evaluate(args) -> int:
+    from bat_pipeline.report_commands import evaluate_command
+
+    return evaluate_command(args.results, args.rubric, args.output, args.fail_under, args.judge, args.judge_base_url)
 
 
 def _unit(text: str) -> float:
@@ -91,6 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                    "a failed test then makes the exit status 1")
     p.add_argument("--output", metavar="DIR", help="result files under DIR/<run id>/ (replaces "
                                                   "evaluation.output_dir)")
+    p.add_argument("--dataset", metavar="FILE", help="the tasks: a tasks.json or an EvalBench evalset "
+                                                     "(replaces evaluation.dataset)")
     p.add_argument("--resume", action="store_true",
                    help="re-run only the missing or eval-error episodes of the last run")
     p.add_argument("--timings", action="store_true",
@@ -106,11 +134,46 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", action="append")
     p.set_defaults(func=cmd_demo)
 
+    p = sub.add_parser("export", help="write a run's rows from the warehouse: EvalBench's CSV report, Parquet")
+    p.add_argument("run", nargs="?", help="a run id or a unique prefix (default: the latest run)")
+    p.add_argument("--agent", help="the agent folder or eval file whose runs are meant (default: any agent's)")
+    p.add_argument("--csv", metavar="DIR", help="write DIR/<run id>/{configs,evals,scores,summary}.csv")
+    p.add_argument("--parquet", metavar="DIR", help="write DIR/<run id>/<table>.parquet (e.g. for BigQuery)")
+    p.set_defaults(func=cmd_export)
+
     p = sub.add_parser("ui", help="the Dagster UI on an agent (default: $BAT_AGENT_DIR, else the current "
                                   "folder when it holds eval/eval.yaml, else the bundled example)")
     p.add_argument("agent", nargs="?")
     p.add_argument("--port", type=int, default=3000)
     p.set_defaults(func=cmd_ui)
+
+    p = sub.add_parser("report", help="the report of a past run: Markdown (printed without --output), "
+                                      "JSON or one self-contained HTML page")
+    p.add_argument("run", nargs="?", help="a run id or a unique prefix of one (default: the latest run), or a "
+                                           "results .json file (agentic-v2-eval's report of it)")
+    p.add_argument("--format", choices=["markdown", "json", "html"], default="markdown")
+    p.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of printing it")
+    p.add_argument("--agent", help="the agent id whose runs count (default: any agent)")
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser(
+        "evaluate", help="score a results file with a weighted rubric, without an agent (agentic-v2-eval's "
+                         "evaluate: exit 1 when the input cannot be loaded, 2 below --fail-under — the other "
+                         "way round from the other commands)",
+        description="Score each record of RESULTS (a JSON list, or {\"results\": [...]}) against a rubric: the "
+                    "records' values per criterion name, or with --judge the judge's. Prints the mean weighted "
+                    "score. Exit codes follow agentic-v2-eval: 0 done, 1 the results or the rubric could not be "
+                    "loaded, 2 the mean is below --fail-under (the other way round from the other commands, "
+                    "where 1 is a quality failure and 2 refused input).")
+    p.add_argument("results", help="results JSON file")
+    p.add_argument("--rubric", default="default", help="a built-in rubric (default, agent, code, coding_standards, "
+                                                       "pattern) or a YAML file (default: default)")
+    p.add_argument("--output", "-o", metavar="FILE", help="write {rubric, results: [...]} here")
+    p.add_argument("--fail-under", type=float, metavar="X", help="exit 2 when the mean weighted score is below X")
+    p.add_argument("--judge", metavar="PROVIDER:MODEL", help="ask this judge for the criterion values (its key "
+                                                             "from the provider's usual variable)")
+    p.add_argument("--judge-base-url", metavar="URL", help="the judge's base URL")
+    p.set_defaults(func=cmd_evaluate)
     return parser
 
 

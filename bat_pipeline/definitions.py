@@ -14,7 +14,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from bat_pipeline.assets import charts, episodes, judge, metrics, tasks, trajectories, verdicts
+from bat_pipeline.assets import charts, episodes, judge, metrics, report, tasks, trajectories, verdicts
 from bat_pipeline.automation import build_automation
 from bat_pipeline.engine.config.project import Overrides, load_project
 from bat_pipeline.engine.contracts.config import ExecutionSettings
@@ -51,8 +51,9 @@ def build_definitions(agent_dir: Path, storage_root: Path, overrides: Overrides 
     ]
     task_specs = tasks.build(prefix)
     eval_charts = charts.build(prefix)
-    assets = [task_specs, *chain, eval_charts]
-    jobs, schedules, sensors = build_automation(config, partitions, [task_specs, *chain], eval_charts)
+    eval_report = report.build(prefix)
+    assets = [task_specs, *chain, eval_charts, eval_report]
+    jobs, schedules, sensors = build_automation(config, partitions, [task_specs, *chain], eval_charts, eval_report)
     # In one process the steps hand their outputs over in memory (execute_in_process) or
     # in $DAGSTER_HOME (the UI); elsewhere, through the storage root every worker reaches.
     handoff = {} if execution.executor == "in_process" else {"io_manager": HandoffIOManager(root=str(storage_root))}
@@ -73,7 +74,8 @@ def build_definitions(agent_dir: Path, storage_root: Path, overrides: Overrides 
                 scripted_llm=ScriptedLlmResource(url=scripted_url),
                 providers_file=str(overrides.providers_file) if overrides.providers_file else None,
                 threshold=overrides.threshold,
-                output_dir=str(overrides.output_dir) if overrides.output_dir else None),
+                output_dir=str(overrides.output_dir) if overrides.output_dir else None,
+                dataset=str(overrides.dataset) if overrides.dataset else None),
             "judge": JudgeResource(storage_root=str(storage_root)),
             "warehouse": WarehouseResource(database=str(warehouse_path(storage_root)),
                                            max_wait_s=float(os.environ.get(WAREHOUSE_WAIT_VAR) or DEFAULT_MAX_WAIT_S)),

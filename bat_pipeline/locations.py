@@ -15,8 +15,9 @@ AGENT_DIR_VAR = "BAT_AGENT_DIR"
 PROVIDERS_VAR = "BAT_PROVIDERS_FILE"
 THRESHOLD_VAR = "BAT_THRESHOLD"
 OUTPUT_VAR = "BAT_OUTPUT_DIR"
-"""`--providers`, `--threshold`, `--output` of `bat-pipeline run`, for the code location
-(and `dagster asset materialize`, which may set them too)."""
+DATASET_VAR = "BAT_DATASET"
+"""`--providers`, `--threshold`, `--output`, `--dataset` of `bat-pipeline run`, for the
+code location (and `dagster asset materialize`, which may set them too)."""
 DAGSTER_HOME_VAR = "DAGSTER_HOME"
 BUNDLED_AGENT_DIR = Path(__file__).resolve().parent / "example" / "weather_agent"
 """The bundled example agent folder (scripted models, see its eval/eval.yaml)."""
@@ -34,7 +35,8 @@ def overrides_from_env() -> Overrides:
     return Overrides(
         providers_file=Path(os.environ[PROVIDERS_VAR]).resolve() if os.environ.get(PROVIDERS_VAR) else None,
         threshold=value,
-        output_dir=Path(os.environ[OUTPUT_VAR]).resolve() if os.environ.get(OUTPUT_VAR) else None)
+        output_dir=Path(os.environ[OUTPUT_VAR]).resolve() if os.environ.get(OUTPUT_VAR) else None,
+        dataset=Path(os.environ[DATASET_VAR]).resolve() if os.environ.get(DATASET_VAR) else None)
 
 
 def agent_dir_from_env() -> Path:

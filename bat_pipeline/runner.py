@@ -16,18 +16,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bat_pipeline.engine.config import load_tasks
-from bat_pipeline.engine.config.project import Overrides, load_project, suite_tasks
+from bat_pipeline.engine.config.project import Overrides, load_project, project_tasks
 from bat_pipeline.engine.contracts import QUALITATIVE_FIELDS, EvalConfig
 from bat_pipeline.engine.contracts.config import ExecutionSettings
 from bat_pipeline.engine.contracts.names import safe_key
 from bat_pipeline.engine.contracts.timings import PHASES, RUN_STARTED_VAR
-from bat_pipeline.engine.environment import dotenv_path, project_environ, require_judge_key
+from bat_pipeline.engine.conversation import scenarios_needing_user
+from bat_pipeline.engine.environment import dotenv_path, project_environ, require_judge_key, require_simulated_user_key
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.target_inputs import agent_partition, require_target_keys, starts_agent
 from bat_pipeline.locations import (
     AGENT_DIR_VAR,
     DAGSTER_HOME_VAR,
+    DATASET_VAR,
     OUTPUT_VAR,
     PROVIDERS_VAR,
     THRESHOLD_VAR,
@@ -104,8 +105,7 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
     overrides = overrides or Overrides()
     config = load_project(agent_dir, overrides)
     warnings = list(config.warnings)
-    tasks = suite_tasks(config.agentv) if config.agentv else load_tasks(config.resolve(config.evaluation.dataset),
-                                                                        warnings)
+    tasks = project_tasks(config, warnings)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     keys = select_models(config, models)
@@ -119,6 +119,8 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
     require_judge_key(config)
     require_target_keys(config, project_environ(config.agent_dir),
                         looked_in=f"{dotenv_path(config.agent_dir)} and the shell")
+    if scenarios_needing_user(config, tasks):
+        require_simulated_user_key(config)
     check_result_folders(root, config)
 
     # Two evaluations of one agent can start within the same second; the suffix keeps their
@@ -128,7 +130,7 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
     os.environ.update({AGENT_DIR_VAR: str(agent_dir), HOME_VAR: str(root),
                        DAGSTER_HOME_VAR: str(dagster_home(root)), RUN_STARTED_VAR: str(started)})
     for name, value in ((PROVIDERS_VAR, overrides.providers_file), (THRESHOLD_VAR, overrides.threshold),
-                        (OUTPUT_VAR, overrides.output_dir)):
+                        (OUTPUT_VAR, overrides.output_dir), (DATASET_VAR, overrides.dataset)):
         if value is None:
             os.environ.pop(name, None)
         else:
@@ -265,6 +267,7 @@ def _run_partitions(config: EvalConfig, agent_dir: Path, keys: list[str], root: 
     folders = [(p.key, _partition_folder(root, run_id, p.key, resume, config.agent_id)) for p in running]
     run_timings = record_run_timings(root, folders, charts_s, time.time() - started, out)
     _print_summary(root, folders, out)
+    _write_csv(config, root, folders, out)
     below = _print_tests(folders, out) if config.agentv is not None else 0
     if timings:
         print_timings(run_timings, out)
@@ -276,7 +279,26 @@ def _run_partitions(config: EvalConfig, agent_dir: Path, keys: list[str], root: 
 
     command = Path(sys.executable).parent / PROGRAM
     out(f"UI: {command if command.exists() else PROGRAM} ui {agent_dir}")
+    report = root / "runs" / run_id / "report.html"  # resources.reports.FORMATS, written with the charts
+    if report.is_file():
+        out(f"report: {report}")
     return 1 if failed or (below and overrides.threshold is not None) else 0
+
+
+def _write_csv(config: EvalConfig, root: Path, partitions: list[tuple[str, Path | None]], out) -> None:
+    """An EvalBench run config's `reporting.csv`: the run's CSV report, from the warehouse."""
+    from bat_pipeline.resources.evalbench_export import export_csv
+    from bat_pipeline.resources.warehouse import Warehouse, WarehouseBusyError
+
+    run = config.evalbench
+    folders = [folder for _, folder in partitions if folder is not None and has_ref(folder)]
+    if run is None or run.csv_dir is None or not folders or not warehouse_path(root).exists():
+        return
+    try:
+        written = export_csv(Warehouse(warehouse_path(root), max_wait_s=5), load_ref(folders[0]).run_id, run.csv_dir)
+        out(f"\ncsv: {written}")
+    except WarehouseBusyError as exc:
+        out(f"\nthe CSV report cannot be written: {exc}")
 
 
 def _print_tests(partitions: list[tuple[str, Path | None]], out) -> int:

@@ -9,8 +9,7 @@ from pathlib import Path
 import yaml
 
 from bat_pipeline.engine.agent_folder import AGENT_CARD, EVAL_FILE
-from bat_pipeline.engine.config import load_tasks
-from bat_pipeline.engine.config.project import load_project, suite_tasks
+from bat_pipeline.engine.config.project import load_project, project_tasks
 from bat_pipeline.engine.contracts import EvaluationSettings
 from bat_pipeline.engine.errors import InputError
 
@@ -51,13 +50,13 @@ def describe(agent_dir: Path) -> str:
     line per key of eval.yaml or the dataset that is ignored."""
     config = load_project(agent_dir)  # an agent folder or an AgentV eval file
     warnings = list(config.warnings)
-    tasks = (suite_tasks(config.agentv) if config.agentv is not None
-             else load_tasks(config.resolve(config.evaluation.dataset), warnings))
-    data = config.model_dump(mode="json", exclude={"agent_dir", "source", "warnings", "agentv"})
+    tasks = project_tasks(config, warnings)
+    data = config.model_dump(mode="json", exclude={"agent_dir", "source", "warnings", "agentv", "evalbench"})
     for model in data["models"]:
         model["env"] = dict.fromkeys(model.get("env", {}), "<set>")
-    if data.get("judge"):
-        data["judge"]["env"] = dict.fromkeys(data["judge"].get("env", {}), "<set>")
+    for llm in ("judge", "simulated_user"):
+        if data.get(llm):
+            data[llm]["env"] = dict.fromkeys(data[llm].get("env", {}), "<set>")
     data["agent"]["env"] = dict.fromkeys(data["agent"].get("env", {}), "<set>")
     resolved = {
         "agent_dir": str(config.agent_dir),

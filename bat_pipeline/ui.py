@@ -12,8 +12,7 @@ import sys
 import threading
 from pathlib import Path
 
-from bat_pipeline.engine.config import load_tasks
-from bat_pipeline.engine.config.project import load_project
+from bat_pipeline.engine.config.project import load_project, project_tasks
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.locations import AGENT_DIR_VAR, DAGSTER_HOME_VAR, dagster_home
 from bat_pipeline.resources.agent_process import LOOPBACK as HOST
@@ -49,8 +48,7 @@ def serve_ui(agent_dir: Path, *, port: int = 3000) -> int:
     eval.yaml and the dataset, and on a port already in use."""
     agent_dir = Path(agent_dir).resolve()
     config = load_project(agent_dir)  # an agent folder or an AgentV eval file
-    if config.agentv is None:
-        load_tasks(config.resolve(config.evaluation.dataset))
+    project_tasks(config)
     check_port_free(port)
     root = default_root()
     env = {**os.environ, AGENT_DIR_VAR: str(agent_dir), HOME_VAR: str(root), DAGSTER_HOME_VAR: str(dagster_home(root))}

@@ -10,10 +10,12 @@ from bat_pipeline.assets.common import metadata, stage_asset, table
 from bat_pipeline.engine.contracts import EvalConfig, Task
 from bat_pipeline.engine.figures import metrics_figures
 from bat_pipeline.engine.gates import evaluate_gates, nothing_ran, set_gates
+from bat_pipeline.engine.measures.partition import partition_measures
 from bat_pipeline.engine.metrics import measure
 from bat_pipeline.engine.results import index_lines, result_lines
 from bat_pipeline.engine.score_stats import SCORE_COLUMNS, scores_table
 from bat_pipeline.resources.evaluation import EvaluationResource
+from bat_pipeline.resources.partition_charts import write_partition_charts
 from bat_pipeline.resources.warehouse import WarehouseResource
 from bat_pipeline.storage import (
     PartitionRef,
@@ -45,8 +47,13 @@ def eval_metrics(context: dg.AssetExecutionContext, judge_scores: PartitionRef, 
     start = time.perf_counter()
     measured = measure(load_episodes(ref), task_specs, k=ref.k, run_name=ref.run_name, model_name=ref.model_name,
                        started=ref.started_time(), timings=load_timings(ref.dir))
+    config = evaluation.config(models=False)
+    # Ours beside bat-cli's keys: `classification` (when tasks carry labels), `performance`.
+    extra = {k: v for k, v in partition_measures(measured.episodes, config.metrics,
+                                                 measured.metrics.timings).items() if v}
     # The episodes were published by the verdicts (and judge) steps and are unchanged here.
-    write_results(ref, measured.files())
+    write_results(ref, {**measured.files(), "metrics.json": {**measured.metrics.model_dump(mode="json"), **extra}})
+    charts = write_partition_charts(ref, extra.get("classification"))
     lines = {"results.jsonl": result_lines(measured.episodes)}
     if evaluation.config(models=False).agentv is not None:
         lines["index.jsonl"] = index_lines(measured.episodes, suite=ref.agent_identity)
@@ -63,7 +70,7 @@ def eval_metrics(context: dg.AssetExecutionContext, judge_scores: PartitionRef, 
     # With gate checks the asset has several outputs: the metadata goes on the Output.
     yield dg.Output(ref, metadata={
         **metadata({**metrics_figures(measured.episodes, measured.metrics, measured.summary),
-                    "warehouse_rows": written, "warehouse": store.path}),
+                    "warehouse_rows": written, "warehouse": store.path, **charts}),
         "scores": table(scores_table(measured.metrics.summary.scorers), SCORE_COLUMNS),
     })
 

@@ -1,19 +1,23 @@
-"""The conversations of a partition (SPEC §4): which attempts to hold, and what each said,
+"""The conversations of a partition (SPEC §4): which attempts to hold, the turn loop
+(scripted turns, then a simulated user following a scenario's plan), and what each said,
 turned into an episode's status, output and events.
 
-Transport-free: the agent client feeds a ConversationRecorder plain (state, text) updates
-as they stream in.
+Transport-free: the agent client sends one user message at a time (`hold_conversation`'s
+`send`) and feeds a ConversationRecorder plain (state, text) updates as they stream in.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from bat_pipeline.engine.contracts import A2AEvent, Episode, EpisodeTrace, EvalConfig, Task, Trajectory
 from bat_pipeline.engine.contracts.names import conversation_id
+from bat_pipeline.engine.contracts.scenario import ConversationLog, ConversationTurn, Ended, SimulatedUserUsage
+from bat_pipeline.engine.errors import InputError
+from bat_pipeline.engine.simulated_user import SimulatedUser, SimulatedUserError, UserReply
 
 MAX_EVENTS = 200
 PREVIEW_CHARS = 200
@@ -95,17 +99,52 @@ class ConversationRecorder:
         self._events: list[A2AEvent] = []
         self._pending_user: str | None = None
         self._turn_text = ""
+        self._turn_status: str | None = None
         self.final_status: str | None = None
+        self.turns: list[ConversationTurn] = []
+        """Every user message so far with the agent's answer (the last one still open)."""
+        self.ended: Ended | None = None
+        self.max_turns = len(task.turns)
+        self.user_usage: SimulatedUserUsage | None = None
 
     @property
     def context_id(self) -> str:
         """The A2A context id: the one given, else `<task id>__try<n>`."""
         return self._context_id or conversation_id(self.task.id, self.attempt_index)
 
-    def user_message(self, text: str) -> None:
-        """A new turn starts: the next event carries this user input."""
+    def user_message(self, text: str, *, generated: bool = False) -> None:
+        """A new turn starts: the next event carries this user input. `generated`: the
+        simulated user wrote it."""
+        self._close_turn()
+        self.turns.append(ConversationTurn(user=text, generated=generated))
         self._pending_user = text
         self._turn_text = ""
+        self._turn_status = None
+
+    @property
+    def turn_failed(self) -> bool:
+        """The current turn ended in error (A2A failed, rejected, canceled)."""
+        return self._turn_status == "error"
+
+    def user_cost(self, model: str, reply: UserReply | None) -> None:
+        """Count one call of the simulated user (None: it failed, nothing to add)."""
+        usage = self.user_usage or SimulatedUserUsage(model=model)
+        if reply is not None:
+            usage.calls += 1
+            usage.requests += reply.requests
+            usage.tokens_in += reply.tokens_in
+            usage.tokens_out += reply.tokens_out
+        self.user_usage = usage
+
+    def history(self) -> list[ConversationTurn]:
+        """The turns so far, the current one with the agent's answer."""
+        self._close_turn()
+        return [turn.model_copy() for turn in self.turns]
+
+    def _close_turn(self) -> None:
+        if self.turns:
+            self.turns[-1].agent = self._turn_text
+            self.turns[-1].status = self._turn_status
 
     def update(self, state: str | None, text: str = "", *, plain: bool = False) -> None:
         """One streamed update. `plain`: a message or artifact without a task state,
@@ -113,6 +152,7 @@ class ConversationRecorder:
         status = "completed" if plain else normalise_state(state)
         if status in TERMINAL:
             self.final_status = status
+            self._turn_status = status
         if text.strip():
             self._turn_text = text
         if len(self._events) < MAX_EVENTS:
@@ -133,6 +173,12 @@ class ConversationRecorder:
             self._events.append(A2AEvent(t_ms=(self._clock() - self._start) * 1000.0,
                                          task_status="unknown", user_input=self._pending_user))
             self._pending_user = None
+        self._close_turn()
+        if self.task.scenario is not None:
+            ended = self.ended or ("error" if eval_error else "turns_done")
+            log = ConversationLog(turns=self.turns, ended=ended, max_turns=self.max_turns,
+                                  simulated_user=self.user_usage)
+            aux = {**aux, "conversation": log.model_dump(mode="json")}
         return Episode(
             model_name=self.model_name,
             task_id=self.task.id,
@@ -152,3 +198,73 @@ class ConversationRecorder:
 def error_episode(task: Task, attempt_index: int, model_name: str, message: str, **aux: Any) -> Episode:
     """An attempt that could not run at all (e.g. the agent was gone)."""
     return ConversationRecorder(task, attempt_index, model_name).finish(eval_error=message, **aux)
+
+
+SendTurn = Callable[[str], Awaitable[None]]
+"""Sends one user message to the agent and feeds its answer to the recorder."""
+
+
+def scenarios_needing_user(config: EvalConfig, tasks: list[Task]) -> list[str]:
+    """Ids of the tasks whose plan the simulated user carries on (a plan, and agent calls
+    left after the scripted turns). Refuses (InputError on eval.yaml, entry
+    `simulated_user`) such tasks when there is no `simulated_user`, naming the first."""
+    limit = config.simulated_user.max_turns if config.simulated_user else None
+    needing = [t.id for t in tasks if t.scenario is not None and t.scenario.conversation_plan.strip()
+               and turn_limit(t, limit) > len(t.turns)]
+    if needing and config.simulated_user is None:
+        raise InputError(str(config.source), f"scenario '{needing[0]}' has a conversation plan and more than "
+                         f"{len(next(t for t in tasks if t.id == needing[0]).turns)} turn(s) (max_turns): it needs a "
+                         "simulated user (`simulated_user: {provider, model}`)", entry="simulated_user")
+    return needing
+
+
+def turn_limit(task: Task, user_max_turns: int | None = None) -> int:
+    """Agent calls at most (SPEC §13): a scenario's `max_turns`, else the simulated user's
+    `max_turns`, else 1; a task without a scenario sends its turns."""
+    if task.scenario is None:
+        return len(task.turns)
+    return task.scenario.max_turns or user_max_turns or 1
+
+
+async def hold_conversation(recorder: ConversationRecorder, send: SendTurn, user: SimulatedUser | None,
+                            limit: int) -> None:
+    """The turn loop: the task's turns, then, while agent calls remain and the task has a
+    plan, the simulated user's messages until it says TERMINATE. Stops early when a turn
+    fails. Sets `recorder.ended`; raises SimulatedUserError (ended
+    `simulated_user_failed`) when the simulated user cannot answer, and whatever `send`
+    raises."""
+    recorder.max_turns = limit
+    scenario = recorder.task.scenario
+    plan = scenario.conversation_plan if scenario is not None else ""
+    calls = 0
+    for turn in recorder.task.turns:
+        if calls >= limit:
+            recorder.ended = "max_turns"
+            return
+        recorder.user_message(turn)
+        await send(turn)
+        calls += 1
+        if recorder.turn_failed:
+            recorder.ended = "agent_failed"
+            return
+    if user is None or not plan.strip():
+        recorder.ended = "max_turns" if calls >= limit else "turns_done"
+        return
+    while calls < limit:
+        try:
+            reply = await user.reply(plan, recorder.history())
+        except SimulatedUserError:
+            recorder.user_cost(user.name, None)
+            recorder.ended = "simulated_user_failed"
+            raise
+        recorder.user_cost(user.name, reply)
+        if reply.terminates:
+            recorder.ended = "terminated"
+            return
+        recorder.user_message(reply.text, generated=True)
+        await send(reply.text)
+        calls += 1
+        if recorder.turn_failed:
+            recorder.ended = "agent_failed"
+            return
+    recorder.ended = "max_turns"

@@ -35,7 +35,7 @@ def score_rows(episode: Episode) -> list[ScoreRow]:
     rows yet leaves its part out):
 
     - no gating row: one gating pass/fail row per verdict check, in order, first;
-    - no row of bat-cli's rubrics, and the episode was judged: one row per rubric (all
+    - no row of bat-cli's rubrics, and the episode was judged on them: one row per rubric (all
       four, as the judge left them: a null score keeps its reason, "" when the judge said
       nothing; a judge error also in `details.error`), last.
     """
@@ -44,7 +44,9 @@ def score_rows(episode: Episode) -> list[ScoreRow]:
         rows[:0] = [pass_fail(check_scorer(c.check), c.check, c.passed, c.detail)
                      for c in (episode.verdict.checks if episode.verdict else [])]
     judged = episode.qualitative_scores
-    if judged is not None and not any(row.scorer in SCORE_FIELDS for row in rows):
+    # A record without any rubric in it (an EvalBench scenario whose run config asked none) stands for no row.
+    asked = judged is not None and (judged.judge_reasoning or any(judged.score(r) is not None for r in SCORE_FIELDS))
+    if judged is not None and asked and not any(row.scorer in SCORE_FIELDS for row in rows):
         for rubric, field in SCORE_FIELDS.items():
             value = judged.score(rubric)
             error = judged.judge_errors.get(rubric)

@@ -170,6 +170,25 @@ def require_judge_key(config: EvalConfig, shell: Mapping[str, str] | None = None
                          field="api_key_env" if judge.api_key_env else None) from None
 
 
+def _as_user(message: str) -> str:
+    return message.replace("the judge (", "the simulated user (").replace("judge.api_key_env",
+                                                                          "simulated_user.api_key_env")
+
+
+def require_simulated_user_key(config: EvalConfig, shell: Mapping[str, str] | None = None) -> None:
+    """Refuse, before anything starts, a simulated user without its key: InputError on
+    eval.yaml, entry `simulated_user`, as for the judge (require_judge_key)."""
+    user = config.simulated_user
+    if user is None:
+        return
+    try:
+        judge_key(user.client_settings(), project_environ(config.agent_dir, shell),
+                  looked_in=judge_key_sources(config.agent_dir).replace("judge.env", "simulated_user.env"))
+    except MissingJudgeKey as exc:
+        raise InputError(str(config.source), _as_user(str(exc)),
+                         entry="simulated_user", field="api_key_env" if user.api_key_env else None) from None
+
+
 # ---------------------------------------------------------------------------------------
 # The agent's environment
 
@@ -230,8 +249,12 @@ def agent_environment(
         env["BASE_URL"] = model.base_url
     env.update(config.agent.env)
     env.update(model.env)
+    kept = set(config.agent.env) | set(model.env) | {MODEL_KEY_ENV.get(model.provider)}
     if config.evaluation.qualitative and config.judge is not None:
-        kept = set(config.agent.env) | set(model.env) | {MODEL_KEY_ENV.get(model.provider)}
         for name in judge_key_names(config.judge) - kept:
+            env.pop(name, None)
+    if config.simulated_user is not None:
+        # The simulated user's key, likewise (same exceptions as the judge's).
+        for name in judge_key_names(config.simulated_user.client_settings()) - kept:
             env.pop(name, None)
     return env

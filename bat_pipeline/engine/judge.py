@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from bat_pipeline.engine.contracts import RUBRICS, SCORE_FIELDS, Episode, JudgeScores, JudgeSettings, ScoreRow, Task
+from bat_pipeline.engine.judge_samples import SampleJudge, last_word, panel_rows, sampled
 from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.engine.scorers.judging import FAILED, SKIPPED, Judge, null_row, stand_in_task
 from bat_pipeline.engine.scorers.registry import Scorer, ScoringInput, scorers_for
@@ -37,6 +38,9 @@ class JudgeStats(BaseModel):
     """Purposes switched to plain-text answers because structured output was refused
     (each cost one more request)."""
     retries: int = 0
+    tokens_in: int = 0
+    """Prompt tokens the answered requests cost, as the server reported them."""
+    tokens_out: int = 0
     cache_hits: int = 0
     failures: int = 0
     """Rows left without a value because the judge, the prompt or the scorer failed."""
@@ -60,7 +64,8 @@ class JudgeRunResult(BaseModel):
 
 async def run_llm_scorers(episodes: Sequence[Episode], tasks: Mapping[str, Task] | Iterable[Task], judge: Judge,
                           settings: JudgeSettings, *, stats: JudgeStats | None = None,
-                          redactor: Redactor | None = None, project: Collection[str] = ()) -> JudgeRunResult:
+                          redactor: Redactor | None = None, project: Collection[str] = (),
+                          panel: Sequence[Judge] = ()) -> JudgeRunResult:
     """Run the LLM scorers of every episode with `judge`, all at once (the judge bounds
     its calls in flight). Each episode's LLM rows replace its earlier ones in `scores`
     (deterministic rows kept, first) and give its `qualitative_scores`. Never raises for an
@@ -72,7 +77,7 @@ async def run_llm_scorers(episodes: Sequence[Episode], tasks: Mapping[str, Task]
     task_by_id = dict(tasks) if isinstance(tasks, Mapping) else {t.id: t for t in tasks}
     stats = stats if stats is not None else JudgeStats()
     redactor = redactor or Redactor()
-    found = await asyncio.gather(*(_episode_rows(e, task_by_id.get(e.task_id), judge, settings, project)
+    found = await asyncio.gather(*(_episode_rows(e, task_by_id.get(e.task_id), [judge, *panel], settings, project)
                                    for e in episodes))
     rows = [[redactor.record(row) for row in own] for own in found]
     for episode, own in zip(episodes, rows, strict=True):
@@ -87,11 +92,22 @@ async def run_llm_scorers(episodes: Sequence[Episode], tasks: Mapping[str, Task]
     return JudgeRunResult(rows=rows, scores=[e.qualitative_scores or JudgeScores() for e in episodes], stats=stats)
 
 
-async def _episode_rows(episode: Episode, task: Task | None, judge: Judge, settings: JudgeSettings,
+async def _episode_rows(episode: Episode, task: Task | None, judges: Sequence[Judge], settings: JudgeSettings,
                         project: Collection[str]) -> list[ScoreRow]:
     item = ScoringInput(task=task or stand_in_task(episode.task_id), episode=episode, options=settings)
-    found = await asyncio.gather(*(_scorer_rows(s, item, judge) for s in scorers_for(item, "llm", project)))
+    found = await asyncio.gather(*(_panel_rows(s, item, judges, settings.runs)
+                                   for s in scorers_for(item, "llm", project)))
     return [row for rows in found for row in rows]
+
+
+async def _panel_rows(scorer: Scorer, item: ScoringInput, judges: Sequence[Judge], runs: int) -> list[ScoreRow]:
+    """The scorer's rows from every judge, each asked `runs` times (engine.judge_samples)."""
+    async def one_judge(judge: Judge) -> list[ScoreRow]:
+        asked = [judge] if runs == 1 else [SampleJudge(judge, k) for k in range(runs)]
+        per_run = await asyncio.gather(*(_scorer_rows(scorer, item, j) for j in asked))
+        return sampled(per_run, scorer.reduce)
+    per_judge = await asyncio.gather(*(one_judge(j) for j in judges))
+    return per_judge[0] if len(per_judge) == 1 else panel_rows(per_judge)
 
 
 async def _scorer_rows(scorer: Scorer, item: ScoringInput, judge: Judge) -> list[ScoreRow]:
@@ -122,12 +138,13 @@ def _settle_agentv(task: Task | None, episode: Episode) -> None:
 
 
 def qualitative_scores(rows: Iterable[ScoreRow]) -> JudgeScores:
-    """bat-cli's record from the rows of the four rubric scorers (sample 0): the score
+    """bat-cli's record from the rows of the four rubric scorers (the row with the last
+    word per rubric: a panel's, else the median of N runs, else the single run): the score
     fields, `judge_reasoning` (rubric → the row's reason) and `judge_errors` (rubric →
     `details.error` of a failed row), in rubric order. Other scorers' rows are not in it."""
     by_rubric: dict[str, ScoreRow] = {}
-    for row in rows:
-        if row.scorer in SCORE_FIELDS and row.sample == 0:
+    for row in last_word(list(rows)):
+        if row.scorer in SCORE_FIELDS:
             by_rubric.setdefault(row.scorer, row)
     values: dict[str, Any] = {}
     reasoning: dict[str, str] = {}

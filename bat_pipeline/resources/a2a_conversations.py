@@ -16,7 +16,8 @@ from a2a.client.card_resolver import A2ACardResolver
 from a2a.types import Message, Part, Role, SendMessageRequest, StreamResponse, TaskState
 
 from bat_pipeline.engine.contracts import Episode
-from bat_pipeline.engine.conversation import Attempt, ConversationRecorder
+from bat_pipeline.engine.conversation import Attempt, ConversationRecorder, hold_conversation, turn_limit
+from bat_pipeline.engine.simulated_user import SimulatedUser
 
 HTTP_TIMEOUT_MARGIN_S = 5.0
 
@@ -61,29 +62,32 @@ async def open_client(http: httpx.AsyncClient, url: str):
 
 
 async def run_attempt(client, attempt: Attempt, model_name: str, *, turn_timeout_s: float,
-                      aux: dict) -> Episode:
-    """One conversation; an exception becomes an error episode, never propagates. A turn
-    unanswered after `turn_timeout_s` ends it as an error episode naming the turn."""
+                      aux: dict, user: SimulatedUser | None = None, user_max_turns: int | None = None) -> Episode:
+    """One conversation (engine.conversation.hold_conversation: the task's turns, then the
+    simulated user's when the task has a plan); an exception becomes an error episode,
+    never propagates. A turn unanswered after `turn_timeout_s` ends it as an error episode
+    naming the turn."""
     recorder = ConversationRecorder(attempt.task, attempt.attempt_index, model_name,
                                     context_id=attempt.conversation_id)
     aux = {**aux, "started_at": datetime.now(UTC).isoformat()}
-    turns = len(attempt.task.turns)
-    number = 0
+    limit = turn_limit(attempt.task, user_max_turns)
+
+    async def send(turn: str) -> None:
+        request = SendMessageRequest(message=Message(
+            message_id=uuid.uuid4().hex, context_id=recorder.context_id, role=Role.ROLE_USER,
+            parts=[Part(text=turn)]))
+        async with asyncio.timeout(turn_timeout_s):
+            async for event in client.send_message(request):
+                record_event(recorder, event)
+
     try:
-        for number, turn in enumerate(attempt.task.turns, 1):  # noqa: B007 - the except names the turn
-            recorder.user_message(turn)
-            request = SendMessageRequest(message=Message(
-                message_id=uuid.uuid4().hex, context_id=recorder.context_id, role=Role.ROLE_USER,
-                parts=[Part(text=turn)]))
-            async with asyncio.timeout(turn_timeout_s):
-                async for event in client.send_message(request):
-                    record_event(recorder, event)
+        await hold_conversation(recorder, send, user, limit)
     except asyncio.CancelledError:
         raise
     except BaseException as exc:  # noqa: BLE001 - every failure of one attempt is its episode
         reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         if isinstance(exc, TimeoutError):
-            reason = (f"turn {number} of {turns} timed out: no answer within {turn_timeout_s:g}s "
+            reason = (f"turn {len(recorder.turns)} of {limit} timed out: no answer within {turn_timeout_s:g}s "
                       "(evaluation.turn_timeout_s)")
         return recorder.finish(eval_error=reason, **aux)
     return recorder.finish(**aux)
@@ -91,14 +95,16 @@ async def run_attempt(client, attempt: Attempt, model_name: str, *, turn_timeout
 
 async def run_attempts(url: str, attempts: Iterable[Attempt], model_name: str, *,
                        concurrency: int, on_episode: Callable[[Episode], Awaitable[None] | None],
-                       turn_timeout_s: float) -> list[Episode]:
+                       turn_timeout_s: float, user: SimulatedUser | None = None,
+                       user_max_turns: int | None = None) -> list[Episode]:
     """All attempts against the agent at `url`, at most `concurrency` at once.
 
     `on_episode` is called as each episode ends (to store it at once); `turn_timeout_s`
-    bounds each turn (`evaluation.turn_timeout_s`)."""
+    bounds each turn (`evaluation.turn_timeout_s`); `user` plays the user of scenarios
+    with a plan, `user_max_turns` their turn limit when they set none."""
     # Longest conversations first (most turns), so the last slots are not held by a long
     # straggler while the others sit idle; asyncio.Semaphore wakes waiters in order.
-    attempts = sorted(attempts, key=lambda a: -len(a.task.turns))
+    attempts = sorted(attempts, key=lambda a: -turn_limit(a.task, user_max_turns))
     episodes: list[Episode] = []
     limits = httpx.Limits(max_connections=max(concurrency * 2, 10))
     # The turn's own deadline (asyncio.timeout) must fire first, so the episode says which
@@ -111,7 +117,8 @@ async def run_attempts(url: str, attempts: Iterable[Attempt], model_name: str, *
 
         async def one(attempt: Attempt) -> None:
             async with gate:
-                episode = await run_attempt(client, attempt, model_name, turn_timeout_s=turn_timeout_s, aux=aux)
+                episode = await run_attempt(client, attempt, model_name, turn_timeout_s=turn_timeout_s, aux=aux,
+                                            user=user, user_max_turns=user_max_turns)
             episodes.append(episode)
             result = on_episode(episode)
             if asyncio.iscoroutine(result):

@@ -4,12 +4,13 @@ captured."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,16 +56,17 @@ def minimal_environment(shell: Mapping[str, str] | None = None) -> dict[str, str
 
 
 def run_command(command: str | list[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float,
-                stdin: str | None = None, home_prefix: str = "bat-home-") -> CommandResult:
+                stdin: str | None = None, home_prefix: str = "bat-home-", home: Path | None = None) -> CommandResult:
     """Run `command` (a string through /bin/sh, or argv) in `cwd` with `env` and a fresh
-    temporary HOME (removed after), in a process group of its own; at `timeout_s` the
-    whole group is killed. Never raises for the command's own failures."""
+    temporary HOME (removed after; `home`: that folder instead, kept), in a process group
+    of its own; at `timeout_s` the whole group is killed. Never raises for the command's
+    own failures."""
     argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
     start = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix=home_prefix) as home:
+    with _home(home, home_prefix) as folder:
         try:
             process = subprocess.Popen(
-                argv, cwd=cwd, env={**env, "HOME": home},
+                argv, cwd=cwd, env={**env, "HOME": folder},
                 stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace",
                 start_new_session=True, preexec_fn=die_with_parent)
@@ -81,6 +83,15 @@ def run_command(command: str | list[str], *, cwd: Path, env: Mapping[str, str], 
             except subprocess.TimeoutExpired:
                 out, err = "", ""
             return CommandResult(None, out or "", err or "", (time.perf_counter() - start) * 1000, timed_out=True)
+
+
+@contextlib.contextmanager
+def _home(given: Path | None, prefix: str) -> Iterator[str]:
+    if given is not None:
+        yield str(given)
+        return
+    with tempfile.TemporaryDirectory(prefix=prefix) as made:
+        yield made
 
 
 def _kill_group(pid: int) -> None:

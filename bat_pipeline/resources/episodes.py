@@ -17,11 +17,21 @@ from typing import Any
 
 from bat_pipeline.engine.contracts import Episode, EvalConfig, Task
 from bat_pipeline.engine.contracts.agentv import AgentvTarget
-from bat_pipeline.engine.conversation import Attempt, needs_fresh_conversation_ids, plan_attempts
+from bat_pipeline.engine.conversation import (
+    Attempt,
+    needs_fresh_conversation_ids,
+    plan_attempts,
+    scenarios_needing_user,
+)
+from bat_pipeline.engine.environment import project_environ
+from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.engine.results import result_lines
 from bat_pipeline.engine.target_inputs import agent_partition, starts_agent
 from bat_pipeline.resources.agent_process import HEAD_STARTS, AgentLauncher, AgentStartError
+from bat_pipeline.resources.cli_conversations import run_cli_conversations
+from bat_pipeline.resources.judge import JudgeConfigError
+from bat_pipeline.resources.simulated_user import SimulatedUserClient
 from bat_pipeline.resources.targets import TargetHealthError, collect_target_episodes
 from bat_pipeline.storage import (
     AGENT_SPANS,
@@ -145,6 +155,17 @@ def collect_episodes(config: EvalConfig, root: Path, model_key: str, tasks: list
         assert model.target is not None
         return _collect_from_target(config, model.target, ref, attempts, kept, store, log)
 
+    user = simulated_user(config, tasks, redactor)
+    if not starts_agent(model) and config.evalbench is not None:
+        target, run = model.target, config.evalbench
+        assert target is not None
+
+        def converse() -> None:
+            run_cli_conversations(target, attempts, concurrency=config.evaluation.concurrency, on_episode=store,
+                                  user=user, isolate_home=run.isolate_home,
+                                  user_max_turns=config.simulated_user.max_turns if config.simulated_user else None)
+
+        return _collect_from_target(config, target, ref, attempts, kept, store, log, produce=converse)
     extra_spans = [agent_config.resolve(p) for p in agent_config.evaluation.extra_spans]
     spans_name = resumed_spans(launch) if resumed else AGENT_SPANS
     launcher = AgentLauncher(agent_config, agent_model, ref.dir, log=log, spans_name=spans_name, redactor=redactor)
@@ -163,7 +184,8 @@ def collect_episodes(config: EvalConfig, root: Path, model_key: str, tasks: list
 
                 asyncio.run(run_attempts(
                     agent.url, attempts, model.name, concurrency=workers, on_episode=store,
-                    turn_timeout_s=agent_config.evaluation.turn_timeout_s))
+                    turn_timeout_s=agent_config.evaluation.turn_timeout_s, user=user,
+                    user_max_turns=config.simulated_user.max_turns if config.simulated_user else None))
                 clock.lap("conversations")
         except AgentStartError as exc:
             # Not chained: the cause's message is not redacted.
@@ -178,12 +200,27 @@ def collect_episodes(config: EvalConfig, root: Path, model_key: str, tasks: list
     return CollectedEpisodes(ref=ref, episodes=load_episodes(ref), made=len(attempts), kept=len(kept))
 
 
+def simulated_user(config: EvalConfig, tasks: list[Task], redactor: Redactor) -> SimulatedUserClient | None:
+    """The simulated user for the tasks that need one (engine.conversation), its key read
+    from the project's `.env` and the shell; None when no task does. Refuses (InputError)
+    a plan with turns left and no `simulated_user`, or one without its key."""
+    if not scenarios_needing_user(config, tasks):
+        return None
+    assert config.simulated_user is not None
+    try:
+        return SimulatedUserClient(config.simulated_user, environ=project_environ(config.agent_dir),
+                                   redactor=redactor)
+    except JudgeConfigError as exc:
+        raise InputError(str(config.source), str(exc), entry="simulated_user") from None
+
+
 def _collect_from_target(config: EvalConfig, target: AgentvTarget, ref: PartitionRef, attempts: list[Attempt],
-                         kept: list[Episode], store: Callable[[Episode], None], log: Log) -> CollectedEpisodes:
-    """An AgentV target's partition: no agent to start and no spans; the target resource
-    produces the episodes. A failed healthcheck is recorded (its episodes stored, the
-    record finished) before TargetHealthError fails the step."""
-    assert config.agentv is not None
+                         kept: list[Episode], store: Callable[[Episode], None], log: Log,
+                         produce: Callable[[], None] | None = None) -> CollectedEpisodes:
+    """An AgentV target's partition (or, with `produce`, an EvalBench CLI agent's
+    conversations): no agent to start and no spans; the target resource produces the
+    episodes. A failed healthcheck is recorded (its episodes stored, the record finished)
+    before TargetHealthError fails the step."""
     start = time.perf_counter()
 
     def finish() -> None:
@@ -192,8 +229,12 @@ def _collect_from_target(config: EvalConfig, target: AgentvTarget, ref: Partitio
         save_ref(ref)
 
     try:
-        collect_target_episodes(target, config.agentv, attempts, ref.dir, concurrency=config.evaluation.concurrency,
-                                on_episode=store, log=log)
+        if produce is not None:
+            produce()
+        else:
+            assert config.agentv is not None
+            collect_target_episodes(target, config.agentv, attempts, ref.dir,
+                                    concurrency=config.evaluation.concurrency, on_episode=store, log=log)
     except TargetHealthError:
         finish()
         # The later steps do not run: the partition's results say what happened to each test.

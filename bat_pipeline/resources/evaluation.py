@@ -9,8 +9,7 @@ from pathlib import Path
 import dagster as dg
 from pydantic import PrivateAttr
 
-from bat_pipeline.engine.config import load_tasks
-from bat_pipeline.engine.config.project import Overrides, load_project, suite_tasks
+from bat_pipeline.engine.config.project import Overrides, load_project, project_tasks
 from bat_pipeline.engine.contracts import EvalConfig, Task
 from bat_pipeline.engine.environment import agent_environment, find_dotenv, project_environ, read_dotenv
 from bat_pipeline.engine.errors import InputError
@@ -32,6 +31,8 @@ class EvaluationResource(dg.ConfigurableResource):
     """`--threshold` for an AgentV file."""
     output_dir: str | None = None
     """`--output DIR`: replaces `evaluation.output_dir`."""
+    dataset: str | None = None
+    """`--dataset FILE`: replaces `evaluation.dataset`."""
     storage_root: str
     """Shared storage for partition files, the judge cache and the warehouse."""
     scripted_llm: ScriptedLlmResource | None = None
@@ -62,24 +63,24 @@ class EvaluationResource(dg.ConfigurableResource):
 
     def overrides(self) -> Overrides:
         return Overrides(providers_file=Path(self.providers_file) if self.providers_file else None,
-                         threshold=self.threshold, output_dir=Path(self.output_dir) if self.output_dir else None)
+                         threshold=self.threshold, output_dir=Path(self.output_dir) if self.output_dir else None,
+                         dataset=Path(self.dataset) if self.dataset else None)
 
     def tasks(self, warnings: list[str] | None = None) -> list[Task]:
-        """The dataset (an AgentV file's tests); what it ignored is appended to `warnings`."""
-        config = self.config(models=False)
-        if config.agentv is not None:
-            return suite_tasks(config.agentv)
-        return load_tasks(config.resolve(config.evaluation.dataset), warnings)
+        """The dataset (an AgentV file's tests, an EvalBench run's scenarios); what it
+        ignored is appended to `warnings`."""
+        return project_tasks(self.config(models=False), warnings)
 
     @property
     def root(self) -> Path:
         return root_path(self.storage_root)
 
     def redactor(self) -> Redactor:
-        """Redacts the evaluation's secrets (engine.redaction): the judge's key, each
-        model's provider key as its agent gets it, and secret-named values of `.env`,
-        `agent.env`, the models' `env` and `judge.env`, from the current environment; and
-        the AgentV targets' keys and agent secrets (engine.target_inputs.target_secrets)."""
+        """Redacts the evaluation's secrets (engine.redaction): the judge's key, the
+        simulated user's, each model's provider key as its agent gets it, and secret-named
+        values of `.env`, `agent.env`, the models' `env` and `judge.env`, from the current
+        environment; and the AgentV targets' keys and agent secrets
+        (engine.target_inputs.target_secrets)."""
         if self._redactor is None:
             config = self.config(models=False)
             dotenv = read_dotenv(find_dotenv(config.agent_dir))
@@ -93,6 +94,14 @@ class EvaluationResource(dg.ConfigurableResource):
                     judge_key = resolve_api_key(config.judge, project_environ(config.agent_dir, shell))
                 except JudgeConfigError:
                     pass  # the judge step refuses on its own; nothing to redact
+            user_key = None
+            if config.simulated_user is not None:
+                try:
+                    user_key = resolve_api_key(config.simulated_user.client_settings(),
+                                               project_environ(config.agent_dir, shell))
+                except JudgeConfigError:
+                    pass  # the episodes step refuses on its own
             self._redactor = Redactor([*secret_values(config, judge_key=judge_key, agent_envs=agent_envs,
-                                                      dotenv=dotenv), *target_secrets(config, shell)])
+                                                      dotenv=dotenv), *target_secrets(config, shell)]
+                                      ).plus(user_key, min_chars=12)
         return self._redactor

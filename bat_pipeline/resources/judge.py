@@ -31,7 +31,7 @@ import contextlib
 import logging
 import os
 import random
-from collections.abc import AsyncIterator, Collection, Iterable, Mapping
+from collections.abc import AsyncIterator, Collection, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -260,6 +260,9 @@ class JudgeClient:
             else:
                 status = response.status_code
                 if status < 300:
+                    tokens_in, tokens_out = wire.token_usage(response)
+                    opening.stats.tokens_in += tokens_in
+                    opening.stats.tokens_out += tokens_out
                     try:
                         text = self.redactor.text(wire.response_text(self._wire, response))
                         return question.parse(text), text
@@ -310,13 +313,24 @@ class JudgeClient:
 
 
 async def judge_episodes(client: JudgeClient, episodes: list[Episode],
-                         tasks: Mapping[str, Task] | Iterable[Task], project: Collection[str] = ()) -> JudgeRunResult:
+                         tasks: Mapping[str, Task] | Iterable[Task], project: Collection[str] = (),
+                         panel: Sequence[JudgeClient] = ()) -> JudgeRunResult:
     """The judge step (engine.judge.run_llm_scorers) with this client, in one opening: its
-    stats hold the client's counts and the step's. Never raises for an episode. `project`:
-    the modules of the project's own scorers."""
-    async with client.opened() as stats:
-        return await run_llm_scorers(episodes, tasks, client, client.settings, stats=stats,
-                                     redactor=client.redactor, project=project)
+    stats hold the client's counts and the step's (and those of the `panel` clients, the
+    other judge models asked). Never raises for an episode. `project`: the modules of the
+    project's own scorers."""
+    async with contextlib.AsyncExitStack() as stack:
+        stats = await stack.enter_async_context(client.opened())
+        others = [await stack.enter_async_context(member.opened()) for member in panel]
+        redactor = client.redactor
+        for member in panel:
+            redactor = redactor.plus(member._key)
+        result = await run_llm_scorers(episodes, tasks, client, client.settings, stats=stats,
+                                       redactor=redactor, project=project, panel=panel)
+        for other in others:
+            for name in ("questions", "calls", "requests", "retries", "cache_hits"):
+                setattr(stats, name, getattr(stats, name) + getattr(other, name))
+        return result
 
 
 JUDGE_SLOTS = "judge_slots"

@@ -75,14 +75,17 @@ def judge_partition(ref: PartitionRef, config: EvalConfig, tasks: list[Task],
         storage.write_json(ref.file("judge.json"), {"enabled": False, "reason": reason, "judged_at": _now()})
         return JudgeOutcome(enabled=False, reason=reason, episodes=len(episodes))
 
+    panel: list[JudgeClient] = []
     if isinstance(judge, JudgeResource):
         # The key comes from the project's .env overlaid by the shell, as under `bat eval`.
-        client = judge.client(settings, redactor, environ=project_environ(config.agent_dir),
-                              looked_in=judge_key_sources(config.agent_dir))
+        environ, looked_in = project_environ(config.agent_dir), judge_key_sources(config.agent_dir)
+        client = judge.client(settings, redactor, environ=environ, looked_in=looked_in)
+        panel = [judge.client(settings.member(m), redactor, environ=environ, looked_in=looked_in)
+                 for m in settings.panel]
     else:
         client = judge
     load_project_scorers(config)
-    result = _run(judge_episodes(client, episodes, tasks, config.evaluation.scorers))
+    result = _run(judge_episodes(client, episodes, tasks, config.evaluation.scorers, panel))
     storage.store_episodes(ref, episodes)
     storage.write_json(ref.file("judge.json"), report(client.settings, _now(), result.stats, episodes))
     return JudgeOutcome(enabled=True, judge=client.name, mode=client.settings.mode, episodes=len(episodes),

@@ -5,7 +5,8 @@ An eval.yaml asks for the server by writing `{scripted_llm}` in a value that nam
 server: `judge.base_url`, `judge.env`, a model's `base_url` or `env`, `agent.env`; an
 AgentV target its `base_url` (an LLM target, or the model of an a2a target) or `env`. Each
 `{scripted_llm}` becomes the server's address, `http://127.0.0.1:<port>` (no trailing
-slash: write `"{scripted_llm}/v1"` for an OpenAI client). The server speaks the OpenAI,
+slash: write `"{scripted_llm}/v1"` for an OpenAI client); `simulated_user.base_url` and
+`simulated_user.env` too. The server speaks the OpenAI,
 Anthropic and Ollama APIs, answers per model name (`competent`, `sloppy`, `judge`) and
 takes any API key.
 """
@@ -73,8 +74,9 @@ def uses_scripted_llm(config: EvalConfig) -> bool:
     values = [*config.agent.env.values()]
     for model in config.models:
         values += [model.base_url or "", *model.env.values(), *_target_values(model.target)]
-    if config.judge is not None:
-        values += [config.judge.base_url or "", *config.judge.env.values()]
+    for llm in (config.judge, config.simulated_user):
+        if llm is not None:
+            values += [llm.base_url or "", *llm.env.values()]
     return any(PLACEHOLDER in value for value in values)
 
 
@@ -109,7 +111,8 @@ def with_scripted_llm(config: EvalConfig, url: str) -> EvalConfig:
         "agent": config.agent.model_copy(update={"env": _fill_env(config.agent.env, url)}),
         "models": [_fill_model(m, url) for m in config.models],
     }
-    if config.judge is not None:
-        update["judge"] = config.judge.model_copy(
-            update={"base_url": _fill(config.judge.base_url, url), "env": _fill_env(config.judge.env, url)})
+    for name in ("judge", "simulated_user"):
+        llm = getattr(config, name)
+        if llm is not None:
+            update[name] = llm.model_copy(update={"base_url": _fill(llm.base_url, url), "env": _fill_env(llm.env, url)})
     return config.model_copy(update=update)

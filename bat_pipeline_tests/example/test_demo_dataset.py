@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow
 
 TASKS = json.loads((SHIPPED_AGENT / "eval" / "input" / "tasks.json").read_text())
 EXPECTATIONS = {"status", "expected_outcome", "output_must_contain", "tool_calls", "agent_calls",
-                "max_model_calls", "max_tokens", "no_errors"}
+                "max_model_calls", "max_tokens", "no_errors", "expected_label"}
 STATES = {"working": "working", "input-required": "input-required", "completed": "completed", "failed": "error",
           "canceled": "error", "rejected": "error"}
 

@@ -21,6 +21,7 @@ DEPS = {
     "judge_scores": {"episode_verdicts", "task_specs"},
     "eval_metrics": {"judge_scores", "task_specs"},
     "eval_charts": {"eval_metrics"},
+    "eval_report": {"eval_metrics"},
 }
 
 
@@ -59,7 +60,8 @@ def test_graph_of_an_agent_with_a_gate(definitions):
     assert evaluate.partitions_def.get_partition_keys() == list(MODEL_KEYS)
     assert {k.path[-1] for k in evaluate.asset_layer.selected_asset_keys} == {"task_specs", *CHAIN}
     charts = defs.resolve_job_def("refresh_charts")
-    assert {k.to_user_string() for k in charts.asset_layer.selected_asset_keys} == {f"{AGENT}/eval_charts"}
+    assert {k.to_user_string() for k in charts.asset_layer.selected_asset_keys} == {f"{AGENT}/eval_charts",
+                                                                                    f"{AGENT}/eval_report"}
     assert defs.resolve_schedule_def("sweep_schedule").job_name == "evaluate"
     assert defs.resolve_sensor_def("dataset_changed") is not None
     assert defs.resolve_sensor_def("charts_after_evaluation") is not None

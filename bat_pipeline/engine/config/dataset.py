@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,16 +22,24 @@ from bat_pipeline.engine.config.messages import (
 )
 from bat_pipeline.engine.contracts.names import task_file_stem
 from bat_pipeline.engine.contracts.tasks import Task
+from bat_pipeline.engine.datasets.evalbench import as_task_entry, evalset_entries, is_evalset
 from bat_pipeline.engine.errors import InputError
+from bat_pipeline.engine.yaml_rubrics.load import resolve_rubric_names
 
 
 def _task_entry(index: int, item: Any) -> str:
+    # Scenarios are tasks here: `tasks[i]` names the entry in either kind of file.
     task_id = item.get("id") if isinstance(item, dict) else None
     return f"tasks[{index}] (id '{task_id}')" if isinstance(task_id, str) and task_id else f"tasks[{index}]"
 
 
-def load_tasks(path: str | Path, warnings: list[str] | None = None) -> list[Task]:
-    """The dataset: a JSON array of tasks (SPEC §3), read as `bat eval` reads it.
+def load_tasks(path: str | Path, warnings: list[str] | None = None, *, environ: Mapping[str, str] | None = None,
+               scorers: dict[str, dict[str, Any]] | None = None) -> list[Task]:
+    """The dataset: a JSON array of tasks (SPEC §3), read as `bat eval` reads it, or an
+    EvalBench evalset `{"scenarios": [...]}` (SPEC §10; `${VAR}` expanded from `environ`,
+    default the shell). Entries of either kind may carry scenario fields and mix in one
+    file (engine.datasets.evalbench); a scenario's relative `database` is taken from the
+    dataset's folder. `scorers`: the EvalBench run config's selection, for every entry.
 
     Unknown keys are ignored, each with a warning appended to `warnings` (a key one edit
     away from a known one is refused as a typo); scalars are coerced as bat-cli's records
@@ -45,8 +55,11 @@ def load_tasks(path: str | Path, warnings: list[str] | None = None) -> list[Task
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(file, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    if is_evalset(data):
+        data = evalset_entries(data, file, os.environ if environ is None else environ)
     if not isinstance(data, list):
-        raise InputError(file, f"the top level must be an array of tasks, got {kind(data, json_words=True)}")
+        raise InputError(file, "the top level must be an array of tasks (or an object with 'scenarios'), got "
+                         f"{kind(data, json_words=True)}")
     if not data:
         raise InputError(file, "the dataset has no tasks")
     tasks: list[Task] = []
@@ -55,7 +68,7 @@ def load_tasks(path: str | Path, warnings: list[str] | None = None) -> list[Task
         entry = _task_entry(index, item)
         if not isinstance(item, dict):
             raise InputError(file, f"expected a task object, got {kind(item, json_words=True)}", entry=entry)
-        item = json.loads(json.dumps(item))  # a private copy: unknown keys are removed from it
+        item = as_task_entry(json.loads(json.dumps(item)), scorers)  # a private copy: unknown keys are removed
         expected = item.get("expected")
         if isinstance(expected, dict) and expected.get("expected_outcome", "") is None:
             expected["expected_outcome"] = ""
@@ -73,13 +86,24 @@ def load_tasks(path: str | Path, warnings: list[str] | None = None) -> list[Task
             raise InputError(file, message, entry=entry, field=field or None) from None
         if warnings is not None:
             warnings.extend(_args_direction(task, file, entry))
+        if task.judge is not None and task.judge.rubrics is not None:
+            task.judge.rubrics = resolve_rubric_names(task.judge.rubrics, path.parent.resolve(), file,
+                                                      "judge.rubrics", entry=entry)
         if task.id in first_index:
             raise InputError(file, f"duplicate id '{task.id}' (also tasks[{first_index[task.id]}])",
                              entry=entry, field="id")
         first_index[task.id] = index
-        tasks.append(task)
+        tasks.append(_with_database(task, path.parent))
     check_task_file_names(tasks, file)
     return tasks
+
+
+def _with_database(task: Task, folder: Path) -> Task:
+    scenario = task.scenario
+    if scenario is None or not scenario.database or Path(scenario.database).expanduser().is_absolute():
+        return task
+    database = str((folder / scenario.database).resolve())
+    return task.model_copy(update={"scenario": scenario.model_copy(update={"database": database})})
 
 
 def _args_direction(task: Task, file: str, entry: str) -> list[str]:

@@ -28,6 +28,7 @@ from bat_pipeline.engine.contracts.config import EvalConfig
 from bat_pipeline.engine.environment import map_judge_key, project_environ
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.scorers.project import load_project_scorers
+from bat_pipeline.engine.yaml_rubrics.load import resolve_rubric_names
 
 TOP_LEVEL = "top level"
 _VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*)|(\$)|(\{[^}]*\}?))")
@@ -148,14 +149,15 @@ def load_eval_config(
             _env_values(model, environ, file, f"models[{index}]")
     if data["models"] is None:
         del data["models"]
-    for section in ("judge", "agent"):
+    for section in ("judge", "simulated_user", "agent"):
         if isinstance(data.get(section), dict):
             data[section] = dict(data[section])
             if isinstance(data[section].get("env"), dict):
                 data[section]["env"] = dict(data[section]["env"])
             # judge.env sees the judge's own environment: api_key_env already copied onto
-            # the provider's variable (engine.environment.judge_environment).
-            scope = _judge_scope(data[section], environ) if section == "judge" else environ
+            # the provider's variable (engine.environment.judge_environment); so does the
+            # simulated user's, which is asked the same way.
+            scope = environ if section == "agent" else _judge_scope(data[section], environ)
             _env_values(data[section], scope, file, section)
     agent = data.get("agent")
     if isinstance(agent, dict) and isinstance(agent.get("command"), str):
@@ -177,5 +179,7 @@ def load_eval_config(
         message += more_problems(more)
         raise InputError(file, message, entry=entry, field=field) from None
     check_config(config, file)
+    if config.judge is not None and config.judge.rubrics is not None:
+        config.judge.rubrics = resolve_rubric_names(config.judge.rubrics, agent_dir, file, "rubrics", entry="judge")
     load_project_scorers(config)
     return config

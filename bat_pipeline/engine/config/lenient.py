@@ -18,8 +18,8 @@ def lenient_sections(data: dict[str, Any], file: str) -> dict[str, Any]:
     """What bat-cli reads in its own way, turned into the records' shape: an empty
     `evaluation`, `agent` or `judge` section is absent; an empty dataset, output_dir or
     run_name takes its default; a single `extra_spans` path is a list of one; a judge
-    written `provider:model` is split like a model."""
-    for section in ("evaluation", "agent", "judge"):
+    (or simulated user) written `provider:model` is split like a model."""
+    for section in ("evaluation", "agent", "judge", "simulated_user"):
         if section in data and not data[section]:
             del data[section]
     evaluation = data.get("evaluation")
@@ -33,11 +33,20 @@ def lenient_sections(data: dict[str, Any], file: str) -> dict[str, Any]:
         elif isinstance(evaluation["extra_spans"], str):
             evaluation["extra_spans"] = [evaluation["extra_spans"]]
         data["evaluation"] = evaluation
+    for section in ("judge", "simulated_user"):
+        value = data.get(section)
+        if isinstance(value, str):
+            data[section] = _from_shorthand(value, file, section)
+        elif isinstance(value, dict):
+            data[section] = _split_model(value)
     judge = data.get("judge")
-    if isinstance(judge, str):
-        data["judge"] = _from_shorthand(judge, file, "judge")
-    elif isinstance(judge, dict):
-        data["judge"] = _split_model(judge)
+    if isinstance(judge, dict):
+        for name in ("rubrics", "kinds", "panel"):
+            if isinstance(judge.get(name), str):
+                judge[name] = [judge[name]]
+    for section in ("metrics", "report"):
+        if section in data and not data[section]:
+            del data[section]
     return data
 
 

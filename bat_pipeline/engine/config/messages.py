@@ -150,7 +150,7 @@ def more_problems(count: int) -> str:
     return f" (and {count} more problem{'s' if count > 1 else ''})" if count else ""
 
 
-SET_BY_LOADER = ("agent_dir", "source", "warnings", "agentv")
+SET_BY_LOADER = ("agent_dir", "source", "warnings", "agentv", "evalbench")
 """EvalConfig fields the loader fills in: never written in eval.yaml, never offered as known keys."""
 
 

@@ -9,14 +9,18 @@ step after loading works on it unchanged.
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from pydantic import ValidationError
 
-from bat_pipeline.engine.agent_folder import resolve_agent_dir
+from bat_pipeline.engine.agent_folder import EVAL_FILE, resolve_agent_dir
+from bat_pipeline.engine.config.dataset import load_tasks
 from bat_pipeline.engine.config.eval_file import load_eval_config
+from bat_pipeline.engine.config.evalbench_run import load_run_config
 from bat_pipeline.engine.config.files import read_yaml
 from bat_pipeline.engine.config.messages import explain, first_error, more_problems
 from bat_pipeline.engine.contracts.agentv import AgentvSuite
@@ -26,10 +30,11 @@ from bat_pipeline.engine.contracts.tasks import Expected, Task
 from bat_pipeline.engine.datasets.agentv import CASE_KEYS, load_suite
 from bat_pipeline.engine.datasets.agentv_judge import LLM_TYPES
 from bat_pipeline.engine.datasets.agentv_targets import TargetOptions
+from bat_pipeline.engine.datasets.evalbench import is_evalset
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.target_inputs import case_turns
 
-ProjectKind = Literal["agent", "agentv"]
+ProjectKind = Literal["agent", "agentv", "evalbench"]
 AGENTV_OUTPUT = str(Path(".agentv") / "results")
 """Where an AgentV file's result files go without `--output` (beside the file)."""
 AGENTV_WORKERS = 4
@@ -37,56 +42,92 @@ AGENTV_WORKERS = 4
 
 @dataclass(frozen=True)
 class Overrides:
-    """What the command line sets over the files: `--providers`, `--threshold`, `--output`."""
+    """What the command line sets over the files: `--providers`, `--threshold`, `--output`,
+    `--dataset`."""
 
     providers_file: Path | None = None
     threshold: float | None = None
     output_dir: Path | None = None
+    dataset: Path | None = None
+    """`--dataset FILE`: replaces `evaluation.dataset` (tasks.json or an EvalBench evalset)."""
 
 
 def project_kind(path: Path) -> tuple[ProjectKind, Path]:
-    """`agent` and its folder, or `agentv` and the file. A folder is an agent folder; a
-    YAML file with `evaluation` or `models` is a bat-cli eval.yaml (its agent folder: the
-    parent of `eval/`); with `tests`, `evalcases` or `eval_cases` an AgentV file. Else
-    InputError naming the keys found."""
+    """`agent` and its folder, or `agentv` / `evalbench` and the file. A folder is an agent
+    folder; a YAML file with `dataset_config` is an EvalBench run config; with `evaluation`
+    or `models` a bat-cli eval.yaml (its agent folder: the parent of `eval/`); with
+    `tests`, `evalcases` or `eval_cases` an AgentV file; a JSON evalset alone is refused
+    (it needs an agent). Else InputError naming the keys found."""
     path = Path(path).expanduser().resolve()
     if path.is_dir():
         return "agent", path
     if not path.is_file():
         raise InputError(str(path), "no such file or folder")
-    data = read_yaml(path) if path.suffix in (".yaml", ".yml") else None
+    data = read_yaml(path) if path.suffix in (".yaml", ".yml") else _json_object(path)
+    if path.suffix == ".json" and is_evalset(data):
+        raise InputError(str(path), "an EvalBench evalset (scenarios) needs an agent to run against: "
+                         f"bat-pipeline run AGENT --dataset {path}, or an EvalBench run config naming it")
     if isinstance(data, dict):
+        if "dataset_config" in data:
+            return "evalbench", path
         if any(key in data for key in CASE_KEYS):
             return "agentv", path
         if "evaluation" in data or "models" in data:
             folder = path.parent.parent if path.parent.name == "eval" else path.parent
             return "agent", folder
     found = ", ".join(map(str, data)) if isinstance(data, dict) else "none"
-    raise InputError(str(path), "not an agent folder, a bat-cli eval.yaml (evaluation/models) or an AgentV eval "
-                     f"file (tests/evalcases/eval_cases); keys found: {found}")
+    raise InputError(str(path), "not an agent folder, a bat-cli eval.yaml (evaluation/models), an AgentV eval "
+                     "file (tests/evalcases/eval_cases) or an EvalBench run config (dataset_config); "
+                     f"keys found: {found}")
+
+
+def _json_object(path: Path) -> object:
+    """A `.json` file's content when it parses (None otherwise: the refusal names no keys)."""
+    if path.suffix != ".json":
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
 
 
 def resolve_project(arg: str | None, cwd: Path) -> Path:
-    """The path a command means: an existing file (an AgentV eval file, or a bat-cli
-    eval.yaml: its agent folder) as `project_kind` reads it, else an agent folder or a
-    blueprint's agent as `resolve_agent_dir` finds it."""
+    """The path a command means: an existing file (an AgentV eval file; a bat-cli
+    eval.yaml: its agent folder, or the file itself when it is not the folder's own
+    `eval/eval.yaml`) as `project_kind` reads it, else an agent folder or a blueprint's
+    agent as `resolve_agent_dir` finds it."""
     if arg:
         candidate = Path(arg).expanduser()
         candidate = candidate if candidate.is_absolute() else Path(cwd) / candidate
         if candidate.is_file():
-            return project_kind(candidate)[1]
+            what, where = project_kind(candidate)
+            # A bat-cli eval file other than the folder's own eval/eval.yaml stays named:
+            # load_project reads that file for the folder's agent.
+            named = candidate.resolve()
+            if what == "agent" and named != (where / EVAL_FILE).resolve():
+                return named
+            return where
     return resolve_agent_dir(arg, Path(cwd))
 
 
 def load_project(path: Path, overrides: Overrides | None = None) -> EvalConfig:
-    """The evaluation `path` describes (`project_kind`), with the command line's overrides."""
+    """The evaluation `path` describes (`project_kind`), with the command line's overrides;
+    a bat-cli eval file is read for its agent folder."""
     overrides = overrides or Overrides()
     what, where = project_kind(path)
     if what == "agent":
-        config = load_eval_config(where)
-        if overrides.output_dir is not None:
-            settings = config.evaluation.model_copy(update={"output_dir": str(overrides.output_dir)})
-            config = config.model_copy(update={"evaluation": settings})
+        named = Path(path).expanduser().resolve()
+        config = load_eval_config(where, named if named.is_file() else None)
+        changes = {name: str(value) for name, value in (("output_dir", overrides.output_dir),
+                                                         ("dataset", overrides.dataset)) if value is not None}
+        if changes:
+            config = config.model_copy(update={"evaluation": config.evaluation.model_copy(update=changes)})
+        return config
+    if what == "evalbench":
+        config = load_run_config(where, overrides.output_dir)
+        if overrides.dataset is not None:
+            config = config.model_copy(update={"evaluation": config.evaluation.model_copy(
+                update={"dataset": str(overrides.dataset)})})
         return config
     suite = load_suite(where, TargetOptions(providers_file=overrides.providers_file, threshold=overrides.threshold))
     return agentv_config(suite, overrides)
@@ -124,3 +165,30 @@ def suite_tasks(suite: AgentvSuite) -> list[Task]:
     AgentV case attached for its graders and the other targets."""
     return [Task(id=case.id, turns=case_turns(case), expected=Expected(status=None, expected_outcome=case.criteria),
                  meta=dict(case.metadata), agentv=case) for case in suite.tests]
+
+
+def project_tasks(config: EvalConfig, warnings: list[str] | None = None) -> list[Task]:
+    """The dataset of any project: an AgentV file's tests, an EvalBench run config's
+    scenarios (its `scorers` given to each, its `scenarios` / `scenario_pattern` applied),
+    else `evaluation.dataset`. What the dataset ignored is appended to `warnings`."""
+    if config.agentv is not None:
+        return suite_tasks(config.agentv)
+    run = config.evalbench
+    tasks = load_tasks(config.resolve(config.evaluation.dataset), warnings,
+                       scorers=run.scorers if run is not None else None)
+    if warnings is not None and any(m.target is None for m in config.models):
+        warnings.extend(f"{config.evaluation.dataset}, scenario '{t.id}', field 'env': a shared A2A agent process "
+                        "cannot take a scenario's variables; ignored (they apply to CLI targets)"
+                        for t in tasks if t.scenario is not None and t.scenario.env)
+    if run is None or (run.scenarios is None and run.scenario_pattern is None):
+        return tasks
+    try:
+        pattern = re.compile(run.scenario_pattern) if run.scenario_pattern else None
+    except re.error as exc:
+        raise InputError(str(run.source), f"not a regular expression: {exc}", field="scenario_pattern") from None
+    chosen = [t for t in tasks if (run.scenarios is None or t.id in run.scenarios)
+              and (pattern is None or pattern.search(t.id))]
+    if not chosen:
+        raise InputError(str(run.source), "no scenario of the dataset is chosen by scenarios / scenario_pattern",
+                         field="scenarios")
+    return chosen

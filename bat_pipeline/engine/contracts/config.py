@@ -7,12 +7,13 @@ Loading (defaults, shorthand, `$VAR` expansion, refusals with file/entry/field) 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from bat_pipeline.engine.contracts.agent import AgentTarget
 from bat_pipeline.engine.contracts.agentv import AgentvSuite, AgentvTarget
+from bat_pipeline.engine.contracts.evalbench import EvalbenchRun
 from bat_pipeline.engine.contracts.names import safe_key
 from bat_pipeline.engine.contracts.strict import Strict
 
@@ -59,6 +60,31 @@ class ModelSpec(Strict):
         return self.key or safe_key(f"{self.provider}-{self.model}")
 
 
+JUDGE_KINDS = ("choice", "quality", "standard", "pattern")
+"""Judge kinds beside the rubrics (engine.scorers.choice, quality, standard, pattern)."""
+PATTERNS = ("react", "cove", "reflexion", "rag")
+"""Reasoning patterns the `pattern` judge kind knows."""
+
+
+class PanelMember(Strict):
+    """One more judge model of a panel; fields left out are the judge's own."""
+
+    provider: str
+    model: str = Field(min_length=1)
+    base_url: str | None = None
+    api_key_env: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, value: Any) -> Any:
+        if isinstance(value, str) and ":" in value:
+            provider, model = value.split(":", 1)
+            return {"provider": provider.strip(), "model": model.strip()}
+        return value
+
+    _provider = field_validator("provider")(_check_provider)
+
+
 class JudgeSettings(Strict):
     provider: str
     model: str = Field(min_length=1)
@@ -76,8 +102,76 @@ class JudgeSettings(Strict):
     root (processes and threads alike)."""
     timeout_s: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=4, ge=0)
+    rubrics: list[str] | None = None
+    """Rubrics the judge scores each episode with: `bat` (bat-cli's four, the default when
+    unset), built-in weighted rubrics (`default`, `agent`, ...) or YAML files; after
+    loading, files are absolute paths (engine.yaml_rubrics)."""
+    kinds: list[Literal["choice", "quality", "standard", "pattern"]] = Field(default_factory=list)
+    """Judge kinds asked beside the rubrics (JUDGE_KINDS)."""
+    pattern: Literal["react", "cove", "reflexion", "rag"] | None = None
+    """The reasoning pattern the `pattern` kind checks, unless a task names its own."""
+    runs: int = Field(default=1, ge=1, le=100)
+    """Each LLM scorer asks N times; rows per sample, then their median and spread."""
+    panel: list[PanelMember] = Field(default_factory=list)
+    """More judge models asked the same questions; each is reported, then their median and
+    agreement."""
 
     _provider = field_validator("provider")(_check_provider)
+
+    def member(self, other: PanelMember) -> JudgeSettings:
+        """These settings with a panel member's model (and, when it sets them, base URL
+        and key variable): a base URL is kept only for a member of the same provider."""
+        same = other.provider == self.provider
+        return self.model_copy(update={
+            "provider": other.provider, "model": other.model, "panel": [],
+            "base_url": other.base_url or (self.base_url if same else None),
+            "api_key_env": other.api_key_env or (self.api_key_env if same else None)})
+
+
+class MetricsSettings(Strict):
+    """Metrics computed without an LLM (engine.metrics_extra)."""
+
+    label_field: str | None = None
+    """The field of a structured expected output (and of a JSON answer) holding the label,
+    for the classification metrics; tasks may also carry `expected.expected_label`."""
+    time_threshold_s: float | None = Field(default=None, gt=0)
+    """An episode at or under this many seconds scores 1 on time; above, it decays. Unset:
+    no `time` rows, and no mean time score."""
+    time_penalty: float = Field(default=1.0, gt=0)
+    """Decay rate above the threshold: score = exp(-penalty × (t − threshold) / threshold)."""
+    throughput_target: float | None = Field(default=None, gt=0)
+    """Episodes per second that score 1 on throughput; unset: throughput is reported only."""
+
+
+class ReportSettings(Strict):
+    """The colours of scores in reports: at or above `green`, at or above `amber`, else red."""
+
+    green: float = Field(default=0.8, ge=0, le=1)
+    amber: float = Field(default=0.5, ge=0, le=1)
+
+
+class SimulatedUserSettings(Strict):
+    """The model playing the user of EvalBench scenarios (SPEC §10): same providers, key
+    handling and retries as the judge; its key never reaches the agent."""
+
+    provider: str
+    model: str = Field(min_length=1)
+    base_url: str | None = None
+    api_key_env: str | None = None
+    """Variable holding the key; default: the provider's usual one."""
+    env: dict[str, str] = Field(default_factory=dict)
+    max_turns: int | None = Field(default=None, ge=1)
+    """Agent calls per conversation for scenarios that set none (then 1)."""
+    timeout_s: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=4, ge=0)
+
+    _provider = field_validator("provider")(_check_provider)
+
+    def client_settings(self) -> JudgeSettings:
+        """As the judge client's settings: the simulated user is asked through it."""
+        return JudgeSettings(provider=self.provider, model=self.model, base_url=self.base_url,
+                             api_key_env=self.api_key_env, env=dict(self.env), timeout_s=self.timeout_s,
+                             max_retries=self.max_retries)
 
 
 class GateSettings(Strict):
@@ -143,6 +237,8 @@ class EvalConfig(Strict):
 
     evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
     judge: JudgeSettings | None = None
+    simulated_user: SimulatedUserSettings | None = None
+    """The model answering the agent in scenarios with a conversation plan."""
     models: list[ModelSpec] = Field(min_length=1)
     agent: AgentTarget = Field(default_factory=AgentTarget)
     execution: ExecutionSettings = Field(default_factory=ExecutionSettings)
@@ -153,9 +249,13 @@ class EvalConfig(Strict):
     warnings: list[str] = Field(default_factory=list)
     """What the loader accepted but the user should know (unknown keys, ignored values),
     each naming the file and the key."""
+    metrics: MetricsSettings = Field(default_factory=MetricsSettings)
+    report: ReportSettings = Field(default_factory=ReportSettings)
     agentv: AgentvSuite | None = None
     """The AgentV eval file evaluated, when the project is one (engine.config.project):
     its tests are the dataset and its targets the partitions."""
+    evalbench: EvalbenchRun | None = None
+    """The EvalBench run config evaluated, when the project is one (engine.config.evalbench_run)."""
 
     @property
     def agent_id(self) -> str:

@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from bat_pipeline.engine.contracts.names import conversation_id
+from bat_pipeline.engine.contracts.scenario import ConversationLog
 from bat_pipeline.engine.contracts.scores import RubricScores, ScoreRow
 from bat_pipeline.engine.contracts.trajectory import Trajectory
 
@@ -71,8 +72,8 @@ class Episode(BaseModel):
     qualitative_scores: JudgeScores | None = None
     aux: dict[str, Any] = Field(default_factory=dict)
     """attempt_index, agent_url, started_at, `conversation_id` when it is not
-    `<task id>__try<n>` (a resumed attempt gets a fresh one), and `eval_error` when the
-    attempt raised."""
+    `<task id>__try<n>` (a resumed attempt gets a fresh one), `eval_error` when the
+    attempt raised, and a scenario's `conversation` (see `conversation`)."""
     trace: EpisodeTrace = Field(default_factory=EpisodeTrace)
     scores: list[ScoreRow] = Field(default_factory=list)
     """Every scorer's rows for this episode (bat_pipeline's addition to the file): the
@@ -93,3 +94,10 @@ class Episode(BaseModel):
     def eval_error(self) -> str | None:
         """Why the attempt itself failed (not the agent's answer), if it did."""
         return self.aux.get("eval_error")
+
+    @property
+    def conversation(self) -> ConversationLog | None:
+        """A scenario's conversation (`aux.conversation`): every turn, generated ones
+        marked, why it ended, the simulated user's cost; None for other tasks."""
+        found = self.aux.get("conversation")
+        return ConversationLog.model_validate(found) if isinstance(found, dict) else None

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from bat_pipeline.engine.contracts.agentv import AgentvCase
+from bat_pipeline.engine.contracts.scenario import Scenario
 from bat_pipeline.engine.contracts.strict import Strict
 from bat_pipeline.engine.contracts.trajectory_assertion import TrajectoryAssertion
 
@@ -45,6 +46,10 @@ class Expected(Strict):
     """Fail when any step of the trajectory failed."""
     trajectory: TrajectoryAssertion | None = None
     """What the tool calls must look like (ours; engine.scorers.trajectory)."""
+    expected_label: str | None = None
+    """The class the answer should name, for the classification metrics (ours)."""
+    expected_output: Any = None
+    """A structured expected answer; `metrics.label_field` names its label (ours)."""
 
     @property
     def needs_spans(self) -> bool:
@@ -55,8 +60,17 @@ class Expected(Strict):
         )
 
 
+class TaskJudge(Strict):
+    """A task's own judge choices, in place of eval.yaml's (ours)."""
+
+    rubrics: list[str] | None = None
+    kinds: list[Literal["choice", "quality", "standard", "pattern"]] | None = None
+    pattern: Literal["react", "cove", "reflexion", "rag"] | None = None
+
+
 class Task(Strict):
-    """One task. Fixed `turns` today; a simulated user will be an optional sibling field."""
+    """One task: fixed `turns`, and optionally a scenario whose simulated user carries
+    the conversation on after them."""
 
     id: str = Field(min_length=1)
     turns: list[str] = Field(min_length=1)
@@ -64,6 +78,12 @@ class Task(Strict):
     expected: Expected = Field(default_factory=Expected)
     meta: dict[str, Any] = Field(default_factory=dict)
     """Free-form labels (category, ...) carried to metrics."""
+    judge: TaskJudge | None = None
+    """Rubrics and judge kinds for this task only (ours); unset: eval.yaml's."""
     agentv: AgentvCase | None = None
     """The AgentV test this task is (engine.config.project): its graders and pass rule
     decide the verdict; None for a bat-cli task."""
+    scenario: Scenario | None = None
+    """The EvalBench scenario this task is or carries (engine.datasets.evalbench): its
+    plan drives a simulated user after `turns`, its fields select the EvalBench scorers."""
+

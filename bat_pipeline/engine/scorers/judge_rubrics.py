@@ -16,20 +16,39 @@ Without a value the reason says why:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from bat_pipeline.engine.contracts import JudgeSettings
 from bat_pipeline.engine.contracts.scores import SCORE_FIELDS, ScoreRow
+from bat_pipeline.engine.llm_judges.plan import judge_plan
 from bat_pipeline.engine.rubrics import JSON_SCHEMA, build_messages, parse_answer, skipped_rubrics
 from bat_pipeline.engine.scorers.judging import FAILED, SKIPPED, Judge, JudgeQuestion, cannot_judge, null_row
 from bat_pipeline.engine.scorers.registry import ScoringInput, llm
+from bat_pipeline.engine.yaml_rubrics.load import BAT
 
 ORDER = 500
+"""After every deterministic scorer, in bat-cli's rubric order."""
+SCALE = "0..1"
 
 
 def bat_task(item: ScoringInput) -> bool:
     """bat-cli's rubrics judge bat-cli tasks; an AgentV test is judged by its own LLM graders."""
     return item.task.agentv is None
-"""After every deterministic scorer, in bat-cli's rubric order."""
-SCALE = "0..1"
+
+
+def _bat(item: ScoringInput) -> bool:
+    """Asked of a bat-cli task when its rubrics include `bat` (the default: `judge.rubrics` unset)."""
+    settings = item.options if isinstance(item.options, JudgeSettings) else None
+    return bat_task(item) and BAT in judge_plan(item.task, settings).rubrics
+
+
+def _selected(rubric: str) -> Callable[[ScoringInput], bool]:
+    """bat-cli tasks whose rubrics include `bat` (`_bat`), except an EvalBench scenario whose
+    run config names its scorers and not this rubric (SPEC §12: the run config's `scorers`
+    choose)."""
+    def applies(item: ScoringInput) -> bool:
+        return _bat(item) and (item.task.scenario is None or item.task.scenario.selects(rubric))
+    return applies
 
 
 async def ask_rubric(rubric: str, item: ScoringInput, judge: Judge) -> list[ScoreRow]:
@@ -56,21 +75,21 @@ async def ask_rubric(rubric: str, item: ScoringInput, judge: Judge) -> list[Scor
                      gating=False, judge=judge.name, reason=reasoning)]
 
 
-@llm("relevance", order=ORDER, applies=bat_task)
+@llm("relevance", order=ORDER, applies=_selected("relevance"))
 async def relevance(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
     return await ask_rubric("relevance", item, judge)
 
 
-@llm("task_completion", order=ORDER + 1, applies=bat_task)
+@llm("task_completion", order=ORDER + 1, applies=_selected("task_completion"))
 async def task_completion(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
     return await ask_rubric("task_completion", item, judge)
 
 
-@llm("hallucination", order=ORDER + 2, applies=bat_task)
+@llm("hallucination", order=ORDER + 2, applies=_selected("hallucination"))
 async def hallucination(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
     return await ask_rubric("hallucination", item, judge)
 
 
-@llm("tool_call", order=ORDER + 3, applies=bat_task)
+@llm("tool_call", order=ORDER + 3, applies=_selected("tool_call"))
 async def tool_call(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
     return await ask_rubric("tool_call", item, judge)

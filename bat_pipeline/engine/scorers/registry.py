@@ -61,6 +61,9 @@ class Scorer:
     """How the criteria of its rows begin (`tool_call:`, `output[`); empty: with the
     scorer's own name. What traces a verdict check of an older episode file, which has no
     rows, back to its scorer (engine.derived_scores)."""
+    reduce: Callable[[list[ScoreRow]], list[ScoreRow]] | None = None
+    """LLM scorers: how one judge's rows over N runs are summed up (engine.judge_samples);
+    None: the median and spread per criterion."""
 
     def writes(self, criterion: str) -> bool:
         """Whether a row with this criterion is one of this scorer's (by `criteria`)."""
@@ -91,11 +94,11 @@ def check(name: str, *, applies: Callable[[ScoringInput], bool] = _always, order
     return decorate
 
 
-def llm(name: str, *, applies: Callable[[ScoringInput], bool] = _always,
-        order: int = 100) -> Callable[[LlmFn], LlmFn]:
-    """Register an LLM scorer: `async fn(input, judge) -> rows`."""
+def llm(name: str, *, applies: Callable[[ScoringInput], bool] = _always, order: int = 100,
+        reduce: Callable[[list[ScoreRow]], list[ScoreRow]] | None = None) -> Callable[[LlmFn], LlmFn]:
+    """Register an LLM scorer: `async fn(input, judge) -> rows`; `reduce` (Scorer's field)."""
     def decorate(fn: LlmFn) -> LlmFn:
-        _register(Scorer(name, "llm", fn, applies, order))
+        _register(Scorer(name, "llm", fn, applies, order, reduce=reduce))
         return fn
     return decorate
 

@@ -67,7 +67,10 @@ def rebuild_trajectories(episodes: Sequence[Episode], tasks: Sequence[Task], spa
     for episode in episodes:
         if episode.aux.get("trajectory_source") == TRAJECTORY_SOURCE:
             continue  # recorded by its target (an AgentV batch record, CLI JSON): no spans to read
-        trajectory = build_trajectory(index, episode.conversation_id, turns.get(episode.task_id, []))
+        # A scenario's turns are those held (the simulated user's included), not the dataset's.
+        held = episode.conversation
+        user_turns = held.user_messages if held is not None else turns.get(episode.task_id, [])
+        trajectory = build_trajectory(index, episode.conversation_id, user_turns)
         episode.trace.trajectory = trajectory
         episode.trace.tool_calls = recorded_tool_calls(trajectory)
     # The index is dropped here: a partition's spans are most of its memory, and only

@@ -13,21 +13,24 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from bat_pipeline.example.scripted_llm import competent, judge, render, sloppy
+from bat_pipeline.example.scripted_llm import competent, judge, render, scenario_judge, simulated_user, sloppy
 from bat_pipeline.example.scripted_llm.conversation import Conversation, from_anthropic, from_openai
 from bat_pipeline.example.scripted_llm.knobs import KnobBoard, Knobs
 from bat_pipeline.example.scripted_llm.reply import Reply
 from bat_pipeline.example.scripted_llm.stats import RequestLog
 
-PERSONAS = ("competent", "good", "sloppy", "bad", "judge")
+PERSONAS = ("competent", "good", "sloppy", "bad", "judge", "user")
 GARBAGE = "}{ not json ]["
 
 
 def persona_of(model: str) -> str | None:
-    """`competent`, `sloppy` or `judge` from words in the model name; None when none match."""
+    """`competent`, `sloppy`, `judge` or `user` (the simulated user) from words in the
+    model name; None when none match."""
     low = model.lower()
     if "judge" in low:
         return "judge"
+    if "user" in low:
+        return "user"
     if "sloppy" in low or "bad" in low:
         return "sloppy"
     if "competent" in low or "good" in low:
@@ -38,7 +41,12 @@ def persona_of(model: str) -> str | None:
 def _answer(persona: str, conv: Conversation, knobs: Knobs, key: str) -> Reply:
     echo = key if knobs.echo_key and key else None
     if persona == "judge":
+        scorer = scenario_judge.handles(conv)
+        if scorer:
+            return scenario_judge.respond(conv, scorer)
         return judge.respond(conv, think=knobs.think, echo=echo)
+    if persona == "user":
+        return simulated_user.respond(conv)
     reply = (competent if persona == "competent" else sloppy).respond(conv)
     if echo and reply.text and not reply.tool_calls and not reply.error:
         reply.text += f" (answered for key {echo})"

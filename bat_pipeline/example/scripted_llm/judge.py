@@ -112,7 +112,13 @@ def score(conv: Conversation) -> tuple[float, str]:
 
 def respond(conv: Conversation, think: bool = False, echo: str | None = None) -> Reply:
     """JSON content when the request asks for JSON, else prose ending with the JSON object.
-    `echo`: a text the reasoning quotes (the caller's key, to test redaction)."""
+    `echo`: a text the reasoning quotes (the caller's key, to test redaction). The
+    agentic-v2-eval judge kinds' questions are answered by graded_judge."""
+    from bat_pipeline.example.scripted_llm import graded_judge  # it reads this module's helpers
+
+    graded = graded_judge.respond(conv)
+    if graded is not None:
+        return graded
     value, reasoning = score(conv)
     if echo:
         reasoning += f" Judged for key {echo}."

@@ -68,6 +68,27 @@ def response_text(wire: WireFormat, response: httpx.Response) -> str:
     return text
 
 
+def token_usage(response: httpx.Response) -> tuple[int, int]:
+    """(prompt, completion) tokens of a response as its `usage` reports them: OpenAI's
+    `prompt_tokens`/`completion_tokens`, Anthropic's `input_tokens`/`output_tokens`;
+    (0, 0) when it says nothing."""
+    try:
+        usage = response.json().get("usage")
+    except (ValueError, AttributeError):
+        return 0, 0
+    if not isinstance(usage, dict):
+        return 0, 0
+
+    def number(*names: str) -> int:
+        for name in names:
+            value = usage.get(name)
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+        return 0
+
+    return number("prompt_tokens", "input_tokens"), number("completion_tokens", "output_tokens")
+
+
 def error_detail(response: httpx.Response) -> str:
     """The server's error message (`error.message`, `message`, `detail`, else the body)."""
     try:

@@ -94,6 +94,16 @@ def _episode_rows(rows: Rows, key: dict[str, str], agent_id: str, episode: Episo
             "reason": _cut(score.reason, TEXT_CHARS),
             "details": json.dumps(score.details, ensure_ascii=False, default=str) if score.details else None,
         })
+    log = episode.conversation
+    if log is not None:
+        user = log.simulated_user
+        rows["conversations"].append({
+            **ep_key, "turns": len(log.turns), "generated_turns": sum(t.generated for t in log.turns),
+            "max_turns": log.max_turns, "ended": log.ended, "user_model": user.model if user else None,
+            "user_calls": user.calls if user else 0, "user_tokens_in": user.tokens_in if user else 0,
+            "user_tokens_out": user.tokens_out if user else 0,
+            "transcript": _cut(json.dumps([t.model_dump() for t in log.turns], ensure_ascii=False), TEXT_CHARS * 4),
+        })
     rows["trajectory_totals"].append({
         **ep_key, "found": episode.trace.trajectory.found, "model_calls": totals.model_calls,
         "tokens_in": totals.tokens_in, "tokens_out": totals.tokens_out,

@@ -59,13 +59,18 @@ TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     "task_metrics": _columns(f"{_PARTITION}, task_id VARCHAR, attempts INTEGER, passed INTEGER, pass_at_k DOUBLE, "
                              "pass_hat_k DOUBLE"),
     "phase_timings": _columns(f"{_PARTITION}, phase VARCHAR, seconds DOUBLE"),
+    "conversations": _columns(f"{_PARTITION}, task_id VARCHAR, attempt INTEGER, turns INTEGER, "
+                              "generated_turns INTEGER, max_turns INTEGER, ended VARCHAR, user_model VARCHAR, "
+                              "user_calls INTEGER, user_tokens_in BIGINT, user_tokens_out BIGINT, transcript VARCHAR"),
 }
 """Table → (column, DuckDB type). Every table starts with run_id, model_key.
 
 `episode_scores` holds one row per ScoreRow of every episode: `position` is the row's
 index among its episode's rows, `details` the row's details as JSON text (null when
 empty). `phase_timings` holds seconds per phase of each partition (engine.contracts.timings),
-and the run's `charts` under model_key ''."""
+and the run's `charts` under model_key ''. `conversations` holds a scenario's conversation
+(aux.conversation: its turns, why it ended, the simulated user's model, calls and tokens,
+the turns as JSON in `transcript`); a file of version 3 gains it when opened."""
 
 _RUBRICS = ", ".join(f"'{rubric}'" for rubric in RUBRICS)
 

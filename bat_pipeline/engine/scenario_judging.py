@@ -1,0 +1,85 @@
+"""What EvalBench's LLM scorers (`goal_completion`, `behavioral_metrics`) show the judge of a
+scenario, and how they read its answers. Pure: no network, no clock.
+
+The judge sees the plan, the conversation as held (`User:` / `Agent:` lines, the simulated
+user's turns marked), and the agent's recorded steps (engine.judge_view).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from bat_pipeline.engine.contracts.config import JudgeSettings
+from bat_pipeline.engine.contracts.episode import Episode
+from bat_pipeline.engine.contracts.scores import ScoreRow
+from bat_pipeline.engine.contracts.tasks import Task
+from bat_pipeline.engine.judge_view import render_episode_for_judge
+from bat_pipeline.engine.scorers.judging import FAILED, Judge, JudgeQuestion, cannot_judge, null_row
+from bat_pipeline.engine.scorers.registry import ScoringInput
+from bat_pipeline.engine.trajectories.attributes import THINK_END
+
+TURN_CHARS = 2000
+"""Longest user or agent message shown; longer ones are cut."""
+
+
+def _clip(text: str, limit: int = TURN_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def conversation_text(task: Task, episode: Episode) -> str:
+    """The conversation as `User:` / `Agent:` lines: the turns held when recorded, else the
+    task's turns with the final answer after the last."""
+    log = episode.conversation
+    if log is not None and log.turns:
+        pairs = [(t.user + (" [simulated user]" if t.generated else ""), t.agent) for t in log.turns]
+    else:
+        pairs = [(turn, "") for turn in task.turns]
+        pairs[-1] = (pairs[-1][0], episode.final_output)
+    return "\n".join(f"User: {_clip(user)}\nAgent: {_clip(agent) or '(no answer)'}" for user, agent in pairs)
+
+
+def scenario_case(task: Task, episode: Episode, max_chars: int) -> str:
+    """The plan, the conversation and the agent's steps, as one prompt section."""
+    plan = task.scenario.conversation_plan if task.scenario is not None else ""
+    return "\n\n".join([
+        f"## Conversation Plan\n{plan.strip() or task.expected.expected_outcome or '(none)'}",
+        f"## Conversation\n{conversation_text(task, episode)}",
+        f"## Final Status\n{episode.final_status or 'none'}",
+        "## Recorded steps of the agent\n" + render_episode_for_judge(episode, max_chars=max_chars),
+    ])
+
+
+def answer_object(text: str, key: str) -> dict[str, Any]:
+    """The last JSON object holding `key` in the answer (after any `</think>`); ValueError
+    when there is none (the judge client asks again)."""
+    text = text.rsplit(THINK_END, 1)[-1]
+    decoder = json.JSONDecoder()
+    for start in sorted((m.start() for m in re.finditer(r"\{", text)), reverse=True):
+        try:
+            found, _ = decoder.raw_decode(text, start)
+        except ValueError:
+            continue
+        if isinstance(found, dict) and key in found:
+            return found
+    raise ValueError(f"no JSON object with '{key}' in the answer")
+
+
+async def ask_about_scenario[T](item: ScoringInput, judge: Judge, *, scorer: str, instructions: str,
+                                parse: Callable[[str], T], schema: dict[str, Any], scale: str,
+                                rows: Callable[[T], list[ScoreRow]]) -> list[ScoreRow]:
+    """The scorer's rows from the judge's parsed answer on this scenario (`instructions` as
+    the system message, the scenario case as the user's), or one null row saying why there
+    is none: the episode cannot be judged (`cannot_judge`), or no usable answer came."""
+    why = cannot_judge(item)
+    if why:
+        return [null_row(scorer, scorer, judge.name, why, scale=scale)]
+    settings: JudgeSettings = item.options
+    case = scenario_case(item.task, item.episode, settings.max_trajectory_chars)
+    messages = [{"role": "system", "content": instructions}, {"role": "user", "content": case}]
+    answer = await judge.ask(JudgeQuestion(purpose=scorer, messages=messages, parse=parse, schema=schema))
+    if answer.value is None:
+        return [null_row(scorer, scorer, judge.name, FAILED + (answer.error or "no answer"), scale=scale)]
+    return rows(answer.value)

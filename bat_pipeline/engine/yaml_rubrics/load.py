@@ -1,0 +1,85 @@
+"""Rubrics by name or file. A name is one of the built-in rubrics (the YAML files beside
+this module) or `bat` (bat-cli's four judge rubrics, which are scorers of their own, not a
+weighted rubric); anything with a `/` or ending in `.yaml`/`.yml` is a file. A rubric that
+does not parse is refused (InputError) naming the file and the field (`criteria[1].weight`)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from bat_pipeline.engine.errors import InputError
+from bat_pipeline.engine.yaml_rubrics.model import Rubric
+
+BAT = "bat"
+"""bat-cli's four rubrics (relevance, task_completion, hallucination, tool_call): what
+`judge.rubrics` means when it is not set."""
+BUILTIN_DIR = Path(__file__).parent / "builtin"
+BUILTIN = ("default", "agent", "code", "coding_standards", "pattern")
+
+
+def is_file_name(spec: str) -> bool:
+    return "/" in spec or "\\" in spec or spec.endswith((".yaml", ".yml"))
+
+
+def load_rubric(spec: str, base_dir: Path | None = None) -> Rubric:
+    """The rubric `spec` names: a built-in name, or a file (relative to `base_dir`)."""
+    if not is_file_name(spec):
+        if spec not in BUILTIN:
+            raise InputError(spec, f"unknown rubric '{spec}' (built-in: {', '.join(BUILTIN)}; "
+                             "or a path to a .yaml file)")
+        return _load_file(BUILTIN_DIR / f"{spec}.yaml", f"builtin:{spec}")
+    path = Path(spec).expanduser()
+    if not path.is_absolute() and base_dir is not None:
+        path = base_dir / path
+    return _load_file(path.resolve(), None)
+
+
+@functools.lru_cache(maxsize=64)
+def _cached(path: Path, mtime_ns: int, source: str | None) -> Rubric:
+    # Imported here: engine.config imports this module to check the rubrics it names.
+    from bat_pipeline.engine.config.files import read_yaml
+
+    file = str(path)
+    data = read_yaml(path)
+    if not isinstance(data, dict):
+        raise InputError(file, "a rubric is a mapping with `criteria: [{name, weight, description, ...}]`",
+                         field="criteria")
+    try:
+        rubric = Rubric.model_validate({"name": path.stem, **data, "source": source or file})
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"]).lstrip(".")
+        more = len(exc.errors()) - 1
+        tail = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+        raise InputError(file, f"{error['msg']}{tail}", field=field or None) from None
+    return rubric
+
+
+def _load_file(path: Path, source: str | None) -> Rubric:
+    try:
+        mtime = path.stat().st_mtime_ns
+    except OSError:
+        raise InputError(str(path), "rubric file not found") from None
+    return _cached(path, mtime, source)
+
+
+def resolve_rubric_names(specs: Iterable[str], base_dir: Path, file: str, field: str,
+                         entry: str | None = None) -> list[str]:
+    """`judge.rubrics` as the scorers will read it: built-in names and `bat` as they are,
+    files as absolute paths; each rubric loaded once to refuse a broken one now. An unknown
+    name is refused naming `file`, `entry` and `field[i]`; a broken rubric file names itself."""
+    resolved: list[str] = []
+    for index, spec in enumerate(specs):
+        if spec == BAT:
+            resolved.append(spec)
+            continue
+        if not is_file_name(spec) and spec not in BUILTIN:
+            raise InputError(file, f"unknown rubric '{spec}' (built-in: {BAT}, {', '.join(BUILTIN)}; "
+                             "or a path to a .yaml file)", entry=entry, field=f"{field}[{index}]")
+        rubric = load_rubric(spec, base_dir)
+        resolved.append(spec if rubric.source.startswith("builtin:") else rubric.source)
+    return resolved

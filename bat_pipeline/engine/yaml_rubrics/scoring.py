@@ -1,0 +1,125 @@
+"""Scoring one record of criterion values with a rubric (SPEC §11): clamp each value to its
+criterion's range, normalise to 0..1, weight, and divide by the weight of the criteria
+scored → `weighted_score`; `total_score` is the unweighted mean of the normalised values.
+Criteria without a value are listed in `missing_criteria`, never an error; they count
+neither in the scores nor against them. Hard gates compare the given value (the median,
+when a judge ran N times) with the gate's minimum on the criterion's own scale; a missing
+gated criterion fails its gate."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from bat_pipeline.engine.yaml_rubrics.model import Rubric
+
+
+class GateFailure(BaseModel):
+    criterion: str
+    minimum: float
+    value: float | None
+    """The value compared (null: the criterion had none)."""
+
+
+class ScoringResult(BaseModel):
+    """The outcome of one record against one rubric."""
+
+    rubric: str
+    weighted_score: float
+    total_score: float
+    criterion_scores: dict[str, float] = Field(default_factory=dict)
+    """Criterion → its normalised score (0..1), for the criteria given."""
+    missing_criteria: list[str] = Field(default_factory=list)
+    failed_gates: list[GateFailure] = Field(default_factory=list)
+    band: str | None = None
+    """`excellent`, `pass`, `warning` or `fail` by the thresholds; null when none is set."""
+    passed: bool | None = None
+    """No gate failed and (with a `pass` threshold) the weighted score reaches it; null
+    when the rubric sets neither gates nor a pass threshold."""
+
+    def record(self, index: int) -> dict[str, Any]:
+        """agentic-v2-eval's scored record: index, weighted_score, total_score,
+        criterion_scores, missing_criteria."""
+        return {"index": index, "weighted_score": self.weighted_score, "total_score": self.total_score,
+                "criterion_scores": self.criterion_scores, "missing_criteria": self.missing_criteria}
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def score(rubric: Rubric, values: Mapping[str, Any]) -> ScoringResult:
+    """Score `values` (criterion name → number; non-numbers count as missing) with `rubric`."""
+    scores: dict[str, float] = {}
+    missing: list[str] = []
+    weighted = weight_sum = 0.0
+    for criterion in rubric.criteria:
+        value = _number(values.get(criterion.name))
+        if value is None:
+            missing.append(criterion.name)
+            continue
+        unit = criterion.normalise(value)
+        scores[criterion.name] = unit
+        weighted += unit * criterion.weight
+        weight_sum += criterion.weight
+    weighted_score = weighted / weight_sum if weight_sum else 0.0
+    total_score = sum(scores.values()) / len(scores) if scores else 0.0
+    failed = []
+    for gate in rubric.gates():
+        value = _number(values.get(gate.criterion))
+        if value is None or value < gate.minimum:
+            failed.append(GateFailure(criterion=gate.criterion, minimum=gate.minimum, value=value))
+    band = _band(rubric, weighted_score, bool(failed))
+    pass_at = rubric.unit_threshold(rubric.thresholds.pass_)
+    passed: bool | None = None
+    if pass_at is not None or rubric.gates():
+        passed = not failed and (pass_at is None or weighted_score >= pass_at)
+    return ScoringResult(rubric=rubric.name, weighted_score=weighted_score, total_score=total_score,
+                         criterion_scores=scores, missing_criteria=missing, failed_gates=failed, band=band,
+                         passed=passed)
+
+
+def _band(rubric: Rubric, weighted: float, gate_failed: bool) -> str | None:
+    thresholds = rubric.thresholds
+    excellent = rubric.unit_threshold(thresholds.excellent)
+    pass_at = rubric.unit_threshold(thresholds.pass_)
+    warning = rubric.unit_threshold(thresholds.warning)
+    if excellent is None and pass_at is None and warning is None:
+        return None
+    if gate_failed:
+        return "fail"
+    if excellent is not None and weighted >= excellent:
+        return "excellent"
+    if pass_at is not None and weighted >= pass_at:
+        return "pass"
+    if warning is not None and weighted >= warning:
+        return "warning"
+    return "fail"
+
+
+def medians(samples: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Criterion → the median of its numeric values over the samples (criteria with no
+    numeric value in any sample are left out)."""
+    found: dict[str, list[float]] = {}
+    for sample in samples:
+        for name, value in sample.items():
+            number = _number(value)
+            if number is not None:
+                found.setdefault(name, []).append(number)
+    return {name: statistics.median(values) for name, values in found.items()}
+
+
+def score_samples(rubric: Rubric, samples: Sequence[Mapping[str, Any]]) -> ScoringResult:
+    """Score N runs of a judge: each criterion's median over the runs, then `score` — so
+    hard gates apply to the medians, never to a single run."""
+    return score(rubric, medians(samples))

@@ -1,0 +1,114 @@
+"""`bat-pipeline report` and `bat-pipeline evaluate` (SPEC §11–§13).
+
+`report [RUN]` renders the report of a past run (resources.reports); without `--output`
+it prints the Markdown. `evaluate RESULTS` scores a results file someone brings — a JSON
+list of records, or `{"results": [...]}` — with a weighted rubric and no agent, as
+agentic-v2-eval's `evaluate` does, exit codes included: 1 when the input cannot be loaded,
+2 when the mean is below `--fail-under` (the other way round from every other command
+here, so that scripts written for agentic-v2-eval keep working)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from bat_pipeline.engine.contracts import Episode, EpisodeTrace, Expected, JudgeSettings, Task
+from bat_pipeline.engine.errors import InputError
+from bat_pipeline.engine.yaml_rubrics import Rubric, load_rubric, score
+
+LOAD_ERROR, BELOW = 1, 2
+INPUT_KEYS = ("input", "prompt", "question", "query")
+OUTPUT_KEYS = ("output", "response", "completion", "answer", "final_output")
+EXPECTED_KEYS = ("expected", "expected_output", "reference", "ground_truth", "expected_outcome")
+
+
+def report_command(root: Path, run: str | None, fmt: str, output: str | None, agent: str | None) -> int:
+    """Write (or print, as Markdown by default) the report of RUN; 2 when RUN is unknown.
+    A RUN that is a `.json` file is a results file, reported as agentic-v2-eval reports one
+    (engine.reports.results_file)."""
+    from bat_pipeline.resources.reports import make_report, render
+
+    if run is not None and run.endswith(".json") and Path(run).is_file():
+        from bat_pipeline.engine.reports.results_file import render_results
+
+        try:
+            records = _records(Path(run))
+        except ValueError as exc:
+            raise InputError(run, str(exc)) from None
+        text = render_results(records, fmt or "markdown", f"Results of {Path(run).name}")
+    else:
+        text = render(make_report(root, run, agent_id=agent), fmt or "markdown")
+    if output is None:
+        sys.stdout.write(text)
+        return 0
+    path = Path(output)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    print(f"wrote {path}")
+    return 0
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if isinstance(data, dict) and isinstance(data.get("results"), list):
+        data = data["results"]
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        raise ValueError("expected a JSON list of result objects, or {\"results\": [...]}")
+    return data
+
+
+def _pick(record: dict[str, Any], keys: tuple[str, ...]) -> str:
+    value = next((record[k] for k in keys if record.get(k) is not None), "")
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+async def _judged(records: list[dict[str, Any]], rubric: Rubric, settings: JudgeSettings) -> list[dict[str, Any]]:
+    """Each record with the judge's values for the rubric's criteria (on their own scales)."""
+    from bat_pipeline.engine.llm_judges.rubric_rows import ask_by_choice, raw_values
+    from bat_pipeline.engine.llm_judges.view import episode_view
+    from bat_pipeline.resources.judge import JudgeClient
+
+    client = JudgeClient(settings)
+    async with client.opened():
+        async def one(record: dict[str, Any]) -> dict[str, Any]:
+            task = Task(id="result", turns=[_pick(record, INPUT_KEYS) or "(no input given)"],
+                        expected=Expected(expected_outcome=_pick(record, EXPECTED_KEYS)))
+            episode = Episode(model_name="results", task_id="result", final_output=_pick(record, OUTPUT_KEYS),
+                              trace=EpisodeTrace())
+            rows = await ask_by_choice("rubric", rubric, episode_view(task, episode, settings, steps=False), client,
+                                       prefix="", summary=None)
+            return {**record, **raw_values(rows, rubric, "")}
+        return list(await asyncio.gather(*(one(r) for r in records)))
+
+
+def evaluate_command(results: str, rubric_spec: str, output: str | None, fail_under: float | None,
+                     judge: str | None, judge_base_url: str | None) -> int:
+    """Score RESULTS with the rubric (module docstring); prints the mean weighted score."""
+    try:
+        records = _records(Path(results))
+        rubric = load_rubric(rubric_spec, Path.cwd())
+    except (OSError, ValueError, InputError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return LOAD_ERROR
+    if judge is not None:
+        provider, _, model = judge.partition(":")
+        try:
+            settings = JudgeSettings(provider=provider, model=model, base_url=judge_base_url)
+            records = asyncio.run(_judged(records, rubric, settings))
+        except ValueError as exc:
+            print(f"error: the judge cannot run: {exc}", file=sys.stderr)
+            return LOAD_ERROR
+    scored = [score(rubric, record).record(index) for index, record in enumerate(records)]
+    mean = sum(r["weighted_score"] for r in scored) / len(scored) if scored else 0.0
+    if output is not None:
+        path = Path(output)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"rubric": rubric.name, "results": scored}, indent=2) + "\n", encoding="utf-8")
+    print(f"mean weighted score: {mean:.4f} over {len(scored)} results (rubric {rubric.name})")
+    if fail_under is not None and mean < fail_under:
+        print(f"below --fail-under {fail_under:g}", file=sys.stderr)
+        return BELOW
+    return 0
