@@ -224,7 +224,7 @@ def _run_partitions(config: EvalConfig, agent_dir: Path, keys: list[str], root: 
 
     logs = root / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    defs = build_definitions(agent_dir, root, overrides)
+    defs = build_definitions(agent_dir, root, overrides, execution=execution)
     recon = None
     if execution.executor != "in_process":
         from bat_pipeline.executors import plain_overrides, reconstructable_evaluate

@@ -34,13 +34,16 @@ def verdicts(ws) -> dict[tuple[str, str], bool]:
 
 
 def step_pids(ws) -> dict[str, set[int]]:
-    """The processes that started each step of every Dagster run, by step key."""
+    """The processes that started each step of the partitions' runs (the `evaluate` job; the
+    charts' and report's run is bat-pipeline's own, in its process), by step key."""
     import dagster as dg
     from dagster._core.events import DagsterEventType
 
+    from bat_pipeline.automation import EVALUATE_JOB
+
     with dg.DagsterInstance.from_config(str(ws.dagster_home)) as instance:
         pids: dict[str, set[int]] = {}
-        for record in instance.get_run_records():
+        for record in instance.get_run_records(dg.RunsFilter(job_name=EVALUATE_JOB)):
             for entry in instance.all_logs(record.dagster_run.run_id, of_type=DagsterEventType.STEP_START):
                 assert entry.dagster_event is not None
                 pids.setdefault(entry.step_key or "", set()).add(entry.dagster_event.pid)
@@ -74,8 +77,7 @@ def test_the_example_runs_through_a_scheduler_and_two_workers_with_the_in_proces
 
 def test_both_workers_execute_the_partitions_steps_and_nothing_runs_in_the_submitting_processes(on_cluster):
     ws, _, workers = on_cluster
-    # The charts' run is bat-pipeline's own, in its process, once the partitions are done.
-    pids = {key: found for key, found in step_pids(ws).items() if not key.endswith("eval_charts")}
+    pids = step_pids(ws)
     assert any(key.endswith("agent_episodes") for key in pids) and len(pids) == 6, pids
     assert set().union(*pids.values()) == workers, (pids, workers)
 
@@ -172,7 +174,7 @@ def test_other_executors_give_the_in_process_verdicts_with_each_step_outside_the
     result = bat_pipeline_run(ws, *args)
     assert result.returncode == 0, result.stdout[-4000:]
     assert verdicts(ws) == {key: v for key, v in verdicts(reference).items() if key[0] == MODELS[0]}
-    pids = {key: found for key, found in step_pids(ws).items() if not key.endswith("eval_charts")}
+    pids = step_pids(ws)
     # Dagster's log lines: time - dagster - level - job - run id - pid - event - message.
     (log,) = (ws.root / "logs").glob("*.log")
     run_processes = {int(line.split(" - ")[5]) for line in log.read_text().splitlines() if " - RUN_START - " in line}
