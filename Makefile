@@ -47,9 +47,12 @@ lint: venv
 	$(VENV)/bin/mypy || status=1; \
 	exit $$status
 
+# The suite on one xdist worker per (logical) core; pyproject.toml: a whole file at a time, longest first.
+PYTEST_WORKERS ?= logical
+
 test: venv lint browser
 	bash scripts/prepare-bat-adk >/dev/null
-	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+	$(PY) -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 bench: venv
 	$(PY) -m bat_pipeline_tests.bench

@@ -29,34 +29,49 @@ def inputs_fingerprint(config: EvalConfig) -> str:
 def _sweep_requests(partitions: dg.StaticPartitionsDefinition, reason: str):
     run_id = new_run_id()
     return [
-        dg.RunRequest(run_key=f"{reason}-{run_id}-{key}", partition_key=key,
-                      tags={RUN_ID_TAG: run_id})
+        dg.RunRequest(run_key=f"{reason}-{run_id}-{key}", partition_key=key, tags={RUN_ID_TAG: run_id})
         for key in partitions.get_partition_keys()
     ]
 
 
-def build_automation(config: EvalConfig, partitions: dg.StaticPartitionsDefinition, chain: list,
-                     charts_asset: dg.AssetsDefinition, *after_runs: dg.AssetsDefinition):
+def build_automation(
+    config: EvalConfig,
+    partitions: dg.StaticPartitionsDefinition,
+    chain: list,
+    charts_asset: dg.AssetsDefinition,
+    *after_runs: dg.AssetsDefinition,
+):
     evaluate = dg.define_asset_job(
-        EVALUATE_JOB, selection=dg.AssetSelection.assets(*chain),
-        description="The whole chain for one model: tasks, episodes, trajectories, verdicts, judge, metrics.")
+        EVALUATE_JOB,
+        selection=dg.AssetSelection.assets(*chain),
+        description="The whole chain for one model: tasks, episodes, trajectories, verdicts, judge, metrics.",
+    )
     # `after_runs`: more assets drawn from every partition's results (the report) with the charts.
-    charts = dg.define_asset_job(CHARTS_JOB, selection=dg.AssetSelection.assets(charts_asset, *after_runs),
-                                 description="Redraw the charts from the warehouse and write the latest run's "
-                                             "report.")
+    charts = dg.define_asset_job(
+        CHARTS_JOB,
+        selection=dg.AssetSelection.assets(charts_asset, *after_runs),
+        description="Redraw the charts from the warehouse and write the latest run's report.",
+    )
 
     cron = config.evaluation.schedule
 
-    @dg.schedule(job=evaluate, cron_schedule=cron or "0 3 * * *",
-                 default_status=dg.DefaultScheduleStatus.RUNNING if cron else dg.DefaultScheduleStatus.STOPPED,
-                 description="Evaluate every model (cron from evaluation.schedule; stopped when unset).")
+    @dg.schedule(
+        job=evaluate,
+        cron_schedule=cron or "0 3 * * *",
+        default_status=dg.DefaultScheduleStatus.RUNNING if cron else dg.DefaultScheduleStatus.STOPPED,
+        description="Evaluate every model (cron from evaluation.schedule; stopped when unset).",
+    )
     def sweep_schedule(context: dg.ScheduleEvaluationContext):
         return _sweep_requests(partitions, "sweep")
 
     watching = dg.DefaultSensorStatus.RUNNING if config.evaluation.watch else dg.DefaultSensorStatus.STOPPED
 
-    @dg.sensor(job=evaluate, minimum_interval_seconds=30, default_status=watching,
-               description="Evaluate every model when eval.yaml or the dataset changes (evaluation.watch).")
+    @dg.sensor(
+        job=evaluate,
+        minimum_interval_seconds=30,
+        default_status=watching,
+        description="Evaluate every model when eval.yaml or the dataset changes (evaluation.watch).",
+    )
     def dataset_changed(context: dg.SensorEvaluationContext):
         fingerprint = inputs_fingerprint(config)
         if context.cursor == fingerprint:
@@ -67,9 +82,13 @@ def build_automation(config: EvalConfig, partitions: dg.StaticPartitionsDefiniti
             return dg.SkipReason("recorded the current eval.yaml and dataset; a change will start a run")
         return _sweep_requests(partitions, f"change-{fingerprint[:12]}")
 
-    @dg.run_status_sensor(run_status=dg.DagsterRunStatus.SUCCESS, monitored_jobs=[evaluate],
-                          request_job=charts, default_status=dg.DefaultSensorStatus.RUNNING,
-                          description="Redraw the charts after each successful evaluation run.")
+    @dg.run_status_sensor(
+        run_status=dg.DagsterRunStatus.SUCCESS,
+        monitored_jobs=[evaluate],
+        request_job=charts,
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        description="Redraw the charts after each successful evaluation run.",
+    )
     def charts_after_evaluation(context: dg.RunStatusSensorContext):
         return dg.RunRequest(run_key=f"charts-{context.dagster_run.run_id}")
 

@@ -39,11 +39,21 @@ def cmd_run(args) -> int:
     from bat_pipeline.engine.config.project import Overrides
     from bat_pipeline.runner import run_evaluation
 
-    overrides = Overrides(providers_file=Path(args.providers).resolve() if args.providers else None,
-                          threshold=args.threshold, output_dir=Path(args.output).resolve() if args.output else None,
-                          dataset=Path(args.dataset).resolve() if args.dataset else None)
-    return run_evaluation(_agent(args.agent), models=args.model, resume=args.resume, timings=args.timings,
-                          overrides=overrides, executor=args.executor, address=args.address)
+    overrides = Overrides(
+        providers_file=Path(args.providers).resolve() if args.providers else None,
+        threshold=args.threshold,
+        output_dir=Path(args.output).resolve() if args.output else None,
+        dataset=Path(args.dataset).resolve() if args.dataset else None,
+    )
+    return run_evaluation(
+        _agent(args.agent),
+        models=args.model,
+        resume=args.resume,
+        timings=args.timings,
+        overrides=overrides,
+        executor=args.executor,
+        address=args.address,
+    )
 
 
 def cmd_demo(args) -> int:
@@ -60,9 +70,13 @@ def cmd_export(args) -> int:
     from bat_pipeline.storage import default_root, warehouse_path
 
     agent_id = load_project(_agent(args.agent)).agent_id if args.agent else None
-    return export_run(Warehouse(warehouse_path(default_root())), args.run, agent_id=agent_id,
-                      csv_dir=Path(args.csv).resolve() if args.csv else None,
-                      parquet_dir=Path(args.parquet).resolve() if args.parquet else None)
+    return export_run(
+        Warehouse(warehouse_path(default_root())),
+        args.run,
+        agent_id=agent_id,
+        csv_dir=Path(args.csv).resolve() if args.csv else None,
+        parquet_dir=Path(args.parquet).resolve() if args.parquet else None,
+    )
 
 
 def cmd_ui(args) -> int:
@@ -107,27 +121,40 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("agent", nargs="?")
     p.set_defaults(func=cmd_show)
 
-    p = sub.add_parser("run", help="evaluate the agent on its models, or an AgentV eval file on its targets "
-                                   "(all by default, in parallel)")
+    p = sub.add_parser(
+        "run",
+        help="evaluate the agent on its models, or an AgentV eval file on its targets (all by default, in parallel)",
+    )
     p.add_argument("agent", nargs="?", help="agent folder or AgentV eval file (default: the current folder)")
-    p.add_argument("--model", "--target", action="append",
-                   help="a model key or provider:model, or an AgentV target (repeatable)")
+    p.add_argument(
+        "--model", "--target", action="append", help="a model key or provider:model, or an AgentV target (repeatable)"
+    )
     p.add_argument("--providers", metavar="FILE", help="AgentV target definitions (agentv-providers.yaml shape)")
-    p.add_argument("--threshold", type=_unit, help="AgentV pass threshold (default: the file's, else 0.8); "
-                                                   "a failed test then makes the exit status 1")
-    p.add_argument("--output", metavar="DIR", help="result files under DIR/<run id>/ (replaces "
-                                                  "evaluation.output_dir)")
-    p.add_argument("--dataset", metavar="FILE", help="the tasks: a tasks.json or an EvalBench evalset "
-                                                     "(replaces evaluation.dataset)")
-    p.add_argument("--resume", action="store_true",
-                   help="re-run only the missing or eval-error episodes of the last run")
-    p.add_argument("--timings", action="store_true",
-                   help="print the seconds each phase of the run took, per model")
-    p.add_argument("--executor", choices=EXECUTORS,
-                   help="where the steps run (default: eval.yaml's execution.executor, else in_process)")
-    p.add_argument("--address", metavar="tcp://HOST:PORT",
-                   help="the Dask scheduler to run the steps on (implies --executor dask; without it, "
-                        "dask starts a local cluster)")
+    p.add_argument(
+        "--threshold",
+        type=_unit,
+        help="AgentV pass threshold (default: the file's, else 0.8); a failed test then makes the exit status 1",
+    )
+    p.add_argument("--output", metavar="DIR", help="result files under DIR/<run id>/ (replaces evaluation.output_dir)")
+    p.add_argument(
+        "--dataset",
+        metavar="FILE",
+        help="the tasks: a tasks.json or an EvalBench evalset (replaces evaluation.dataset)",
+    )
+    p.add_argument(
+        "--resume", action="store_true", help="re-run only the missing or eval-error episodes of the last run"
+    )
+    p.add_argument("--timings", action="store_true", help="print the seconds each phase of the run took, per model")
+    p.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        help="where the steps run (default: eval.yaml's execution.executor, else in_process)",
+    )
+    p.add_argument(
+        "--address",
+        metavar="tcp://HOST:PORT",
+        help="the Dask scheduler to run the steps on (implies --executor dask; without: a local cluster)",
+    )
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("demo", help="the bundled example agent with scripted models, all partitions")
@@ -141,37 +168,54 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--parquet", metavar="DIR", help="write DIR/<run id>/<table>.parquet (e.g. for BigQuery)")
     p.set_defaults(func=cmd_export)
 
-    p = sub.add_parser("ui", help="the Dagster UI on an agent (default: $BAT_AGENT_DIR, else the current "
-                                  "folder when it holds eval/eval.yaml, else the bundled example)")
+    p = sub.add_parser(
+        "ui",
+        help="the Dagster UI on an agent (default: $BAT_AGENT_DIR, else the current "
+        "folder when it holds eval/eval.yaml, else the bundled example)",
+    )
     p.add_argument("agent", nargs="?")
     p.add_argument("--port", type=int, default=3000)
     p.set_defaults(func=cmd_ui)
 
-    p = sub.add_parser("report", help="the report of a past run: Markdown (printed without --output), "
-                                      "JSON or one self-contained HTML page")
-    p.add_argument("run", nargs="?", help="a run id or a unique prefix of one (default: the latest run), or a "
-                                           "results .json file (agentic-v2-eval's report of it)")
+    p = sub.add_parser(
+        "report",
+        help="the report of a past run: Markdown (printed without --output), JSON or one self-contained HTML page",
+    )
+    p.add_argument(
+        "run",
+        nargs="?",
+        help="a run id or a unique prefix of one (default: the latest run), or a "
+        "results .json file (agentic-v2-eval's report of it)",
+    )
     p.add_argument("--format", choices=["markdown", "json", "html"], default="markdown")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of printing it")
     p.add_argument("--agent", help="the agent id whose runs count (default: any agent)")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser(
-        "evaluate", help="score a results file with a weighted rubric, without an agent (agentic-v2-eval's "
-                         "evaluate: exit 1 when the input cannot be loaded, 2 below --fail-under — the other "
-                         "way round from the other commands)",
-        description="Score each record of RESULTS (a JSON list, or {\"results\": [...]}) against a rubric: the "
-                    "records' values per criterion name, or with --judge the judge's. Prints the mean weighted "
-                    "score. Exit codes follow agentic-v2-eval: 0 done, 1 the results or the rubric could not be "
-                    "loaded, 2 the mean is below --fail-under (the other way round from the other commands, "
-                    "where 1 is a quality failure and 2 refused input).")
+        "evaluate",
+        help="score a results file with a weighted rubric, without an agent (agentic-v2-eval's "
+        "evaluate: exit 1 when the input cannot be loaded, 2 below --fail-under — the other "
+        "way round from the other commands)",
+        description='Score each record of RESULTS (a JSON list, or {"results": [...]}) against a rubric: the '
+        "records' values per criterion name, or with --judge the judge's. Prints the mean weighted "
+        "score. Exit codes follow agentic-v2-eval: 0 done, 1 the results or the rubric could not be "
+        "loaded, 2 the mean is below --fail-under (the other way round from the other commands, "
+        "where 1 is a quality failure and 2 refused input).",
+    )
     p.add_argument("results", help="results JSON file")
-    p.add_argument("--rubric", default="default", help="a built-in rubric (default, agent, code, coding_standards, "
-                                                       "pattern) or a YAML file (default: default)")
+    p.add_argument(
+        "--rubric",
+        default="default",
+        help="a built-in rubric (default, agent, code, coding_standards, pattern) or a YAML file (default: default)",
+    )
     p.add_argument("--output", "-o", metavar="FILE", help="write {rubric, results: [...]} here")
     p.add_argument("--fail-under", type=float, metavar="X", help="exit 2 when the mean weighted score is below X")
-    p.add_argument("--judge", metavar="PROVIDER:MODEL", help="ask this judge for the criterion values (its key "
-                                                             "from the provider's usual variable)")
+    p.add_argument(
+        "--judge",
+        metavar="PROVIDER:MODEL",
+        help="ask this judge for the criterion values (its key from the provider's usual variable)",
+    )
     p.add_argument("--judge-base-url", metavar="URL", help="the judge's base URL")
     p.set_defaults(func=cmd_evaluate)
     return parser

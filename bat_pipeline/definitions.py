@@ -21,6 +21,7 @@ from bat_pipeline.engine.contracts.config import ExecutionSettings
 from bat_pipeline.locations import agent_dir_from_env, overrides_from_env
 from bat_pipeline.resources.evaluation import EvaluationResource
 from bat_pipeline.resources.handoff import HandoffIOManager
+from bat_pipeline.resources.io_manager import AtomicFilesystemIOManager
 from bat_pipeline.resources.judge import JudgeResource
 from bat_pipeline.resources.scripted_llm import ScriptedLlmResource
 from bat_pipeline.resources.warehouse import DEFAULT_MAX_WAIT_S, WarehouseResource
@@ -30,8 +31,14 @@ WAREHOUSE_WAIT_VAR = "BAT_PIPELINE_WAREHOUSE_WAIT_S"
 """Seconds the metrics step waits for another process holding the warehouse (default 60)."""
 
 
-def build_definitions(agent_dir: Path, storage_root: Path, overrides: Overrides | None = None, *,
-                      execution: ExecutionSettings | None = None, scripted_url: str | None = None) -> dg.Definitions:
+def build_definitions(
+    agent_dir: Path,
+    storage_root: Path,
+    overrides: Overrides | None = None,
+    *,
+    execution: ExecutionSettings | None = None,
+    scripted_url: str | None = None,
+) -> dg.Definitions:
     """`agent_dir`: an agent folder or an AgentV eval file (engine.config.project).
     `execution`: where the steps run (default: eval.yaml's `execution`); `scripted_url`: a
     running scripted model server (default: `$BAT_DEMO_LLM_URL`, else one is started)."""
@@ -54,9 +61,6 @@ def build_definitions(agent_dir: Path, storage_root: Path, overrides: Overrides 
     eval_report = report.build(prefix)
     assets = [task_specs, *chain, eval_charts, eval_report]
     jobs, schedules, sensors = build_automation(config, partitions, [task_specs, *chain], eval_charts, eval_report)
-    # In one process the steps hand their outputs over in memory (execute_in_process) or
-    # in $DAGSTER_HOME (the UI); elsewhere, through the storage root every worker reaches.
-    handoff = {} if execution.executor == "in_process" else {"io_manager": HandoffIOManager(root=str(storage_root))}
     return dg.Definitions(
         assets=assets,
         # The chain is linear (one step at a time), so on one machine a process per step buys
@@ -70,16 +74,25 @@ def build_definitions(agent_dir: Path, storage_root: Path, overrides: Overrides 
         resources={
             # The scripted model server starts only in a run whose eval.yaml names it.
             "evaluation": EvaluationResource(
-                agent_dir=str(agent_dir), storage_root=str(storage_root),
+                agent_dir=str(agent_dir),
+                storage_root=str(storage_root),
                 scripted_llm=ScriptedLlmResource(url=scripted_url),
                 providers_file=str(overrides.providers_file) if overrides.providers_file else None,
                 threshold=overrides.threshold,
                 output_dir=str(overrides.output_dir) if overrides.output_dir else None,
-                dataset=str(overrides.dataset) if overrides.dataset else None),
+                dataset=str(overrides.dataset) if overrides.dataset else None,
+            ),
             "judge": JudgeResource(storage_root=str(storage_root)),
-            "warehouse": WarehouseResource(database=str(warehouse_path(storage_root)),
-                                           max_wait_s=float(os.environ.get(WAREHOUSE_WAIT_VAR) or DEFAULT_MAX_WAIT_S)),
-            **handoff,
+            # In one machine's processes: files under the instance's storage folder, each
+            # written whole (partitions at once read the unpartitioned task_specs while
+            # another writes it); elsewhere, through the storage root every worker reaches.
+            "io_manager": AtomicFilesystemIOManager()
+            if execution.executor == "in_process"
+            else HandoffIOManager(root=str(storage_root)),
+            "warehouse": WarehouseResource(
+                database=str(warehouse_path(storage_root)),
+                max_wait_s=float(os.environ.get(WAREHOUSE_WAIT_VAR) or DEFAULT_MAX_WAIT_S),
+            ),
         },
     )
 

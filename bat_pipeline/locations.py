@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 from bat_pipeline.engine.agent_folder import EVAL_FILE
 from bat_pipeline.engine.config.project import Overrides
@@ -36,7 +37,8 @@ def overrides_from_env() -> Overrides:
         providers_file=Path(os.environ[PROVIDERS_VAR]).resolve() if os.environ.get(PROVIDERS_VAR) else None,
         threshold=value,
         output_dir=Path(os.environ[OUTPUT_VAR]).resolve() if os.environ.get(OUTPUT_VAR) else None,
-        dataset=Path(os.environ[DATASET_VAR]).resolve() if os.environ.get(DATASET_VAR) else None)
+        dataset=Path(os.environ[DATASET_VAR]).resolve() if os.environ.get(DATASET_VAR) else None,
+    )
 
 
 def agent_dir_from_env() -> Path:
@@ -58,3 +60,16 @@ def dagster_home(root: Path) -> Path:
     if not settings.exists() and INSTANCE_SETTINGS.is_file():
         settings.write_text(INSTANCE_SETTINGS.read_text(encoding="utf-8"), encoding="utf-8")
     return home
+
+
+def root_path(root: str | Path) -> Path:
+    """The storage root as a local folder, from a path or a `file://` URL (a shared mount:
+    every worker of a distributed run resolves the partitions' files against its own root).
+    Other URL schemes (object stores) are refused with InputError: not supported yet."""
+    text = str(root)
+    if "://" in text:
+        parsed = urlparse(text)
+        if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
+            raise InputError(text, f"the storage root must be a folder or a file:// URL, not {parsed.scheme}://")
+        text = unquote(parsed.path)
+    return Path(text).expanduser().resolve()

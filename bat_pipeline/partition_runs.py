@@ -82,8 +82,10 @@ def start_partition(defs: Any, key: str, tags: dict[str, str], log: Path, recon:
     from bat_pipeline.resources.process_group import die_with_parent
 
     if threading.active_count() > 1:
-        raise RuntimeError("bat-pipeline run forks its partitions and must be single-threaded when it does; "
-                           f"threads running: {[t.name for t in threading.enumerate()]}")
+        raise RuntimeError(
+            "bat-pipeline run forks its partitions and must be single-threaded when it does; "
+            f"threads running: {[t.name for t in threading.enumerate()]}"
+        )
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
@@ -152,8 +154,9 @@ def run_charts(defs: Any) -> str | None:
 
     # In the user's terminal: Dagster's own console log only for what went wrong.
     quiet = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
-    result = defs.resolve_job_def(CHARTS_JOB).execute_in_process(instance=instance(), raise_on_error=False,
-                                                                 run_config=quiet)
+    result = defs.resolve_job_def(CHARTS_JOB).execute_in_process(
+        instance=instance(), raise_on_error=False, run_config=quiet
+    )
     if result.success:
         return None
     failures = [user_message(e.step_failure_data.error) for e in result.all_events if e.is_step_failure]
@@ -175,4 +178,4 @@ def failure_lines(log: Path) -> list[str]:
     if not log.exists():
         return []
     lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
-    return [f"  {line[len(FAILURE_MARK):]}" for line in lines if line.startswith(FAILURE_MARK)]
+    return [f"  {line[len(FAILURE_MARK) :]}" for line in lines if line.startswith(FAILURE_MARK)]

@@ -56,7 +56,7 @@ def _records(path: Path) -> list[dict[str, Any]]:
     if isinstance(data, dict) and isinstance(data.get("results"), list):
         data = data["results"]
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
-        raise ValueError("expected a JSON list of result objects, or {\"results\": [...]}")
+        raise ValueError('expected a JSON list of result objects, or {"results": [...]}')
     return data
 
 
@@ -73,19 +73,32 @@ async def _judged(records: list[dict[str, Any]], rubric: Rubric, settings: Judge
 
     client = JudgeClient(settings)
     async with client.opened():
+
         async def one(record: dict[str, Any]) -> dict[str, Any]:
-            task = Task(id="result", turns=[_pick(record, INPUT_KEYS) or "(no input given)"],
-                        expected=Expected(expected_outcome=_pick(record, EXPECTED_KEYS)))
-            episode = Episode(model_name="results", task_id="result", final_output=_pick(record, OUTPUT_KEYS),
-                              trace=EpisodeTrace())
-            rows = await ask_by_choice("rubric", rubric, episode_view(task, episode, settings, steps=False), client,
-                                       prefix="", summary=None)
+            task = Task(
+                id="result",
+                turns=[_pick(record, INPUT_KEYS) or "(no input given)"],
+                expected=Expected(expected_outcome=_pick(record, EXPECTED_KEYS)),
+            )
+            episode = Episode(
+                model_name="results", task_id="result", final_output=_pick(record, OUTPUT_KEYS), trace=EpisodeTrace()
+            )
+            rows = await ask_by_choice(
+                "rubric", rubric, episode_view(task, episode, settings, steps=False), client, prefix="", summary=None
+            )
             return {**record, **raw_values(rows, rubric, "")}
+
         return list(await asyncio.gather(*(one(r) for r in records)))
 
 
-def evaluate_command(results: str, rubric_spec: str, output: str | None, fail_under: float | None,
-                     judge: str | None, judge_base_url: str | None) -> int:
+def evaluate_command(
+    results: str,
+    rubric_spec: str,
+    output: str | None,
+    fail_under: float | None,
+    judge: str | None,
+    judge_base_url: str | None,
+) -> int:
     """Score RESULTS with the rubric (module docstring); prints the mean weighted score."""
     try:
         records = _records(Path(results))

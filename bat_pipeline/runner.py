@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bat_pipeline.engine.config.execution import chosen_execution
 from bat_pipeline.engine.config.project import Overrides, load_project, project_tasks
 from bat_pipeline.engine.contracts import QUALITATIVE_FIELDS, EvalConfig
 from bat_pipeline.engine.contracts.config import ExecutionSettings
@@ -80,9 +81,17 @@ def _episode_count(root: Path, run_id: str, key: str, resume: bool, agent_id: st
     return len(load_ref(folder).episode_files) if folder is not None and has_ref(folder) else 0
 
 
-def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: bool = False,
-                   timings: bool = False, out=print, overrides: Overrides | None = None,
-                   executor: str | None = None, address: str | None = None) -> int:
+def run_evaluation(
+    agent_dir: Path,
+    *,
+    models: list[str] | None = None,
+    resume: bool = False,
+    timings: bool = False,
+    out=print,
+    overrides: Overrides | None = None,
+    executor: str | None = None,
+    address: str | None = None,
+) -> int:
     """Run the chain for the chosen models in parallel; 0 when every model ran and passed its
     gates, 1 otherwise. `agent_dir` may be an AgentV eval file (its targets are the
     models); with `overrides.threshold` a test below it also makes the result 1.
@@ -117,8 +126,9 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
                 warnings.append(warning)
                 print(f"warning: {warning}", file=sys.stderr)
     require_judge_key(config)
-    require_target_keys(config, project_environ(config.agent_dir),
-                        looked_in=f"{dotenv_path(config.agent_dir)} and the shell")
+    require_target_keys(
+        config, project_environ(config.agent_dir), looked_in=f"{dotenv_path(config.agent_dir)} and the shell"
+    )
     if scenarios_needing_user(config, tasks):
         require_simulated_user_key(config)
     check_result_folders(root, config)
@@ -127,17 +137,29 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
     # reference folders (<output_dir>/<run id>/...) apart. Ids still sort by start time.
     run_id = f"{new_run_id()}-{secrets.token_hex(4)}"
     # The definitions, the resources and the forked partitions read these.
-    os.environ.update({AGENT_DIR_VAR: str(agent_dir), HOME_VAR: str(root),
-                       DAGSTER_HOME_VAR: str(dagster_home(root)), RUN_STARTED_VAR: str(started)})
-    for name, value in ((PROVIDERS_VAR, overrides.providers_file), (THRESHOLD_VAR, overrides.threshold),
-                        (OUTPUT_VAR, overrides.output_dir), (DATASET_VAR, overrides.dataset)):
+    os.environ.update(
+        {
+            AGENT_DIR_VAR: str(agent_dir),
+            HOME_VAR: str(root),
+            DAGSTER_HOME_VAR: str(dagster_home(root)),
+            RUN_STARTED_VAR: str(started),
+        }
+    )
+    for name, value in (
+        (PROVIDERS_VAR, overrides.providers_file),
+        (THRESHOLD_VAR, overrides.threshold),
+        (OUTPUT_VAR, overrides.output_dir),
+        (DATASET_VAR, overrides.dataset),
+    ):
         if value is None:
             os.environ.pop(name, None)
         else:
             os.environ[name] = str(value)
     total = len(tasks) * config.evaluation.k
-    out(f"evaluating {agent_dir.name}: {len(keys)} model(s) × {len(tasks)} tasks × k={config.evaluation.k}"
-        f" ({'resuming the last run' if resume else f'run {run_id}'})")
+    out(
+        f"evaluating {agent_dir.name}: {len(keys)} model(s) × {len(tasks)} tasks × k={config.evaluation.k}"
+        f" ({'resuming the last run' if resume else f'run {run_id}'})"
+    )
     # One scripted model server for every partition, when eval.yaml names one: the
     # agents started ahead need its address, and the partitions' resources use it.
     scripted = None
@@ -150,28 +172,20 @@ def run_evaluation(agent_dir: Path, *, models: list[str] | None = None, resume: 
         # Steps executed elsewhere start their agents on the worker that runs them.
         if not resume and execution.executor == "in_process":
             agents = [k for k in keys if starts_agent(config.model(k))]  # a BAT agent, or an a2a target
-            ahead = head_start(with_scripted_llm(config, os.environ[URL_VAR]) if uses_scripted_llm(config)
-                               else config, agents, root, run_id)
-        return _run_partitions(config, agent_dir, keys, root, run_id, resume, started, timings, total, out,
-                               overrides, execution)
+            ahead = head_start(
+                with_scripted_llm(config, os.environ[URL_VAR]) if uses_scripted_llm(config) else config,
+                agents,
+                root,
+                run_id,
+            )
+        return _run_partitions(
+            config, agent_dir, keys, root, run_id, resume, started, timings, total, out, overrides, execution
+        )
     finally:
         _release(ahead, config, root, overrides)
         if scripted is not None:
             stop_process_group(scripted, STOP_GRACE_S)
             os.environ.pop(URL_VAR, None)
-
-
-def chosen_execution(config: EvalConfig, executor: str | None, address: str | None) -> ExecutionSettings:
-    """eval.yaml's `execution` with the command line's `--executor` and `--address` over it;
-    InputError for an address given to another executor than Dask."""
-    execution = config.execution.model_copy(update={k: v for k, v in (("executor", executor), ("address", address))
-                                                    if v is not None})
-    if address and executor is None:
-        execution.executor = "dask"
-    if execution.address and execution.executor != "dask":
-        raise InputError(str(config.source), f"a scheduler address is for the dask executor, not "
-                         f"{execution.executor}", field="execution.address")
-    return execution
 
 
 def head_start(config: EvalConfig, keys: list[str], root: Path, run_id: str) -> dict[str, Any]:
@@ -206,17 +220,31 @@ def _release(ahead: dict[str, Any], config: EvalConfig, root: Path, overrides: O
             if agent.tmpdir is not None:
                 shutil.rmtree(agent.tmpdir, ignore_errors=True)
             # The project as given (an AgentV file's folder is no agent folder).
-            redactor = redactor or EvaluationResource(
-                agent_dir=str(config.source if config.agentv is not None else config.agent_dir),
-                storage_root=str(root),
-                providers_file=str(overrides.providers_file) if overrides and overrides.providers_file else None,
-            ).redactor()
+            redactor = (
+                redactor
+                or EvaluationResource(
+                    agent_dir=str(config.source if config.agentv is not None else config.agent_dir),
+                    storage_root=str(root),
+                    providers_file=str(overrides.providers_file) if overrides and overrides.providers_file else None,
+                ).redactor()
+            )
             scrub_agent_files(agent.log_file.parent, redactor)
 
 
-def _run_partitions(config: EvalConfig, agent_dir: Path, keys: list[str], root: Path, run_id: str, resume: bool,
-                    started: float, timings: bool, total: int, out, overrides: Overrides,
-                    execution: ExecutionSettings) -> int:
+def _run_partitions(
+    config: EvalConfig,
+    agent_dir: Path,
+    keys: list[str],
+    root: Path,
+    run_id: str,
+    resume: bool,
+    started: float,
+    timings: bool,
+    total: int,
+    out,
+    overrides: Overrides,
+    execution: ExecutionSettings,
+) -> int:
     """Fork the partitions' Dagster runs, show their progress, draw the charts, report."""
     from bat_pipeline.assets.common import RESUME_TAG, RUN_ID_TAG
     from bat_pipeline.definitions import build_definitions
@@ -227,15 +255,14 @@ def _run_partitions(config: EvalConfig, agent_dir: Path, keys: list[str], root: 
     defs = build_definitions(agent_dir, root, overrides, execution=execution)
     recon = None
     if execution.executor != "in_process":
-        from bat_pipeline.executors import plain_overrides, reconstructable_evaluate
-        from bat_pipeline.resources.scripted_process import URL_VAR
+        from bat_pipeline.executors import reconstructable_evaluate
 
-        recon = reconstructable_evaluate(agent_dir=str(agent_dir), root=str(root), execution=execution.model_dump(),
-                                         overrides=plain_overrides(overrides), scripted_url=os.environ.get(URL_VAR))
+        recon = reconstructable_evaluate(agent_dir, root, execution, overrides)
     warm_up()
     tags = {RUN_ID_TAG: run_id, **({RESUME_TAG: "true"} if resume else {})}
-    running = [start_partition(defs, key, tags, logs / f"{safe_key(run_id)}-{safe_key(key)}.log", recon)
-               for key in keys]
+    running = [
+        start_partition(defs, key, tags, logs / f"{safe_key(run_id)}-{safe_key(key)}.log", recon) for key in keys
+    ]
     # While the partitions work, this process only waits: load the charts' drawing now.
     import bat_pipeline.engine.charts  # noqa: F401 - imports matplotlib
 
@@ -246,7 +273,8 @@ def _run_partitions(config: EvalConfig, agent_dir: Path, keys: list[str], root: 
         line = "  " + " · ".join(
             f"{p.key} {_episode_count(root, run_id, p.key, resume, config.agent_id)}/{total}"
             + ("" if p.returncode is None else (" done" if p.returncode == 0 else " FAILED"))
-            for p in running)
+            for p in running
+        )
         if line != shown and (time.monotonic() - last >= PROGRESS_EVERY_S or not alive):
             out(line)
             shown, last = line, time.monotonic()
@@ -322,15 +350,19 @@ def _print_tests(partitions: list[tuple[str, Path | None]], out) -> int:
     return not_passed
 
 
-def record_run_timings(root: Path, folders: list[tuple[str, Path | None]], charts_s: float, total_s: float,
-                       out) -> dict[str, Any]:
+def record_run_timings(
+    root: Path, folders: list[tuple[str, Path | None]], charts_s: float, total_s: float, out
+) -> dict[str, Any]:
     """The run's phases: each partition's (from its timings.json), the charts and the
     whole run, written to `runs/<run id>/timings.json` beside the partitions (and the
     charts' time to the warehouse); returns them."""
     from bat_pipeline.resources.warehouse import Warehouse, WarehouseBusyError
 
-    run = {"partitions": {key: load_timings(folder) for key, folder in folders if folder is not None},
-           "charts": round(charts_s, 3), "total": round(total_s, 3)}
+    run = {
+        "partitions": {key: load_timings(folder) for key, folder in folders if folder is not None},
+        "charts": round(charts_s, 3),
+        "total": round(total_s, 3),
+    }
     for run_folder in {folder.parent for _, folder in folders if folder is not None and has_ref(folder)}:
         write_json(run_folder / TIMINGS_FILE, run)
         try:
@@ -384,6 +416,8 @@ def _print_summary(root: Path, partitions: list[tuple[str, Path | None]], out) -
     for r in rows:
         scores = [r[f] for f in QUALITATIVE_FIELDS if r.get(f) is not None]
         judge = f"{sum(scores) / len(scores):.2f}" if scores else "-"
-        out(f"{r['model_key'][:30]:30} {r['pass_rate'] or 0:5.0%}  {r.get('pass_at_k') or 0:6.2f}  "
+        out(
+            f"{r['model_key'][:30]:30} {r['pass_rate'] or 0:5.0%}  {r.get('pass_at_k') or 0:6.2f}  "
             f"{r.get('pass_hat_k') or 0:6.2f}  {r.get('p50_ms') or 0:6.0f}  {r.get('p95_ms') or 0:6.0f}  "
-            f"{int(r.get('total_tokens_total') or 0):7d}  {judge}")
+            f"{int(r.get('total_tokens_total') or 0):7d}  {judge}"
+        )

@@ -28,13 +28,13 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlparse
 
 from pydantic import BaseModel
 
 from bat_pipeline.engine.contracts import Episode, EvalConfig
 from bat_pipeline.engine.contracts.names import episode_file_name, safe_key
 from bat_pipeline.engine.errors import InputError
+from bat_pipeline.locations import root_path
 
 HOME_VAR = "BAT_PIPELINE_HOME"
 PARTITION_FILE = "partition.json"
@@ -53,19 +53,6 @@ def resumed_spans(launch: str) -> str:
 def default_root() -> Path:
     """`$BAT_PIPELINE_HOME`, else `.bat_pipeline` in the current folder."""
     return root_path(os.environ.get(HOME_VAR) or ".bat_pipeline")
-
-
-def root_path(root: str | Path) -> Path:
-    """The storage root as a local folder, from a path or a `file://` URL (a shared mount:
-    every worker of a distributed run resolves the partitions' files against its own root).
-    Other URL schemes (object stores) are refused with InputError: not supported yet."""
-    text = str(root)
-    if "://" in text:
-        parsed = urlparse(text)
-        if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
-            raise InputError(text, f"the storage root must be a folder or a file:// URL, not {parsed.scheme}://")
-        text = unquote(parsed.path)
-    return Path(text).expanduser().resolve()
 
 
 def warehouse_path(root: Path) -> Path:
@@ -101,8 +88,11 @@ def check_writable(folder: Path, what: str) -> None:
     except OSError as exc:
         raise InputError(str(folder), f"cannot write the {what} here: {exc.strerror or exc}") from None
     if free < MIN_FREE_BYTES:
-        raise InputError(str(folder), f"cannot write the {what} here: only {free // (1024 * 1024)} MB free "
-                         f"on this file system (at least {MIN_FREE_BYTES // (1024 * 1024)} MB needed)")
+        raise InputError(
+            str(folder),
+            f"cannot write the {what} here: only {free // (1024 * 1024)} MB free "
+            f"on this file system (at least {MIN_FREE_BYTES // (1024 * 1024)} MB needed)",
+        )
 
 
 def check_result_folders(root: Path, config: EvalConfig) -> None:
@@ -237,8 +227,9 @@ def reference_dir(output_dir: Path, run_id: str, run_name: str, model_name: str)
     return Path(output_dir) / safe_key(run_id) / safe_key(f"{run_name}_{model_name.replace(':', '-')}")
 
 
-def new_partition(root: Path, config: EvalConfig, model_key: str, run_id: str,
-                  dagster_run_id: str | None, *, keep: bool = False) -> PartitionRef:
+def new_partition(
+    root: Path, config: EvalConfig, model_key: str, run_id: str, dagster_run_id: str | None, *, keep: bool = False
+) -> PartitionRef:
     """The record of a fresh partition of `run_id` (not saved yet). A folder left by an
     earlier attempt of the same run is deleted: nothing of it is mixed in — unless `keep`
     (it holds only the agent `bat-pipeline run` started ahead for this partition)."""
@@ -247,13 +238,23 @@ def new_partition(root: Path, config: EvalConfig, model_key: str, run_id: str,
     if directory.exists() and not keep:
         shutil.rmtree(directory)
     return PartitionRef(
-        run_id=run_id, run_name=config.evaluation.run_name, agent_id=config.agent_id, model_key=model_key,
-        model_name=model.name, k=config.evaluation.k, agent_dir=config.agent_dir, dir=directory,
-        output_dir=(Path(config.resolve(config.evaluation.output_dir)) / safe_key(run_id) / safe_key(model_key)
-                    if model.target is not None else
-                    reference_dir(config.resolve(config.evaluation.output_dir), run_id,
-                                  config.evaluation.run_name, model.name)),
-        dagster_run_id=dagster_run_id)
+        run_id=run_id,
+        run_name=config.evaluation.run_name,
+        agent_id=config.agent_id,
+        model_key=model_key,
+        model_name=model.name,
+        k=config.evaluation.k,
+        agent_dir=config.agent_dir,
+        dir=directory,
+        output_dir=(
+            Path(config.resolve(config.evaluation.output_dir)) / safe_key(run_id) / safe_key(model_key)
+            if model.target is not None
+            else reference_dir(
+                config.resolve(config.evaluation.output_dir), run_id, config.evaluation.run_name, model.name
+            )
+        ),
+        dagster_run_id=dagster_run_id,
+    )
 
 
 def resumed_partition(root: Path, model_key: str, agent_id: str, dagster_run_id: str | None) -> PartitionRef | None:
@@ -341,8 +342,9 @@ def latest_run_dir(root: Path, model_key: str, agent_id: str | None = None) -> P
     return None
 
 
-def publish_reference(ref: PartitionRef, episodes: Iterable[Episode], *, files: dict[str, Any] | None = None,
-                      copy: Iterable[Path] = ()) -> Path:
+def publish_reference(
+    ref: PartitionRef, episodes: Iterable[Episode], *, files: dict[str, Any] | None = None, copy: Iterable[Path] = ()
+) -> Path:
     """Write the reference evaluator's files for one run and model (SPEC §8).
 
     `files`: name → JSON data (summary.json, metrics.json); `copy`: files placed beside

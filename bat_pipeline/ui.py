@@ -34,8 +34,11 @@ def check_port_free(port: int, host: str = HOST) -> None:
         except OSError as exc:
             if exc.errno != errno.EADDRINUSE:
                 raise InputError(f"{host}:{port}", f"cannot listen there: {exc.strerror}") from None
-            raise InputError(f"{host}:{port}", "the port is in use (another `bat-pipeline ui` or "
-                             "`dagster dev`?): stop it, or choose another port with --port") from None
+            raise InputError(
+                f"{host}:{port}",
+                "the port is in use (another `bat-pipeline ui` or "
+                "`dagster dev`?): stop it, or choose another port with --port",
+            ) from None
 
 
 def serve_ui(agent_dir: Path, *, port: int = 3000) -> int:
@@ -53,8 +56,7 @@ def serve_ui(agent_dir: Path, *, port: int = 3000) -> int:
     root = default_root()
     env = {**os.environ, AGENT_DIR_VAR: str(agent_dir), HOME_VAR: str(root), DAGSTER_HOME_VAR: str(dagster_home(root))}
     print(f"Dagster UI for {agent_dir} on http://{HOST}:{port} (Ctrl-C to stop)", flush=True)
-    command = [sys.executable, "-m", "dagster", "dev", "-m", "bat_pipeline.definitions",
-               "-h", HOST, "-p", str(port)]
+    command = [sys.executable, "-m", "dagster", "dev", "-m", "bat_pipeline.definitions", "-h", HOST, "-p", str(port)]
     stop = threading.Event()
     received: list[int] = []
 
@@ -65,8 +67,9 @@ def serve_ui(agent_dir: Path, *, port: int = 3000) -> int:
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     # Its own group: a terminal's Ctrl-C reaches this process only, which stops the group.
     # A SIGKILLed `bat-pipeline ui` still takes `dagster dev` along (die_with_parent).
-    process = subprocess.Popen(command, env=env, start_new_session=True, stdin=subprocess.DEVNULL,
-                               preexec_fn=die_with_parent)
+    process = subprocess.Popen(
+        command, env=env, start_new_session=True, stdin=subprocess.DEVNULL, preexec_fn=die_with_parent
+    )
     try:
         while process.poll() is None and not stop.wait(0.2):
             pass

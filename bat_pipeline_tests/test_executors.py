@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from bat_pipeline.engine.config.execution import chosen_execution
 from bat_pipeline.engine.config.project import load_project
 from bat_pipeline.engine.errors import InputError
-from bat_pipeline.runner import chosen_execution
 from bat_pipeline_tests.pipeline.support import copy_agent
 
 
@@ -50,13 +50,15 @@ def test_steps_elsewhere_hand_over_under_the_storage_root_and_in_process_changes
     from bat_pipeline.definitions import build_definitions
     from bat_pipeline.engine.contracts.config import ExecutionSettings
     from bat_pipeline.resources.handoff import HandoffIOManager
+
     agent = _agent(tmp_path)
     default = build_definitions(agent, tmp_path / "root").resolve_job_def(EVALUATE_JOB)
     assert default.executor_def.name == "in_process" and "dagster_dask" not in sys.modules
     assert _io_manager(default) is None
     for executor, name in (("multiprocess", "multiprocess"), ("dask", "bat_dask")):
-        job = build_definitions(agent, tmp_path / "root", execution=ExecutionSettings(executor=executor)) \
-            .resolve_job_def(EVALUATE_JOB)
+        job = build_definitions(
+            agent, tmp_path / "root", execution=ExecutionSettings(executor=executor)
+        ).resolve_job_def(EVALUATE_JOB)
         assert job.executor_def.name == name
         assert _io_manager(job) is HandoffIOManager
 

@@ -6,22 +6,37 @@ from __future__ import annotations
 from pathlib import Path
 
 from bat_pipeline.engine.contracts import Episode, Verdict
-from bat_pipeline.resources.warehouse import Warehouse
 from bat_pipeline.partition_runs import FAILURE_MARK, failure_lines
+from bat_pipeline.resources.warehouse import Warehouse
 from bat_pipeline.runner import _print_summary
 from bat_pipeline.storage import PartitionRef, partition_dir, save_ref
 
 
 def _partition(root: Path, run_id: str, key: str, passed: int, *, metrics: bool = True) -> Path:
     folder = partition_dir(root, run_id, key)
-    ref = PartitionRef(run_id=run_id, run_name="bench", agent_id="weather", model_key=key,
-                       model_name=f"openai:{key}", k=1, agent_dir=root / "weather", dir=folder,
-                       output_dir=root / "out")
+    ref = PartitionRef(
+        run_id=run_id,
+        run_name="bench",
+        agent_id="weather",
+        model_key=key,
+        model_name=f"openai:{key}",
+        k=1,
+        agent_dir=root / "weather",
+        dir=folder,
+        output_dir=root / "out",
+    )
     save_ref(ref)
     if metrics:
-        episodes = [Episode(model_name=ref.model_name, task_id=f"t{i}", final_status="completed",
-                            verdict=Verdict(passed=i < passed, reason=""), aux={"attempt_index": 0})
-                    for i in range(4)]
+        episodes = [
+            Episode(
+                model_name=ref.model_name,
+                task_id=f"t{i}",
+                final_status="completed",
+                verdict=Verdict(passed=i < passed, reason=""),
+                aux={"attempt_index": 0},
+            )
+            for i in range(4)
+        ]
         Warehouse(root / "warehouse.duckdb").write_partition(ref, episodes)
     return folder
 
@@ -45,7 +60,11 @@ def test_a_partition_that_wrote_no_metrics_is_left_out(tmp_path):
 
 def test_failure_lines_are_read_from_the_partition_log(tmp_path):
     log = tmp_path / "p.log"
-    log.write_text(f"noise\n{FAILURE_MARK}step weather__eval_metrics failed: could not open the warehouse\n"
-                   f"more noise\n{FAILURE_MARK}    another process holds it\n")
-    assert failure_lines(log) == ["  step weather__eval_metrics failed: could not open the warehouse",
-                                   "      another process holds it"]
+    log.write_text(
+        f"noise\n{FAILURE_MARK}step weather__eval_metrics failed: could not open the warehouse\n"
+        f"more noise\n{FAILURE_MARK}    another process holds it\n"
+    )
+    assert failure_lines(log) == [
+        "  step weather__eval_metrics failed: could not open the warehouse",
+        "      another process holds it",
+    ]

@@ -21,9 +21,16 @@ def test_long_task_ids_are_stored_under_distinct_short_names_with_the_full_id_in
 
 
 def _ref(tmp_path: Path) -> PartitionRef:
-    return PartitionRef(run_id="r", run_name="n", model_key="m", model_name="openai:m", k=1,
-                        agent_dir=tmp_path / "agent", dir=tmp_path / "runs" / "r" / "m",
-                        output_dir=tmp_path / "out")
+    return PartitionRef(
+        run_id="r",
+        run_name="n",
+        model_key="m",
+        model_name="openai:m",
+        k=1,
+        agent_dir=tmp_path / "agent",
+        dir=tmp_path / "runs" / "r" / "m",
+        output_dir=tmp_path / "out",
+    )
 
 
 def test_a_partition_reads_the_episode_files_its_record_lists(tmp_path: Path):
@@ -54,8 +61,19 @@ def test_the_latest_run_of_a_model_is_the_agents_own(tmp_path: Path):
 
     def partition(run_id: str, agent_id: str, agent_dir: str) -> Path:
         folder = partition_dir(tmp_path, run_id, "m")
-        save_ref(PartitionRef(run_id=run_id, run_name="n", agent_id=agent_id, model_key="m", model_name="openai:m",
-                              k=1, agent_dir=tmp_path / agent_dir, dir=folder, output_dir=tmp_path / "out"))
+        save_ref(
+            PartitionRef(
+                run_id=run_id,
+                run_name="n",
+                agent_id=agent_id,
+                model_key="m",
+                model_name="openai:m",
+                k=1,
+                agent_dir=tmp_path / agent_dir,
+                dir=folder,
+                output_dir=tmp_path / "out",
+            )
+        )
         return folder
 
     old_weather = partition("20260101T000000Z-a", "", "weather")  # recorded before agents had an id
@@ -83,8 +101,11 @@ def test_a_partition_record_names_its_folder_relative_to_the_storage_root(tmp_pa
 def test_an_older_record_with_an_absolute_folder_is_read_where_it_lies(tmp_path: Path):
     import json
 
-    old = _ref(tmp_path).model_dump(mode="json") | {"dir": "/somewhere/else/runs/r/m",
-                                                    "span_files": ["spans/agent.jsonl"], "episode_files": ["a.json"]}
+    old = _ref(tmp_path).model_dump(mode="json") | {
+        "dir": "/somewhere/else/runs/r/m",
+        "span_files": ["spans/agent.jsonl"],
+        "episode_files": ["a.json"],
+    }
     folder = tmp_path / "runs" / "r" / "m"
     folder.mkdir(parents=True)
     (folder / "partition.json").write_text(json.dumps(old))
@@ -97,7 +118,7 @@ def test_the_storage_root_may_be_a_file_url(tmp_path: Path):
     import pytest
 
     from bat_pipeline.engine.errors import InputError
-    from bat_pipeline.storage import root_path
+    from bat_pipeline.locations import root_path
 
     assert root_path(f"file://{tmp_path}/shared%20root") == tmp_path / "shared root"
     assert root_path(tmp_path / "plain") == tmp_path / "plain"

@@ -17,8 +17,9 @@ def _embedded(path: Path) -> dg.MetadataValue:
     return dg.MetadataValue.md(f"![{path.stem}](data:image/png;base64,{data})")
 
 
-def eval_charts(context: dg.AssetExecutionContext, evaluation: EvaluationResource,
-                warehouse: WarehouseResource) -> None:
+def eval_charts(
+    context: dg.AssetExecutionContext, evaluation: EvaluationResource, warehouse: WarehouseResource
+) -> None:
     from bat_pipeline.engine.charts import render_all  # matplotlib: loaded only to draw
 
     config = evaluation.config(models=False)
@@ -26,15 +27,21 @@ def eval_charts(context: dg.AssetExecutionContext, evaluation: EvaluationResourc
     out_dir = charts_dir(evaluation.root, config.agent_id)
     written = render_all(data, out_dir)
     publish_charts(config, written.values())
-    context.add_output_metadata({
-        **metadata({"agent": config.agent_id, "charts_dir": out_dir, "models": len(data.models)}),
-        **{f"chart_{name}": _embedded(path) for name, path in written.items()},
-    })
+    context.add_output_metadata(
+        {
+            **metadata({"agent": config.agent_id, "charts_dir": out_dir, "models": len(data.models)}),
+            **{f"chart_{name}": _embedded(path) for name, path in written.items()},
+        }
+    )
 
 
 def build(prefix: str) -> dg.AssetsDefinition:
     """The `eval_charts` asset of one agent."""
-    return stage_asset(eval_charts, prefix, deps=["eval_metrics"],
-                       description="Pass rate, time, tokens, judge scores, mean score per scorer and criterion, "
-                                   "per task, trend across runs, pass@k — PNG files, shown here as metadata. "
-                                   "Only this agent's runs.")
+    return stage_asset(
+        eval_charts,
+        prefix,
+        deps=["eval_metrics"],
+        description="Pass rate, time, tokens, judge scores, mean score per scorer and criterion, "
+        "per task, trend across runs, pass@k — PNG files, shown here as metadata. "
+        "Only this agent's runs.",
+    )

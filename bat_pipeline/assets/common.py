@@ -70,8 +70,9 @@ def redact_log(context: dg.AssetExecutionContext, redactor: Redactor) -> None:
         context.log.addFilter(_RedactingFilter(redactor))
 
 
-def stage_asset(step: Callable[..., Any], prefix: str, description: str, *, phase: str | None = None,
-                **options: Any) -> dg.AssetsDefinition:
+def stage_asset(
+    step: Callable[..., Any], prefix: str, description: str, *, phase: str | None = None, **options: Any
+) -> dg.AssetsDefinition:
     """`step` as the asset of its name in the evaluation group, its key prefixed by the agent
     id (several agents live side by side in one workspace). `phase`: the step's time is
     that phase of the run (engine.contracts.timings), logged and recorded in the partition's
@@ -91,6 +92,7 @@ def _timed(step: Callable[..., Any], phase: str) -> Callable[..., Any]:
         context.log.info(f"phase {phase}: {seconds:.2f}s")
         record_timings(ref.dir, {phase: seconds})
         return ref
+
     return timed
 
 

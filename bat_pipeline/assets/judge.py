@@ -10,8 +10,13 @@ from bat_pipeline.resources.judge_partition import judge_partition
 from bat_pipeline.storage import PartitionRef, load_episodes, publish_reference
 
 
-def judge_scores(context: dg.AssetExecutionContext, evaluation: EvaluationResource, judge: JudgeResource,
-                 episode_verdicts: PartitionRef, task_specs: list[Task]) -> PartitionRef:
+def judge_scores(
+    context: dg.AssetExecutionContext,
+    evaluation: EvaluationResource,
+    judge: JudgeResource,
+    episode_verdicts: PartitionRef,
+    task_specs: list[Task],
+) -> PartitionRef:
     ref = episode_verdicts
     try:
         outcome = judge_partition(ref, evaluation.config(), task_specs, judge, evaluation.redactor())
@@ -25,8 +30,13 @@ def judge_scores(context: dg.AssetExecutionContext, evaluation: EvaluationResour
 
 def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefinition:
     """The `judge_scores` asset over `judge_partition`."""
-    return stage_asset(judge_scores, prefix, phase="judge", partitions_def=partitions,
-                       description="The LLM scorers of each episode (bat-cli's four judge rubrics, SPEC §7), their "
-                                   "rows added to the stored episodes and the reference files. Answers are cached by "
-                                   "content: re-judging unchanged episodes asks nothing. Off unless "
-                                   "evaluation.qualitative is true.")
+    return stage_asset(
+        judge_scores,
+        prefix,
+        phase="judge",
+        partitions_def=partitions,
+        description="The LLM scorers of each episode (bat-cli's four judge rubrics, SPEC §7), their "
+        "rows added to the stored episodes and the reference files. Answers are cached by "
+        "content: re-judging unchanged episodes asks nothing. Off unless "
+        "evaluation.qualitative is true.",
+    )

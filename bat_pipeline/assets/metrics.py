@@ -35,22 +35,40 @@ def gate_specs(config: EvalConfig, partitions: dg.PartitionsDefinition | None = 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dg.PreviewWarning)
         return [
-            dg.AssetCheckSpec(name=name, asset=dg.AssetKey([config.agent_id, "eval_metrics"]), blocking=True,
-                              partitions_def=partitions, description=f"evaluation.gate.{name} = {limit}")
+            dg.AssetCheckSpec(
+                name=name,
+                asset=dg.AssetKey([config.agent_id, "eval_metrics"]),
+                blocking=True,
+                partitions_def=partitions,
+                description=f"evaluation.gate.{name} = {limit}",
+            )
             for name, limit in set_gates(config.evaluation.gate).items()
         ]
 
 
-def eval_metrics(context: dg.AssetExecutionContext, judge_scores: PartitionRef, task_specs: list[Task],
-                 warehouse: WarehouseResource, evaluation: EvaluationResource):
+def eval_metrics(
+    context: dg.AssetExecutionContext,
+    judge_scores: PartitionRef,
+    task_specs: list[Task],
+    warehouse: WarehouseResource,
+    evaluation: EvaluationResource,
+):
     ref = judge_scores
     start = time.perf_counter()
-    measured = measure(load_episodes(ref), task_specs, k=ref.k, run_name=ref.run_name, model_name=ref.model_name,
-                       started=ref.started_time(), timings=load_timings(ref.dir))
+    measured = measure(
+        load_episodes(ref),
+        task_specs,
+        k=ref.k,
+        run_name=ref.run_name,
+        model_name=ref.model_name,
+        started=ref.started_time(),
+        timings=load_timings(ref.dir),
+    )
     config = evaluation.config(models=False)
     # Ours beside bat-cli's keys: `classification` (when tasks carry labels), `performance`.
-    extra = {k: v for k, v in partition_measures(measured.episodes, config.metrics,
-                                                 measured.metrics.timings).items() if v}
+    extra = {
+        k: v for k, v in partition_measures(measured.episodes, config.metrics, measured.metrics.timings).items() if v
+    }
     # The episodes were published by the verdicts (and judge) steps and are unchanged here.
     write_results(ref, {**measured.files(), "metrics.json": {**measured.metrics.model_dump(mode="json"), **extra}})
     charts = write_partition_charts(ref, extra.get("classification"))
@@ -61,18 +79,31 @@ def eval_metrics(context: dg.AssetExecutionContext, judge_scores: PartitionRef, 
     store = warehouse.warehouse(on_wait=context.log.warning)
     # The warehouse's phases add this step's, up to the moment its rows are written.
     timings = {**measured.metrics.timings, "metrics": time.perf_counter() - start}
-    written = store.write_partition(ref, measured.episodes, task_specs,
-                                    measured.metrics.model_copy(update={"timings": timings}),
-                                    redactor=evaluation.redactor())
+    written = store.write_partition(
+        ref,
+        measured.episodes,
+        task_specs,
+        measured.metrics.model_copy(update={"timings": timings}),
+        redactor=evaluation.redactor(),
+    )
     seconds = time.perf_counter() - start
     record_timings(ref.dir, {"metrics": seconds})
     context.log.info(f"phase metrics: {seconds:.2f}s")
     # With gate checks the asset has several outputs: the metadata goes on the Output.
-    yield dg.Output(ref, metadata={
-        **metadata({**metrics_figures(measured.episodes, measured.metrics, measured.summary),
-                    "warehouse_rows": written, "warehouse": store.path, **charts}),
-        "scores": table(scores_table(measured.metrics.summary.scorers), SCORE_COLUMNS),
-    })
+    yield dg.Output(
+        ref,
+        metadata={
+            **metadata(
+                {
+                    **metrics_figures(measured.episodes, measured.metrics, measured.summary),
+                    "warehouse_rows": written,
+                    "warehouse": store.path,
+                    **charts,
+                }
+            ),
+            "scores": table(scores_table(measured.metrics.summary.scorers), SCORE_COLUMNS),
+        },
+    )
 
     nothing = nothing_ran(measured.episodes, ref.model_name)
     if nothing:
@@ -84,18 +115,29 @@ def eval_metrics(context: dg.AssetExecutionContext, judge_scores: PartitionRef, 
         return
     previous = store.previous_metrics(ref.model_key, ref.run_id, agent_id=ref.agent_id or None)
     figures = measured.metrics.summary
-    results = evaluate_gates(evaluation.config(models=False).evaluation.gate, model_key=ref.model_key,
-                             pass_rate=figures.pass_rate, error_episodes=figures.error_episodes,
-                             previous_pass_rate=previous["pass_rate"] if previous else None)
+    results = evaluate_gates(
+        evaluation.config(models=False).evaluation.gate,
+        model_key=ref.model_key,
+        pass_rate=figures.pass_rate,
+        error_episodes=figures.error_episodes,
+        previous_pass_rate=previous["pass_rate"] if previous else None,
+    )
     for result in (r for r in results if r.name in declared):
         context.log.info(f"gate {result.name}: {'passed' if result.passed else 'FAILED'} - {result.message}")
         yield dg.AssetCheckResult(
-            check_name=result.name, passed=result.passed, severity=dg.AssetCheckSeverity.ERROR,
-            metadata={"message": result.message, "model": ref.model_name, "run_id": ref.run_id})
+            check_name=result.name,
+            passed=result.passed,
+            severity=dg.AssetCheckSeverity.ERROR,
+            metadata={"message": result.message, "model": ref.model_name, "run_id": ref.run_id},
+        )
 
 
 def build(partitions: dg.PartitionsDefinition, config: EvalConfig) -> dg.AssetsDefinition:
-    return stage_asset(eval_metrics, config.agent_id, partitions_def=partitions,
-                       check_specs=gate_specs(config, partitions),
-                       description="Per-model metrics (pass rate, pass@k, pass^k, latency percentiles, tokens, "
-                                   "judge means) written to metrics.json, summary.json and the DuckDB warehouse.")
+    return stage_asset(
+        eval_metrics,
+        config.agent_id,
+        partitions_def=partitions,
+        check_specs=gate_specs(config, partitions),
+        description="Per-model metrics (pass rate, pass@k, pass^k, latency percentiles, tokens, "
+        "judge means) written to metrics.json, summary.json and the DuckDB warehouse.",
+    )

@@ -12,16 +12,28 @@ def eval_report(context: dg.AssetExecutionContext, evaluation: EvaluationResourc
     config = evaluation.config(models=False)
     report = make_report(evaluation.root, agent_id=config.agent_id, colours=config.report)
     written = write_report(evaluation.root, report)
-    context.add_output_metadata({
-        **metadata({"run_id": report.run_id, "previous_run_id": report.previous_run_id or "",
-                    "regressions": len(report.regressions), **{f"report_{k}": v for k, v in written.items()}}),
-        "summary": dg.MetadataValue.md(render(report, "markdown")),
-    })
+    context.add_output_metadata(
+        {
+            **metadata(
+                {
+                    "run_id": report.run_id,
+                    "previous_run_id": report.previous_run_id or "",
+                    "regressions": len(report.regressions),
+                    **{f"report_{k}": v for k, v in written.items()},
+                }
+            ),
+            "summary": dg.MetadataValue.md(render(report, "markdown")),
+        }
+    )
 
 
 def build(prefix: str) -> dg.AssetsDefinition:
     """The `eval_report` asset of one agent."""
-    return stage_asset(eval_report, prefix, deps=["eval_metrics"],
-                       description="The latest run as a report: JSON, Markdown sized for a pull-request comment "
-                                   "(summary per model, regressions against the previous run, worst tasks) and "
-                                   "one self-contained HTML page with a drill-down per episode.")
+    return stage_asset(
+        eval_report,
+        prefix,
+        deps=["eval_metrics"],
+        description="The latest run as a report: JSON, Markdown sized for a pull-request comment "
+        "(summary per model, regressions against the previous run, worst tasks) and "
+        "one self-contained HTML page with a drill-down per episode.",
+    )

@@ -15,12 +15,21 @@ def task_specs(context: dg.AssetExecutionContext, evaluation: EvaluationResource
     for warning in warnings:
         context.log.warning(warning)
     figures = dataset_figures(tasks)
-    context.add_output_metadata({
-        **metadata({"tasks": figures["tasks"], "turns": figures["turns"], "k": config.evaluation.k,
-                    "warnings": warnings, "dataset": config.resolve(config.evaluation.dataset),
-                    "categories": figures["categories"]}),
-        "preview": markdown_table(figures["preview"], TASK_COLUMNS),
-    })
+    context.add_output_metadata(
+        {
+            **metadata(
+                {
+                    "tasks": figures["tasks"],
+                    "turns": figures["turns"],
+                    "k": config.evaluation.k,
+                    "warnings": warnings,
+                    "dataset": config.resolve(config.evaluation.dataset),
+                    "categories": figures["categories"],
+                }
+            ),
+            "preview": markdown_table(figures["preview"], TASK_COLUMNS),
+        }
+    )
     return tasks
 
 

@@ -10,15 +10,25 @@ from bat_pipeline.resources.evaluation import EvaluationResource
 from bat_pipeline.storage import PartitionRef, load_episodes, store_episodes, write_json
 
 
-def span_trajectories(context: dg.AssetExecutionContext, evaluation: EvaluationResource,
-                      agent_episodes: PartitionRef, task_specs: list[Task]) -> PartitionRef:
+def span_trajectories(
+    context: dg.AssetExecutionContext,
+    evaluation: EvaluationResource,
+    agent_episodes: PartitionRef,
+    task_specs: list[Task],
+) -> PartitionRef:
     ref = agent_episodes
     # The partition's agent's own settings (an AgentV a2a target's, engine.target_inputs).
     settings = agent_partition(evaluation.config(models=False), context.partition_key)[0].evaluation
     # An agent left running (agent.url) may still hold spans of the last conversations.
-    rebuilt = rebuild_trajectories(load_episodes(ref), task_specs, ref.span_paths(), base=ref.dir,
-                                   settle_s=settings.spans_settle_s, wait_s=settings.spans_wait_s,
-                                   since=ref.finished_timestamp())
+    rebuilt = rebuild_trajectories(
+        load_episodes(ref),
+        task_specs,
+        ref.span_paths(),
+        base=ref.dir,
+        settle_s=settings.spans_settle_s,
+        wait_s=settings.spans_wait_s,
+        since=ref.finished_timestamp(),
+    )
     for warning in rebuilt.warnings():
         context.log.warning(warning)
     # Span files outside the partition folder (agent.spans, extra_spans) are not scrubbed.
@@ -30,6 +40,11 @@ def span_trajectories(context: dg.AssetExecutionContext, evaluation: EvaluationR
 
 
 def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefinition:
-    return stage_asset(span_trajectories, prefix, phase="spans", partitions_def=partitions,
-                       description="Trajectories from the span files the episodes step recorded (the agent's "
-                                   "own, `agent.spans`, `extra_spans`; SPEC §5), read once they are quiet.")
+    return stage_asset(
+        span_trajectories,
+        prefix,
+        phase="spans",
+        partitions_def=partitions,
+        description="Trajectories from the span files the episodes step recorded (the agent's "
+        "own, `agent.spans`, `extra_spans`; SPEC §5), read once they are quiet.",
+    )

@@ -13,8 +13,12 @@ from bat_pipeline.resources.evaluation import EvaluationResource
 from bat_pipeline.storage import PartitionRef, load_episodes, publish_reference, store_episodes, write_json
 
 
-def episode_verdicts(context: dg.AssetExecutionContext, span_trajectories: PartitionRef,
-                     task_specs: list[Task], evaluation: EvaluationResource) -> PartitionRef:
+def episode_verdicts(
+    context: dg.AssetExecutionContext,
+    span_trajectories: PartitionRef,
+    task_specs: list[Task],
+    evaluation: EvaluationResource,
+) -> PartitionRef:
     ref = span_trajectories
     config = evaluation.config()
     labels = sorted({label for t in task_specs if (label := expected_label(t, config.metrics.label_field))})
@@ -24,12 +28,21 @@ def episode_verdicts(context: dg.AssetExecutionContext, span_trajectories: Parti
     out = publish_reference(ref, episodes, copy=[*ref.own_span_files(), ref.log_file])
     for line in failed_verdicts(episodes):
         context.log.info(line)
-    context.add_output_metadata({**metadata({**episode_counts(episodes), "reference_output": out}),
-                                 "preview": table(episode_preview(episodes), EPISODE_COLUMNS)})
+    context.add_output_metadata(
+        {
+            **metadata({**episode_counts(episodes), "reference_output": out}),
+            "preview": table(episode_preview(episodes), EPISODE_COLUMNS),
+        }
+    )
     return ref
 
 
 def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefinition:
-    return stage_asset(episode_verdicts, prefix, phase="verdicts", partitions_def=partitions,
-                       description="One check per expectation; the episode passes when every check does. "
-                                   "Also writes the reference's episode files, before any judging.")
+    return stage_asset(
+        episode_verdicts,
+        prefix,
+        phase="verdicts",
+        partitions_def=partitions,
+        description="One check per expectation; the episode passes when every check does. "
+        "Also writes the reference's episode files, before any judging.",
+    )

@@ -78,8 +78,7 @@ def resolve_agent_dir(arg: str | None, cwd: Path) -> Path:
             raise InputError(str(cwd), "this blueprint has no agent folder (a subfolder with config.yaml)")
         raise InputError(
             str(cwd),
-            "not an agent folder (no config.yaml or eval/eval.yaml here): "
-            "run from the agent folder or pass its path",
+            "not an agent folder (no config.yaml or eval/eval.yaml here): run from the agent folder or pass its path",
         )
     candidate = Path(arg).expanduser()
     if not candidate.is_absolute():
@@ -93,8 +92,9 @@ def resolve_agent_dir(arg: str | None, cwd: Path) -> Path:
         if arg in agents:
             return blueprint / arg
         listed = ", ".join(agents) if agents else "none"
-        raise InputError(str(candidate),
-                         f"no such folder, and no agent '{arg}' in blueprint {blueprint} (agents: {listed})")
+        raise InputError(
+            str(candidate), f"no such folder, and no agent '{arg}' in blueprint {blueprint} (agents: {listed})"
+        )
     raise InputError(str(candidate), "no such folder")
 
 
@@ -131,14 +131,18 @@ def detect_layout(agent_dir: Path) -> AgentLayout:
     config = agent_dir / CONFIG_FILE
     has_config = config.is_file()
     if has_config and (agent_dir / AGENT_CARD).is_file() and (agent_dir / "pyproject.toml").is_file():
-        return AgentLayout(kind="standalone", agent_dir=agent_dir, root=agent_dir, name=agent_dir.name,
-                           config_file=config)
+        return AgentLayout(
+            kind="standalone", agent_dir=agent_dir, root=agent_dir, name=agent_dir.name, config_file=config
+        )
     if has_config and is_blueprint_root(agent_dir.parent):
         return AgentLayout(
             kind="blueprint", agent_dir=agent_dir, root=agent_dir.parent, name=agent_dir.name, config_file=config
         )
     return AgentLayout(
-        kind="custom", agent_dir=agent_dir, root=agent_dir, name=agent_dir.name,
+        kind="custom",
+        agent_dir=agent_dir,
+        root=agent_dir,
+        name=agent_dir.name,
         config_file=config if has_config else None,
     )
 

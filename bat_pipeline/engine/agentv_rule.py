@@ -39,14 +39,24 @@ def pass_rule_row(case: AgentvCase, rows: Sequence[ScoreRow]) -> ScoreRow:
     pending = [a.name for a in missing if a.type in LLM_TYPES]
     details = {"threshold": threshold, "graders": len(graded)}
     if errors:
-        return ScoreRow(scorer=RULE, criterion=CRITERION, gating=True, reason="grader error: " + "; ".join(errors),
-                        details={**details, "error": "; ".join(errors)})
+        return ScoreRow(
+            scorer=RULE,
+            criterion=CRITERION,
+            gating=True,
+            reason="grader error: " + "; ".join(errors),
+            details={**details, "error": "; ".join(errors)},
+        )
     if pending:
-        return ScoreRow(scorer=RULE, criterion=CRITERION, gating=True,
-                        reason=f"waiting for the judge to grade {', '.join(pending)}",
-                        details={**details, "pending": pending})
-    required_failed = [r.criterion for r in graded if r.details.get("required") not in (False, None)
-                       and r.passed is False]
+        return ScoreRow(
+            scorer=RULE,
+            criterion=CRITERION,
+            gating=True,
+            reason=f"waiting for the judge to grade {', '.join(pending)}",
+            details={**details, "pending": pending},
+        )
+    required_failed = [
+        r.criterion for r in graded if r.details.get("required") not in (False, None) and r.passed is False
+    ]
     total = sum(float(r.details.get("weight", 1.0)) for r in graded)
     mean = sum(float(r.details.get("weight", 1.0)) * (r.value or 0.0) for r in graded) / total if total > 0 else 0.0
     score = 0.0 if required_failed else mean
@@ -57,5 +67,14 @@ def pass_rule_row(case: AgentvCase, rows: Sequence[ScoreRow]) -> ScoreRow:
         reason = "no graders: score 0"
     else:
         reason = f"weighted score {score:.3f} {'≥' if passed else '<'} threshold {threshold:g}"
-    return ScoreRow(scorer=RULE, criterion=CRITERION, value=score, raw=score, scale="0..1", passed=passed,
-                    gating=True, reason=reason, details={**details, "required_failed": required_failed})
+    return ScoreRow(
+        scorer=RULE,
+        criterion=CRITERION,
+        value=score,
+        raw=score,
+        scale="0..1",
+        passed=passed,
+        gating=True,
+        reason=reason,
+        details={**details, "required_failed": required_failed},
+    )

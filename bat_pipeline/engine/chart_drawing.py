@@ -22,8 +22,22 @@ from pydantic import BaseModel
 WIDTH_IN, HEIGHT_IN, DPI = 8.0, 4.5, 100
 MAX_LABEL_CHARS = 28
 PALETTE = (
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-    "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94",
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+    "#aec7e8",
+    "#ffbb78",
+    "#98df8a",
+    "#ff9896",
+    "#c5b0d5",
+    "#c49c94",
 )
 
 Row = Mapping[str, Any] | BaseModel
@@ -35,18 +49,29 @@ def model_colors(model_keys: Iterable[str]) -> dict[str, str]:
     return {key: PALETTE[i % len(PALETTE)] for i, key in enumerate(sorted(set(model_keys)))}
 
 
-def bar_chart(models: Sequence[Row], field: str, title: str, ylabel: str, colors: Colors | None,
-              *, scale: float = 1.0, fmt: str = "{:.2f}", ylim: tuple[float, float] | None = None) -> bytes:
+def bar_chart(
+    models: Sequence[Row],
+    field: str,
+    title: str,
+    ylabel: str,
+    colors: Colors | None,
+    *,
+    scale: float = 1.0,
+    fmt: str = "{:.2f}",
+    ylim: tuple[float, float] | None = None,
+) -> bytes:
     rows = sorted_by_model(models)
     if not rows:
         return no_data(title)
     colors = colors or model_colors(r["model_key"] for r in rows)
     values = [num(r.get(field)) for r in rows]
     fig, ax = figure(title)
-    bars = ax.bar(range(len(rows)), [(v or 0) * scale for v in values],
-                  color=[colors.get(r["model_key"], PALETTE[0]) for r in rows])
-    ax.bar_label(bars, labels=["n/a" if v is None else fmt.format(v * scale) for v in values],
-                 fontsize=8, padding=2)
+    bars = ax.bar(
+        range(len(rows)),
+        [(v or 0) * scale for v in values],
+        color=[colors.get(r["model_key"], PALETTE[0]) for r in rows],
+    )
+    ax.bar_label(bars, labels=["n/a" if v is None else fmt.format(v * scale) for v in values], fontsize=8, padding=2)
     model_axis(ax, [label(r["model_key"]) for r in rows])
     ax.set_ylabel(ylabel)
     if ylim:
@@ -60,8 +85,7 @@ def bar_chart(models: Sequence[Row], field: str, title: str, ylabel: str, colors
     return png(fig)
 
 
-def heatmap(title: str, row_labels: list[str], models: list[str], grid: list[list[float]], *,
-            percent: bool) -> bytes:
+def heatmap(title: str, row_labels: list[str], models: list[str], grid: list[list[float]], *, percent: bool) -> bytes:
     """Values 0–1 (NaN for none, shown "–") as red-to-green cells, rows × models, as
     percentages or as they are; the value in each cell when there are few."""
     fig, ax = figure(title)
@@ -90,8 +114,7 @@ def figure(title: str) -> tuple[Figure, Axes]:
 def no_data(title: str, message: str = "no data") -> bytes:
     fig, ax = figure(title)
     ax.set_axis_off()
-    ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=16, color="#777777",
-            transform=ax.transAxes)
+    ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=16, color="#777777", transform=ax.transAxes)
     return png(fig)
 
 
@@ -116,8 +139,13 @@ def legend(ax: Axes, count: int) -> None:
 
 
 def model_axis(ax: Axes, labels: list[str]) -> None:
-    ax.set_xticks(range(len(labels)), labels, rotation=20 if len(labels) > 3 else 0,
-                  ha="right" if len(labels) > 3 else "center", fontsize=8)
+    ax.set_xticks(
+        range(len(labels)),
+        labels,
+        rotation=20 if len(labels) > 3 else 0,
+        ha="right" if len(labels) > 3 else "center",
+        fontsize=8,
+    )
 
 
 def sorted_by_model(rows: Sequence[Row]) -> list[dict[str, Any]]:

@@ -25,6 +25,7 @@ MAX_TASKS = 40
 MAX_CRITERIA = 40
 """The scores chart shows at most this many criteria: those with the lowest mean."""
 
+
 class ChartData(BaseModel):
     """What `render_all` draws; each list holds warehouse rows."""
 
@@ -45,28 +46,32 @@ class ChartData(BaseModel):
 
     def model_keys(self) -> list[str]:
         """Every model named in any list, sorted: the order colours are given in."""
-        keys = {str(r["model_key"]) for rows in (self.models, self.episodes, self.tasks, self.trend, self.scores)
-                for r in rows if r.get("model_key") is not None}
+        keys = {
+            str(r["model_key"])
+            for rows in (self.models, self.episodes, self.tasks, self.trend, self.scores)
+            for r in rows
+            if r.get("model_key") is not None
+        }
         return sorted(keys)
-
 
 
 def pass_rate_chart(models: Sequence[Row], colors: Colors | None = None) -> bytes:
     """Pass rate (0–100 %) per model."""
-    return draw.bar_chart(models, "pass_rate", "Pass rate per model", "pass rate", colors,
-                      scale=100.0, fmt="{:.0f}%", ylim=(0, 105))
+    return draw.bar_chart(
+        models, "pass_rate", "Pass rate per model", "pass rate", colors, scale=100.0, fmt="{:.0f}%", ylim=(0, 105)
+    )
 
 
 def avg_time_chart(models: Sequence[Row], colors: Colors | None = None) -> bytes:
     """Average wall time of an episode per model, in seconds."""
-    return draw.bar_chart(models, "avg_wall_ms", "Average time per episode", "seconds", colors,
-                      scale=0.001, fmt="{:.1f}s")
+    return draw.bar_chart(
+        models, "avg_wall_ms", "Average time per episode", "seconds", colors, scale=0.001, fmt="{:.1f}s"
+    )
 
 
 def total_tokens_chart(models: Sequence[Row], colors: Colors | None = None) -> bytes:
     """Tokens in + out over the whole run, per model."""
-    return draw.bar_chart(models, "total_tokens_total", "Total tokens per model", "tokens", colors,
-                      fmt="{:,.0f}")
+    return draw.bar_chart(models, "total_tokens_total", "Total tokens per model", "tokens", colors, fmt="{:,.0f}")
 
 
 def tokens_chart(models: Sequence[Row], colors: Colors | None = None) -> bytes:
@@ -98,9 +103,14 @@ def time_vs_tokens_chart(episodes: Sequence[Row], colors: Colors | None = None) 
     fig, ax = draw.figure("Time against tokens, per episode")
     for key in dict.fromkeys(r["model_key"] for r in rows):
         mine = [r for r in rows if r["model_key"] == key]
-        ax.scatter([(draw.num(r.get("tokens_in")) or 0) + (draw.num(r.get("tokens_out")) or 0) for r in mine],
-                   [(draw.num(r["wall_ms"]) or 0) / 1000 for r in mine],
-                   s=14, alpha=0.7, color=colors.get(key), label=draw.label(key))
+        ax.scatter(
+            [(draw.num(r.get("tokens_in")) or 0) + (draw.num(r.get("tokens_out")) or 0) for r in mine],
+            [(draw.num(r["wall_ms"]) or 0) / 1000 for r in mine],
+            s=14,
+            alpha=0.7,
+            color=colors.get(key),
+            label=draw.label(key),
+        )
     ax.set_xlabel("tokens (in + out)")
     ax.set_ylabel("seconds")
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
@@ -122,11 +132,19 @@ def judge_scores_chart(scores: Sequence[Row], colors: Colors | None = None) -> b
     for i, row in enumerate(rows):
         xs = [j + (i - (len(rows) - 1) / 2) * width for j in range(len(fields))]
         values = [draw.num(row.get(f)) for f in fields]
-        bars = ax.bar(xs, [v or 0 for v in values], width, color=colors.get(row["model_key"]),
-                      label=draw.label(row["model_key"]))
+        bars = ax.bar(
+            xs, [v or 0 for v in values], width, color=colors.get(row["model_key"]), label=draw.label(row["model_key"])
+        )
         if len(rows) <= 4:
-            ax.bar_label(bars, labels=["" if f in unjudged else "n/a" if v is None else f"{v:.2f}"
-                                       for f, v in zip(fields, values, strict=True)], fontsize=7, padding=1)
+            ax.bar_label(
+                bars,
+                labels=[
+                    "" if f in unjudged else "n/a" if v is None else f"{v:.2f}"
+                    for f, v in zip(fields, values, strict=True)
+                ],
+                fontsize=7,
+                padding=1,
+            )
     for j, field in enumerate(fields):
         if field in unjudged:
             ax.text(j, 0.03, "not judged", ha="center", va="bottom", fontsize=8, color="#777777")
@@ -145,13 +163,15 @@ def pass_at_k_chart(models: Sequence[Row], colors: Colors | None = None) -> byte
     ks = {r.get("k") for r in rows} - {None}
     title = "pass@k and pass^k per model" + (f" (k={ks.pop()})" if len(ks) == 1 else "")
     fig, ax = draw.figure(title)
-    for offset, field, name, color in ((-0.2, "pass_at_k", "pass@k", "#4c72b0"),
-                                       (0.2, "pass_hat_k", "pass^k", "#c44e52")):
+    for offset, field, name, color in (
+        (-0.2, "pass_at_k", "pass@k", "#4c72b0"),
+        (0.2, "pass_hat_k", "pass^k", "#c44e52"),
+    ):
         values = [draw.num(r.get(field)) for r in rows]
-        bars = ax.bar([i + offset for i in range(len(rows))], [(v or 0) * 100 for v in values], 0.4,
-                      color=color, label=name)
-        ax.bar_label(bars, labels=["n/a" if v is None else f"{v * 100:.0f}%" for v in values],
-                     fontsize=7, padding=1)
+        bars = ax.bar(
+            [i + offset for i in range(len(rows))], [(v or 0) * 100 for v in values], 0.4, color=color, label=name
+        )
+        ax.bar_label(bars, labels=["n/a" if v is None else f"{v * 100:.0f}%" for v in values], fontsize=7, padding=1)
     draw.model_axis(ax, [draw.label(r["model_key"]) for r in rows])
     ax.set_ylim(0, 110)
     ax.yaxis.set_major_formatter(PercentFormatter())
@@ -165,14 +185,19 @@ def task_pass_rate_chart(tasks: Sequence[Row], colors: Colors | None = None) -> 
     if not rows:
         return draw.no_data("Pass rate per task")
     models = sorted({str(r["model_key"]) for r in rows})
-    rate = {(str(r["model_key"]), str(r["task_id"])): (draw.num(r.get("passed")) or 0) / (draw.num(r["attempts"]) or 1)
-            for r in rows}
+    rate = {
+        (str(r["model_key"]), str(r["task_id"])): (draw.num(r.get("passed")) or 0) / (draw.num(r["attempts"]) or 1)
+        for r in rows
+    }
     tasks_all = sorted({str(r["task_id"]) for r in rows})
-    mean = {t: sum(v for (_, task), v in rate.items() if task == t)
-               / sum(1 for (_, task) in rate if task == t) for t in tasks_all}
+    mean = {
+        t: sum(v for (_, task), v in rate.items() if task == t) / sum(1 for (_, task) in rate if task == t)
+        for t in tasks_all
+    }
     shown = sorted(sorted(tasks_all, key=lambda t: (mean[t], t))[:MAX_TASKS])
-    title = "Pass rate per task" + (f" ({len(shown)} weakest of {len(tasks_all)})"
-                                    if len(shown) < len(tasks_all) else "")
+    title = "Pass rate per task" + (
+        f" ({len(shown)} weakest of {len(tasks_all)})" if len(shown) < len(tasks_all) else ""
+    )
     nan = float("nan")
     grid = [[rate.get((m, t), nan) for m in models] for t in shown]
     return draw.heatmap(title, [draw.label(t) for t in shown], models, grid, percent=True)
@@ -211,8 +236,10 @@ def score_grid(scores: Sequence[Row]) -> tuple[list[str], list[str], list[list[f
     weakest = set(sorted(place, key=lambda c: (lowest[c], c))[:MAX_CRITERIA])
     shown = sorted(weakest, key=lambda c: (place[c], c))
     grid = [[_or_nan(mean.get((m, *c))) for m in models] for c in shown]
-    labels = [draw.label(scorer if scorer == criterion else f"{scorer}: {criterion}", draw.MAX_LABEL_CHARS + 12)
-              for scorer, criterion in shown]
+    labels = [
+        draw.label(scorer if scorer == criterion else f"{scorer}: {criterion}", draw.MAX_LABEL_CHARS + 12)
+        for scorer, criterion in shown
+    ]
     return labels, models, grid, len(place)
 
 
@@ -226,14 +253,16 @@ def pass_rate_trend_chart(trend: Sequence[Row], colors: Colors | None = None) ->
     position = {run: i for i, run in enumerate(runs)}
     fig, ax = draw.figure("Pass rate across runs")
     for key in dict.fromkeys(r["model_key"] for r in rows):
-        points = sorted((position[str(r["run_id"])], draw.num(r.get("pass_rate"))) for r in rows
-                        if r["model_key"] == key)
+        points = sorted(
+            (position[str(r["run_id"])], draw.num(r.get("pass_rate"))) for r in rows if r["model_key"] == key
+        )
         points = [(x, y * 100) for x, y in points if y is not None]
         if points:
             ax.plot(*zip(*points, strict=True), marker="o", markersize=4, color=colors.get(key), label=draw.label(key))
     step = max(1, len(runs) // 10)
-    ax.set_xticks(range(0, len(runs), step), [runs[i] for i in range(0, len(runs), step)],
-                  rotation=20, ha="right", fontsize=7)
+    ax.set_xticks(
+        range(0, len(runs), step), [runs[i] for i in range(0, len(runs), step)], rotation=20, ha="right", fontsize=7
+    )
     ax.set_xlim(-0.5, len(runs) - 0.5)
     ax.set_ylim(-5, 105)
     ax.set_ylabel("pass rate")

@@ -53,8 +53,12 @@ def plan_attempts(tasks: list[Task], k: int, kept: list[Episode], conversation_s
     """Every (task, attempt) not already stored without an eval error. With a suffix each
     conversation id is `<task id>__try<n><suffix>`, else `<task id>__try<n>`."""
     done = {(e.task_id, e.attempt_index) for e in kept if not e.eval_error}
-    return [Attempt(t, i, f"{conversation_id(t.id, i)}{conversation_suffix}" if conversation_suffix else None)
-            for t in tasks for i in range(k) if (t.id, i) not in done]
+    return [
+        Attempt(t, i, f"{conversation_id(t.id, i)}{conversation_suffix}" if conversation_suffix else None)
+        for t in tasks
+        for i in range(k)
+        if (t.id, i) not in done
+    ]
 
 
 def needs_fresh_conversation_ids(config: EvalConfig, resumed: bool) -> bool:
@@ -78,7 +82,7 @@ def a2a_state_name(state: str) -> str:
     `input-required`."""
     name = state.strip().lower()
     if name.startswith("task_state_"):
-        name = name[len("task_state_"):]
+        name = name[len("task_state_") :]
     return name.replace("_", "-")
 
 
@@ -88,8 +92,15 @@ class ConversationRecorder:
     The final status is the last terminal status seen; the final output is the last
     non-empty text of the last turn."""
 
-    def __init__(self, task: Task, attempt_index: int, model_name: str,
-                 clock: Callable[[], float] = time.perf_counter, *, context_id: str | None = None):
+    def __init__(
+        self,
+        task: Task,
+        attempt_index: int,
+        model_name: str,
+        clock: Callable[[], float] = time.perf_counter,
+        *,
+        context_id: str | None = None,
+    ):
         self.task = task
         self.attempt_index = attempt_index
         self.model_name = model_name
@@ -156,12 +167,14 @@ class ConversationRecorder:
         if text.strip():
             self._turn_text = text
         if len(self._events) < MAX_EVENTS:
-            self._events.append(A2AEvent(
-                t_ms=(self._clock() - self._start) * 1000.0,
-                task_status=status or (state or "unknown"),
-                content_preview=text[:PREVIEW_CHARS],
-                user_input=self._pending_user,
-            ))
+            self._events.append(
+                A2AEvent(
+                    t_ms=(self._clock() - self._start) * 1000.0,
+                    task_status=status or (state or "unknown"),
+                    content_preview=text[:PREVIEW_CHARS],
+                    user_input=self._pending_user,
+                )
+            )
         self._pending_user = None
 
     def finish(self, eval_error: str | None = None, **aux: Any) -> Episode:
@@ -170,14 +183,18 @@ class ConversationRecorder:
         given at construction is kept as `aux.conversation_id`."""
         if self._pending_user is not None and len(self._events) < MAX_EVENTS:
             # The user spoke but nothing came back: keep the input visible in the events.
-            self._events.append(A2AEvent(t_ms=(self._clock() - self._start) * 1000.0,
-                                         task_status="unknown", user_input=self._pending_user))
+            self._events.append(
+                A2AEvent(
+                    t_ms=(self._clock() - self._start) * 1000.0, task_status="unknown", user_input=self._pending_user
+                )
+            )
             self._pending_user = None
         self._close_turn()
         if self.task.scenario is not None:
             ended = self.ended or ("error" if eval_error else "turns_done")
-            log = ConversationLog(turns=self.turns, ended=ended, max_turns=self.max_turns,
-                                  simulated_user=self.user_usage)
+            log = ConversationLog(
+                turns=self.turns, ended=ended, max_turns=self.max_turns, simulated_user=self.user_usage
+            )
             aux = {**aux, "conversation": log.model_dump(mode="json")}
         return Episode(
             model_name=self.model_name,
@@ -187,11 +204,15 @@ class ConversationRecorder:
             # `working`) is an error, so the field always holds one of the four statuses.
             final_status="error" if eval_error else (self.final_status or "error"),
             final_output=self._turn_text,
-            aux={"attempt_index": self.attempt_index, **aux,
-                 **({"conversation_id": self._context_id} if self._context_id else {}),
-                 **({"eval_error": eval_error, "error": eval_error} if eval_error else {})},
-            trace=EpisodeTrace(events=self._events, wall_ms=(self._clock() - self._start) * 1000.0,
-                               trajectory=Trajectory()),
+            aux={
+                "attempt_index": self.attempt_index,
+                **aux,
+                **({"conversation_id": self._context_id} if self._context_id else {}),
+                **({"eval_error": eval_error, "error": eval_error} if eval_error else {}),
+            },
+            trace=EpisodeTrace(
+                events=self._events, wall_ms=(self._clock() - self._start) * 1000.0, trajectory=Trajectory()
+            ),
         )
 
 
@@ -209,12 +230,19 @@ def scenarios_needing_user(config: EvalConfig, tasks: list[Task]) -> list[str]:
     left after the scripted turns). Refuses (InputError on eval.yaml, entry
     `simulated_user`) such tasks when there is no `simulated_user`, naming the first."""
     limit = config.simulated_user.max_turns if config.simulated_user else None
-    needing = [t.id for t in tasks if t.scenario is not None and t.scenario.conversation_plan.strip()
-               and turn_limit(t, limit) > len(t.turns)]
+    needing = [
+        t.id
+        for t in tasks
+        if t.scenario is not None and t.scenario.conversation_plan.strip() and turn_limit(t, limit) > len(t.turns)
+    ]
     if needing and config.simulated_user is None:
-        raise InputError(str(config.source), f"scenario '{needing[0]}' has a conversation plan and more than "
-                         f"{len(next(t for t in tasks if t.id == needing[0]).turns)} turn(s) (max_turns): it needs a "
-                         "simulated user (`simulated_user: {provider, model}`)", entry="simulated_user")
+        raise InputError(
+            str(config.source),
+            f"scenario '{needing[0]}' has a conversation plan and more than "
+            f"{len(next(t for t in tasks if t.id == needing[0]).turns)} turn(s) (max_turns): it needs a "
+            "simulated user (`simulated_user: {provider, model}`)",
+            entry="simulated_user",
+        )
     return needing
 
 
@@ -226,8 +254,9 @@ def turn_limit(task: Task, user_max_turns: int | None = None) -> int:
     return task.scenario.max_turns or user_max_turns or 1
 
 
-async def hold_conversation(recorder: ConversationRecorder, send: SendTurn, user: SimulatedUser | None,
-                            limit: int) -> None:
+async def hold_conversation(
+    recorder: ConversationRecorder, send: SendTurn, user: SimulatedUser | None, limit: int
+) -> None:
     """The turn loop: the task's turns, then, while agent calls remain and the task has a
     plan, the simulated user's messages until it says TERMINATE. Stops early when a turn
     fails. Sets `recorder.ended`; raises SimulatedUserError (ended

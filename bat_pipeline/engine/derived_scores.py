@@ -19,8 +19,7 @@ from bat_pipeline.engine.scorers.support import pass_fail
 def check_prefixes() -> dict[str, str]:
     """How a verdict check's name begins → the built-in scorer that writes it (each
     scorer's `criteria`, else its name), in scorer order."""
-    return {prefix: scorer.name for scorer in registered("check", ())
-            for prefix in scorer.criteria or (scorer.name,)}
+    return {prefix: scorer.name for scorer in registered("check", ()) for prefix in scorer.criteria or (scorer.name,)}
 
 
 def check_scorer(check: str) -> str:
@@ -41,8 +40,10 @@ def score_rows(episode: Episode) -> list[ScoreRow]:
     """
     rows = list(episode.scores)
     if not any(row.gating for row in rows):
-        rows[:0] = [pass_fail(check_scorer(c.check), c.check, c.passed, c.detail)
-                     for c in (episode.verdict.checks if episode.verdict else [])]
+        rows[:0] = [
+            pass_fail(check_scorer(c.check), c.check, c.passed, c.detail)
+            for c in (episode.verdict.checks if episode.verdict else [])
+        ]
     judged = episode.qualitative_scores
     # A record without any rubric in it (an EvalBench scenario whose run config asked none) stands for no row.
     asked = judged is not None and (judged.judge_reasoning or any(judged.score(r) is not None for r in SCORE_FIELDS))
@@ -50,9 +51,15 @@ def score_rows(episode: Episode) -> list[ScoreRow]:
         for rubric, field in SCORE_FIELDS.items():
             value = judged.score(rubric)
             error = judged.judge_errors.get(rubric)
-            rows.append(ScoreRow(
-                scorer=rubric, criterion=field, value=value, raw=value, scale=RUBRIC_SCALE,
-                reason=judged.judge_reasoning.get(rubric) or (f"{FAILED}{error}" if error else ""),
-                details={"error": error} if error else {},
-            ))
+            rows.append(
+                ScoreRow(
+                    scorer=rubric,
+                    criterion=field,
+                    value=value,
+                    raw=value,
+                    scale=RUBRIC_SCALE,
+                    reason=judged.judge_reasoning.get(rubric) or (f"{FAILED}{error}" if error else ""),
+                    details={"error": error} if error else {},
+                )
+            )
     return rows

@@ -31,12 +31,30 @@ MODEL_KEY_ENV: dict[str, str | None] = {**JUDGE_KEY_ENV, "ollama": "OLLAMA_API_K
 """The variable an agent reads its model's key from, per MODEL_PROVIDER (a hosted ollama
 takes one)."""
 
-MINIMAL_SHELL_NAMES = frozenset({
-    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TZ", "TMPDIR", "TEMP", "TMP",
-    "VIRTUAL_ENV", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
-    "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
-    "SYSTEMROOT",
-})
+MINIMAL_SHELL_NAMES = frozenset(
+    {
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "SHELL",
+        "LANG",
+        "TZ",
+        "TMPDIR",
+        "TEMP",
+        "TMP",
+        "VIRTUAL_ENV",
+        "REQUESTS_CA_BUNDLE",
+        "CURL_CA_BUNDLE",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "NO_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "no_proxy",
+        "SYSTEMROOT",
+    }
+)
 """What an isolated agent (`agent.inherit_env: false`) takes from the shell by name: what
 `uv run` and an HTTP client need."""
 MINIMAL_SHELL_PREFIXES = ("LC_", "UV_", "PYTHON", "SSL_CERT_")
@@ -141,8 +159,11 @@ def judge_key(judge: JudgeSettings, environ: Mapping[str, str], *, looked_in: st
         return value
     if JUDGE_KEY_ENV.get(judge.provider) is None:
         return None
-    source = ("judge.api_key_env" if judge.api_key_env
-              else f"the {judge.provider} provider's variable; judge.api_key_env can name another")
+    source = (
+        "judge.api_key_env"
+        if judge.api_key_env
+        else f"the {judge.provider} provider's variable; judge.api_key_env can name another"
+    )
     raise MissingJudgeKey(
         f"the judge ({judge.provider}:{judge.model}) needs an API key in {variable} ({source}), "
         f"and it is not set: looked in {looked_in}"
@@ -166,13 +187,15 @@ def require_judge_key(config: EvalConfig, shell: Mapping[str, str] | None = None
     try:
         judge_key(judge, project_environ(config.agent_dir, shell), looked_in=judge_key_sources(config.agent_dir))
     except MissingJudgeKey as exc:
-        raise InputError(str(config.source), str(exc), entry="judge",
-                         field="api_key_env" if judge.api_key_env else None) from None
+        raise InputError(
+            str(config.source), str(exc), entry="judge", field="api_key_env" if judge.api_key_env else None
+        ) from None
 
 
 def _as_user(message: str) -> str:
-    return message.replace("the judge (", "the simulated user (").replace("judge.api_key_env",
-                                                                          "simulated_user.api_key_env")
+    return message.replace("the judge (", "the simulated user (").replace(
+        "judge.api_key_env", "simulated_user.api_key_env"
+    )
 
 
 def require_simulated_user_key(config: EvalConfig, shell: Mapping[str, str] | None = None) -> None:
@@ -182,11 +205,18 @@ def require_simulated_user_key(config: EvalConfig, shell: Mapping[str, str] | No
     if user is None:
         return
     try:
-        judge_key(user.client_settings(), project_environ(config.agent_dir, shell),
-                  looked_in=judge_key_sources(config.agent_dir).replace("judge.env", "simulated_user.env"))
+        judge_key(
+            user.client_settings(),
+            project_environ(config.agent_dir, shell),
+            looked_in=judge_key_sources(config.agent_dir).replace("judge.env", "simulated_user.env"),
+        )
     except MissingJudgeKey as exc:
-        raise InputError(str(config.source), _as_user(str(exc)),
-                         entry="simulated_user", field="api_key_env" if user.api_key_env else None) from None
+        raise InputError(
+            str(config.source),
+            _as_user(str(exc)),
+            entry="simulated_user",
+            field="api_key_env" if user.api_key_env else None,
+        ) from None
 
 
 # ---------------------------------------------------------------------------------------
@@ -196,7 +226,8 @@ def require_simulated_user_key(config: EvalConfig, shell: Mapping[str, str] | No
 def _minimal_shell(shell: Mapping[str, str], model: ModelSpec) -> dict[str, str]:
     model_key = MODEL_KEY_ENV.get(model.provider)
     return {
-        name: value for name, value in shell.items()
+        name: value
+        for name, value in shell.items()
         if name in MINIMAL_SHELL_NAMES or name.startswith(MINIMAL_SHELL_PREFIXES) or name == model_key
     }
 

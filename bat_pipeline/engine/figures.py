@@ -13,8 +13,14 @@ from bat_pipeline.engine.metrics import is_error_episode
 Columns = tuple[tuple[str, str], ...]
 """A preview table's columns: (name, type: string | int | float | bool)."""
 
-EPISODE_COLUMNS: Columns = (("task", "string"), ("try", "int"), ("status", "string"), ("passed", "bool"),
-                            ("wall_ms", "float"), ("output", "string"))
+EPISODE_COLUMNS: Columns = (
+    ("task", "string"),
+    ("try", "int"),
+    ("status", "string"),
+    ("passed", "bool"),
+    ("wall_ms", "float"),
+    ("output", "string"),
+)
 TASK_COLUMNS = ("id", "turns", "expected status")
 PREVIEW_EPISODES = 20
 PREVIEW_TASKS = 30
@@ -37,14 +43,17 @@ def episode_counts(episodes: Sequence[Episode]) -> dict[str, int | float]:
 
 def episode_preview(episodes: Sequence[Episode], limit: int = PREVIEW_EPISODES) -> list[dict[str, Any]]:
     """The first `limit` episodes as rows of EPISODE_COLUMNS (the output cut short)."""
-    return [{
-        "task": e.task_id,
-        "try": e.attempt_index,
-        "status": e.final_status or "",
-        "passed": bool(e.verdict.passed) if e.verdict else False,
-        "wall_ms": round(e.trace.wall_ms, 1),
-        "output": (e.final_output or "")[:OUTPUT_PREVIEW_CHARS],
-    } for e in episodes[:limit]]
+    return [
+        {
+            "task": e.task_id,
+            "try": e.attempt_index,
+            "status": e.final_status or "",
+            "passed": bool(e.verdict.passed) if e.verdict else False,
+            "wall_ms": round(e.trace.wall_ms, 1),
+            "output": (e.final_output or "")[:OUTPUT_PREVIEW_CHARS],
+        }
+        for e in episodes[:limit]
+    ]
 
 
 def dataset_figures(tasks: Sequence[Task]) -> dict[str, Any]:
@@ -58,8 +67,9 @@ def dataset_figures(tasks: Sequence[Task]) -> dict[str, Any]:
         "tasks": len(tasks),
         "turns": sum(len(t.turns) for t in tasks),
         "categories": categories,
-        "preview": [dict(zip(TASK_COLUMNS, (t.id, len(t.turns), t.expected.status), strict=True))
-                    for t in tasks[:PREVIEW_TASKS]],
+        "preview": [
+            dict(zip(TASK_COLUMNS, (t.id, len(t.turns), t.expected.status), strict=True)) for t in tasks[:PREVIEW_TASKS]
+        ],
     }
 
 

@@ -44,8 +44,14 @@ def set_gates(gate: GateSettings) -> dict[str, float]:
     return {name: limit for name, limit in gate.model_dump().items() if limit is not None}
 
 
-def evaluate_gates(gate: GateSettings, *, model_key: str, pass_rate: float | None,
-                   error_episodes: int, previous_pass_rate: float | None) -> list[GateResult]:
+def evaluate_gates(
+    gate: GateSettings,
+    *,
+    model_key: str,
+    pass_rate: float | None,
+    error_episodes: int,
+    previous_pass_rate: float | None,
+) -> list[GateResult]:
     """Check every gate that is set, in GateSettings order.
 
     A pass rate of None (no episodes) fails min_pass_rate and is not compared for
@@ -74,18 +80,24 @@ def _min_pass_rate(run: GateFigures, limit: float) -> Outcome:
 def _max_error_episodes(run: GateFigures, limit: float) -> Outcome:
     count = run.error_episodes
     ok = count <= limit
-    return _outcome(ok, f"{run.model_key}: {count} error episode{'s' * (count != 1)} "
-                        f"{'<=' if ok else '>'} max_error_episodes {limit}")
+    return _outcome(
+        ok,
+        f"{run.model_key}: {count} error episode{'s' * (count != 1)} {'<=' if ok else '>'} max_error_episodes {limit}",
+    )
 
 
 def _max_regression(run: GateFigures, limit: float) -> Outcome:
     previous, pass_rate = run.previous_pass_rate, run.pass_rate
     if previous is None:
-        return _outcome(True, f"{run.model_key}: no previous run to compare with; "
-                              f"max_regression {limit:.2f} not applied")
+        return _outcome(
+            True, f"{run.model_key}: no previous run to compare with; max_regression {limit:.2f} not applied"
+        )
     if pass_rate is None:
-        return _outcome(True, f"{run.model_key}: no pass rate in this run (previous {previous:.2f}); "
-                              f"max_regression {limit:.2f} not applied")
+        return _outcome(
+            True,
+            f"{run.model_key}: no pass rate in this run (previous {previous:.2f}); "
+            f"max_regression {limit:.2f} not applied",
+        )
     drop = previous - pass_rate
     figures = f"pass rate {pass_rate:.2f} vs previous {previous:.2f}"
     if drop <= 0:
@@ -120,8 +132,8 @@ def nothing_ran(episodes: Sequence[Episode], model_name: str) -> str | None:
     if not episodes or not all(is_error_episode(e) for e in episodes):
         return None
     reasons = Counter(
-        e.eval_error or f"the agent ended in status error: {(e.final_output or '(no output)')[:300]}"
-        for e in episodes)
+        e.eval_error or f"the agent ended in status error: {(e.final_output or '(no output)')[:300]}" for e in episodes
+    )
     reason, count = reasons.most_common(1)[0]
     more = f" ({count} of {len(episodes)}; other reasons in the episode files)" if len(reasons) > 1 else ""
     return f"every episode of {model_name} errored ({len(episodes)}), so nothing was measured: {reason}{more}"

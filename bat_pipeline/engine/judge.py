@@ -62,10 +62,17 @@ class JudgeRunResult(BaseModel):
         return mean_scores(self.scores)
 
 
-async def run_llm_scorers(episodes: Sequence[Episode], tasks: Mapping[str, Task] | Iterable[Task], judge: Judge,
-                          settings: JudgeSettings, *, stats: JudgeStats | None = None,
-                          redactor: Redactor | None = None, project: Collection[str] = (),
-                          panel: Sequence[Judge] = ()) -> JudgeRunResult:
+async def run_llm_scorers(
+    episodes: Sequence[Episode],
+    tasks: Mapping[str, Task] | Iterable[Task],
+    judge: Judge,
+    settings: JudgeSettings,
+    *,
+    stats: JudgeStats | None = None,
+    redactor: Redactor | None = None,
+    project: Collection[str] = (),
+    panel: Sequence[Judge] = (),
+) -> JudgeRunResult:
     """Run the LLM scorers of every episode with `judge`, all at once (the judge bounds
     its calls in flight). Each episode's LLM rows replace its earlier ones in `scores`
     (deterministic rows kept, first) and give its `qualitative_scores`. Never raises for an
@@ -77,8 +84,9 @@ async def run_llm_scorers(episodes: Sequence[Episode], tasks: Mapping[str, Task]
     task_by_id = dict(tasks) if isinstance(tasks, Mapping) else {t.id: t for t in tasks}
     stats = stats if stats is not None else JudgeStats()
     redactor = redactor or Redactor()
-    found = await asyncio.gather(*(_episode_rows(e, task_by_id.get(e.task_id), [judge, *panel], settings, project)
-                                   for e in episodes))
+    found = await asyncio.gather(
+        *(_episode_rows(e, task_by_id.get(e.task_id), [judge, *panel], settings, project) for e in episodes)
+    )
     rows = [[redactor.record(row) for row in own] for own in found]
     for episode, own in zip(episodes, rows, strict=True):
         record(episode, own)
@@ -87,25 +95,30 @@ async def run_llm_scorers(episodes: Sequence[Episode], tasks: Mapping[str, Task]
     stats.episodes += sum(1 for e in episodes if not e.eval_error)
     stats.skipped += sum(1 for row in flat if row.value is None and row.reason.startswith(SKIPPED))
     # A failed rubric row starts with FAILED; an AgentV LLM grader's is a grader error (details.error).
-    stats.failures += sum(1 for row in flat if row.value is None
-                          and (row.reason.startswith(FAILED) or bool(row.details.get("error"))))
+    stats.failures += sum(
+        1 for row in flat if row.value is None and (row.reason.startswith(FAILED) or bool(row.details.get("error")))
+    )
     return JudgeRunResult(rows=rows, scores=[e.qualitative_scores or JudgeScores() for e in episodes], stats=stats)
 
 
-async def _episode_rows(episode: Episode, task: Task | None, judges: Sequence[Judge], settings: JudgeSettings,
-                        project: Collection[str]) -> list[ScoreRow]:
+async def _episode_rows(
+    episode: Episode, task: Task | None, judges: Sequence[Judge], settings: JudgeSettings, project: Collection[str]
+) -> list[ScoreRow]:
     item = ScoringInput(task=task or stand_in_task(episode.task_id), episode=episode, options=settings)
-    found = await asyncio.gather(*(_panel_rows(s, item, judges, settings.runs)
-                                   for s in scorers_for(item, "llm", project)))
+    found = await asyncio.gather(
+        *(_panel_rows(s, item, judges, settings.runs) for s in scorers_for(item, "llm", project))
+    )
     return [row for rows in found for row in rows]
 
 
 async def _panel_rows(scorer: Scorer, item: ScoringInput, judges: Sequence[Judge], runs: int) -> list[ScoreRow]:
     """The scorer's rows from every judge, each asked `runs` times (engine.judge_samples)."""
+
     async def one_judge(judge: Judge) -> list[ScoreRow]:
         asked = [judge] if runs == 1 else [SampleJudge(judge, k) for k in range(runs)]
         per_run = await asyncio.gather(*(_scorer_rows(scorer, item, j) for j in asked))
         return sampled(per_run, scorer.reduce)
+
     per_judge = await asyncio.gather(*(one_judge(j) for j in judges))
     return per_judge[0] if len(per_judge) == 1 else panel_rows(per_judge)
 
@@ -179,8 +192,11 @@ def report(settings: JudgeSettings, judged_at: str, stats: JudgeStats, episodes:
         "stats": stats.model_dump(mode="json"),
         "mean_scores": mean_scores(e.qualitative_scores for e in episodes if e.qualitative_scores),
         "episodes": [
-            {"task_id": e.task_id, "attempt_index": e.attempt_index,
-             "qualitative_scores": e.qualitative_scores.model_dump(mode="json") if e.qualitative_scores else None}
+            {
+                "task_id": e.task_id,
+                "attempt_index": e.attempt_index,
+                "qualitative_scores": e.qualitative_scores.model_dump(mode="json") if e.qualitative_scores else None,
+            }
             for e in episodes
         ],
     }

@@ -70,9 +70,17 @@ def summarise(group: Sequence[ScoreRow], *, sample: int, judge: str | None, what
     nearest = min((r for r in group if r.value is not None), key=lambda r: abs((r.value or 0) - median))
     passed = None if not passes else sum(passes) * 2 > len(passes)
     reason = f"median of {len(values)} {what}: {median:.3g} (spread {spread:.3g}); {nearest.reason}"
-    return first.model_copy(update={
-        "value": median, "raw": statistics.median(raws) if raws else None, "passed": passed,
-        "sample": sample, "judge": judge, "reason": reason, "details": {**first.details, **details}})
+    return first.model_copy(
+        update={
+            "value": median,
+            "raw": statistics.median(raws) if raws else None,
+            "passed": passed,
+            "sample": sample,
+            "judge": judge,
+            "reason": reason,
+            "details": {**first.details, **details},
+        }
+    )
 
 
 def median_rows(rows: Sequence[ScoreRow]) -> list[ScoreRow]:
@@ -107,13 +115,16 @@ def sampled(rows_per_run: Sequence[list[ScoreRow]], reduce: Reduce | None) -> li
     first = [r.model_copy(update={"sample": 0}) for r in rows_per_run[0]]
     runs = list(first)
     for sample, rows in enumerate(rows_per_run[1:], start=1):
-        runs += [r.model_copy(update={"sample": sample}) for r in rows
-                 if r.value is not None or r.reason.startswith(FAILED)]
+        runs += [
+            r.model_copy(update={"sample": sample}) for r in rows if r.value is not None or r.reason.startswith(FAILED)
+        ]
     if all(r.sample == 0 for r in runs):
         return first
     gating = {(r.scorer, r.criterion): r.gating for r in first}
-    summed = [r.model_copy(update={"gating": gating.get((r.scorer, r.criterion), False)})
-              for r in (reduce or median_rows)(runs)]
+    summed = [
+        r.model_copy(update={"gating": gating.get((r.scorer, r.criterion), False)})
+        for r in (reduce or median_rows)(runs)
+    ]
     return [r.model_copy(update={"gating": False}) for r in runs] + summed
 
 
@@ -128,9 +139,9 @@ def panel_rows(per_judge: Sequence[list[ScoreRow]]) -> list[ScoreRow]:
         row = summarise(group, sample=MEDIAN, judge=PANEL, what="judges")
         judges = {r.judge or "?": r.value for r in group}
         spread = row.details.get("spread")
-        row.details = {**row.details, "judges": judges,
-                       "agreement": None if spread is None else round(1 - spread, 6)}
-        row.gating = any(r.gating for rows in per_judge for r in rows if (r.scorer, r.criterion)
-                         == (row.scorer, row.criterion))
+        row.details = {**row.details, "judges": judges, "agreement": None if spread is None else round(1 - spread, 6)}
+        row.gating = any(
+            r.gating for rows in per_judge for r in rows if (r.scorer, r.criterion) == (row.scorer, row.criterion)
+        )
         out.append(row)
     return kept + out

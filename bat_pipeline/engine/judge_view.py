@@ -42,13 +42,13 @@ LEGEND_SHARE = 0.25
 
 TRAJECTORY_LEGEND = (
     "How to read the steps below: the conversation is split into turns, each opened by "
-    "`Turn N, user: \"…\"` with the message the user sent, followed by what the agent did "
-    "for it, numbered in the order it started. `model <name>: says \"…\"` is a call to a "
+    '`Turn N, user: "…"` with the message the user sent, followed by what the agent did '
+    'for it, numbered in the order it started. `model <name>: says "…"` is a call to a '
     "language model and the text it produced; `calls a, b` lists the tools it decided to "
     "run; `tokens I in, O out` is what the call consumed. `tool <name>(<arguments>) -> "
-    "<result>` is a tool that ran and what it returned. `agent <name>: asked \"…\" -> \"…\"` "
+    '<result>` is a tool that ran and what it returned. `agent <name>: asked "…" -> "…"` '
     "is a request to another agent and its answer, with that agent's final state. "
-    "`error in span \"…\"` is a failure outside those. `FAILED: …` gives the error of a step "
+    '`error in span "…"` is a failure outside those. `FAILED: …` gives the error of a step '
     "that failed. `@<node>` names the graph node that ran the step. Steps run inside a "
     "tool or agent call are indented under it. A quoted text ending in `…` was shortened, "
     "and a line `… N steps omitted ([a]–[b]) …` stands for steps left out to fit the space."
@@ -58,8 +58,8 @@ TRAJECTORY_SHORT_LEGEND = "Numbered agent steps per user turn; nested steps inde
 EVENTS_LEGEND = (
     "No spans were recorded for this conversation, so below is what the agent streamed "
     "back over A2A instead of its steps. Each message the user sent opens a block "
-    "`User: \"…\"`; under it, one numbered line per event the agent sent: `[n] +<ms>ms "
-    "<task state>: \"<text>\"`, the time counted from the start of the conversation. A "
+    '`User: "…"`; under it, one numbered line per event the agent sent: `[n] +<ms>ms '
+    '<task state>: "<text>"`, the time counted from the start of the conversation. A '
     "quoted text ending in `…` was shortened, and a line `… N events omitted ([a]–[b]) …` "
     "stands for events left out to fit the space."
 )
@@ -75,8 +75,7 @@ def render_trajectory(trajectory: Trajectory, *, max_chars: int) -> str:
     _check_budget(max_chars)
     if not trajectory.found:
         return _hard_cut(NO_SPANS_TEXT, max_chars)
-    return _fit(_trajectory_blocks(trajectory), TRAJECTORY_LEGEND, TRAJECTORY_SHORT_LEGEND,
-                "step", max_chars)
+    return _fit(_trajectory_blocks(trajectory), TRAJECTORY_LEGEND, TRAJECTORY_SHORT_LEGEND, "step", max_chars)
 
 
 def render_episode_for_judge(episode: Episode, *, max_chars: int) -> str:
@@ -89,8 +88,7 @@ def render_episode_for_judge(episode: Episode, *, max_chars: int) -> str:
         return render_trajectory(trajectory, max_chars=max_chars)
     if not episode.trace.events:
         return _hard_cut(NOTHING_TEXT, max_chars)
-    return _fit(_event_blocks(episode.trace.events), EVENTS_LEGEND, EVENTS_SHORT_LEGEND,
-                "event", max_chars)
+    return _fit(_event_blocks(episode.trace.events), EVENTS_LEGEND, EVENTS_SHORT_LEGEND, "event", max_chars)
 
 
 Limit = int | None
@@ -124,8 +122,7 @@ class _TooLong(Exception):
 
 
 def _fit(blocks: list[_Block], legend: str, short_legend: str, noun: str, max_chars: int) -> str:
-    head = next((text for text in (legend, short_legend) if len(text) <= max_chars * LEGEND_SHARE),
-                None)
+    head = next((text for text in (legend, short_legend) if len(text) <= max_chars * LEGEND_SHARE), None)
 
     def render(limit: Limit, keep: int | None) -> str | None:
         try:
@@ -164,8 +161,9 @@ def _fit(blocks: list[_Block], legend: str, short_legend: str, noun: str, max_ch
     return _hard_cut(_render(blocks, head, LAST_RESORT_LIMITS[-1], 2, noun, None), max_chars)
 
 
-def _render(blocks: list[_Block], legend: str | None, limit: Limit, keep: int | None,
-            noun: str, budget: int | None) -> str:
+def _render(
+    blocks: list[_Block], legend: str | None, limit: Limit, keep: int | None, noun: str, budget: int | None
+) -> str:
     """The view; raises _TooLong as soon as it exceeds `budget` (None: no budget)."""
     out: list[str] = []
     size = -1  # no line break before the first line
@@ -209,9 +207,9 @@ def _thin(lines: Sequence[_Line], keep: int | None) -> list[_Line | tuple[int, i
         return list(lines)
     tail = keep // 2
     head = keep - tail
-    dropped = lines[head:len(lines) - tail]
+    dropped = lines[head : len(lines) - tail]
     marker = (dropped[0].number, dropped[-1].last_number)
-    return [*lines[:head], marker, *lines[len(lines) - tail:]]
+    return [*lines[:head], marker, *lines[len(lines) - tail :]]
 
 
 def _all_lists(blocks: list[_Block]) -> list[tuple[_Line, ...]]:
@@ -253,9 +251,13 @@ def _step_body(step: Step) -> Callable[[Limit], str]:
         if isinstance(step, ModelStep):
             text = _model_line(step, limit)
         elif isinstance(step, ToolStep):
-            outcome = (f"FAILED: {_cut(step.error, limit)}" if step.error
-                       else _quoted(step.result, limit) if step.result is not None
-                       else "(no result)")
+            outcome = (
+                f"FAILED: {_cut(step.error, limit)}"
+                if step.error
+                else _quoted(step.result, limit)
+                if step.result is not None
+                else "(no result)"
+            )
             text = f"tool {step.name}({_cut(_args(step.args), limit)}) -> {outcome}"
         elif isinstance(step, AgentStep):
             text = f"agent {step.agent or '(unnamed)'}: asked {_quoted(step.asked or '', limit)}"

@@ -91,30 +91,48 @@ class Measured:
         return {"metrics.json": self.metrics, "summary.json": self.summary}
 
 
-def measure(episodes: Iterable[Episode], tasks: Sequence[Task], *, k: int, run_name: str, model_name: str,
-            started: datetime, timings: Mapping[str, float] | None = None) -> Measured:
+def measure(
+    episodes: Iterable[Episode],
+    tasks: Sequence[Task],
+    *,
+    k: int,
+    run_name: str,
+    model_name: str,
+    started: datetime,
+    timings: Mapping[str, float] | None = None,
+) -> Measured:
     """metrics.json and summary.json of one partition, over its episodes in dataset order
     (in_dataset_order); summary.json is stamped with `started`, as bat-cli stamps the start
     of the model's evaluation; metrics.json carries `timings` (seconds per phase so far)."""
     ordered = in_dataset_order(episodes, [t.id for t in tasks])
     metrics = build_metrics(ordered, k=k).model_copy(update={"timings": dict(timings or {})})
-    return Measured(episodes=ordered, metrics=metrics,
-                    summary=build_summary(ordered, run_name=run_name, k=k, model_name=model_name,
-                                          timestamp_utc=summary_timestamp(started)))
+    return Measured(
+        episodes=ordered,
+        metrics=metrics,
+        summary=build_summary(
+            ordered, run_name=run_name, k=k, model_name=model_name, timestamp_utc=summary_timestamp(started)
+        ),
+    )
 
 
-def build_summary(episodes: Sequence[Episode], *, run_name: str, k: int, model_name: str,
-                  timestamp_utc: str) -> SummaryFile:
+def build_summary(
+    episodes: Sequence[Episode], *, run_name: str, k: int, model_name: str, timestamp_utc: str
+) -> SummaryFile:
     """summary.json of one run and model. `model_name` may be `provider:model`: the file
     names the model alone (split at the first colon, as bat-cli does). An episode without
     a verdict counts as failed; `passed` counts the passed episodes."""
     attempts = []
     for task_id, group in _by_task(episodes).items():
         passed = sum(1 for e in group if _passed(e))
-        attempts.append(TaskAttempts(
-            task_id=task_id, attempts=len(group), passed=passed, failed=len(group) - passed,
-            success_percentage=100.0 * passed / len(group),
-        ))
+        attempts.append(
+            TaskAttempts(
+                task_id=task_id,
+                attempts=len(group),
+                passed=passed,
+                failed=len(group) - passed,
+                success_percentage=100.0 * passed / len(group),
+            )
+        )
     return SummaryFile(
         run_name=run_name,
         timestamp_utc=timestamp_utc,
@@ -134,8 +152,11 @@ def build_metrics(episodes: Sequence[Episode], *, k: int) -> MetricsFile:
     per_task = []
     for task_id, group in _by_task(episodes).items():
         n, c = len(group), sum(1 for e in group if _passed(e))
-        per_task.append(TaskPassAtK(task_id=task_id, attempts=n, passed=c,
-                                    pass_at_k=pass_at_k(n, c, k), pass_hat_k=pass_hat_k(n, c, k)))
+        per_task.append(
+            TaskPassAtK(
+                task_id=task_id, attempts=n, passed=c, pass_at_k=pass_at_k(n, c, k), pass_hat_k=pass_hat_k(n, c, k)
+            )
+        )
 
     walls = [e.trace.wall_ms for e in episodes]
     totals = [row.tokens.total_tokens for row in per_episode]
@@ -168,7 +189,8 @@ def build_metrics(episodes: Sequence[Episode], *, k: int) -> MetricsFile:
         ),
         qualitative={
             field: ScoreStats(avg=sum(values) / len(values), min=min(values), max=max(values), count=len(values))
-            for field, values in _scores(episodes).items() if values
+            for field, values in _scores(episodes).items()
+            if values
         },
         pass_at_k=_mean([t.pass_at_k for t in per_task]),
         pass_hat_k=_mean([t.pass_hat_k for t in per_task]),
@@ -199,7 +221,9 @@ def _episode_metrics(episode: Episode) -> EpisodeMetrics:
         qualitative=EpisodeQualitative(
             **{f: getattr(scores, f) for f in QUALITATIVE_FIELDS},
             judge_reasoning=dict(scores.judge_reasoning),
-        ) if scores else EpisodeQualitative(),
+        )
+        if scores
+        else EpisodeQualitative(),
         scores=list(episode.scores),
     )
 

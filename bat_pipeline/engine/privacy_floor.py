@@ -77,15 +77,19 @@ def check_privacy_floors(agent_dir: Path, project_root: Path | None = None) -> l
     root = Path(project_root or agent_dir)
     for floor in privacy_floors(agent_dir, root):
         if floor.level is None:
-            warnings.append(f"{root / floor.location}: the telemetry privacy floor is computed when the "
-                            "agent runs and cannot be read beforehand; if it is above none, the spans "
-                            "are redacted and span checks will fail")
+            warnings.append(
+                f"{root / floor.location}: the telemetry privacy floor is computed when the "
+                "agent runs and cannot be read beforehand; if it is above none, the spans "
+                "are redacted and span checks will fail"
+            )
         elif floor.level != "none":
             file, _, line = floor.location.rpartition(":")
             raise InputError(
                 str(root / file),
-                f"the agent's code sets {KEYWORD}=\"{floor.level}\", which redacts the spans the "
+                f'the agent\'s code sets {KEYWORD}="{floor.level}", which redacts the spans the '
                 f"evaluation reads (model output, tool arguments and results); set "
-                f"{KEYWORD}=\"none\" there while you evaluate",
-                entry=f"line {line}", field=KEYWORD)
+                f'{KEYWORD}="none" there while you evaluate',
+                entry=f"line {line}",
+                field=KEYWORD,
+            )
     return warnings

@@ -43,8 +43,9 @@ def looks_secret(name: str) -> bool:
     return bool(_SECRET_NAME.search(name))
 
 
-def secret_values(config: EvalConfig, *, judge_key: str | None, agent_envs: Mapping[str, Mapping[str, str]],
-                  dotenv: Mapping[str, str]) -> list[str]:
+def secret_values(
+    config: EvalConfig, *, judge_key: str | None, agent_envs: Mapping[str, Mapping[str, str]], dotenv: Mapping[str, str]
+) -> list[str]:
     """Every secret of the evaluation (module docstring), unfiltered by length.
 
     `agent_envs`: partition key → the environment its agent gets (only the model

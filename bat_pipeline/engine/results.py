@@ -34,12 +34,27 @@ def _error(episode: Episode) -> str | None:
 def result_line(episode: Episode) -> dict[str, Any]:
     """The `results.jsonl` line of one episode."""
     verdict = episode.verdict
-    checks = [{"name": r.criterion, "type": str(r.details.get("assertion") or r.scorer), "pass": r.passed,
-               "score": r.value, "reason": r.reason} for r in episode.scores if r.scorer != RULE]
-    return {"test_id": episode.task_id, "target": episode.model_name, "attempt": episode.attempt_index,
-            "pass": bool(verdict and verdict.passed), "score": _score(episode),
-            "reason": (verdict.reason if verdict else "") or (episode.eval_error or ""),
-            "error": _error(episode), "checks": checks}
+    checks = [
+        {
+            "name": r.criterion,
+            "type": str(r.details.get("assertion") or r.scorer),
+            "pass": r.passed,
+            "score": r.value,
+            "reason": r.reason,
+        }
+        for r in episode.scores
+        if r.scorer != RULE
+    ]
+    return {
+        "test_id": episode.task_id,
+        "target": episode.model_name,
+        "attempt": episode.attempt_index,
+        "pass": bool(verdict and verdict.passed),
+        "score": _score(episode),
+        "reason": (verdict.reason if verdict else "") or (episode.eval_error or ""),
+        "error": _error(episode),
+        "checks": checks,
+    }
 
 
 def result_lines(episodes: Iterable[Episode]) -> list[dict[str, Any]]:
@@ -53,14 +68,31 @@ def index_lines(episodes: Iterable[Episode], suite: str) -> list[dict[str, Any]]
     for episode in episodes:
         error = _error(episode)
         passed = bool(episode.verdict and episode.verdict.passed)
-        scores = [{"name": r.criterion, "type": str(r.details.get("assertion") or r.scorer), "score": r.value,
-                   "weight": r.details.get("weight", 1.0),
-                   "verdict": "error" if r.details.get("error") else ("pass" if r.passed else "fail"),
-                   "assertions": [{"text": c.get("text", ""), "passed": bool(c.get("pass")),
-                                   "evidence": c.get("reason", "")} for c in r.details.get("checks") or []]}
-                  for r in episode.scores if "assertion" in r.details]
-        lines.append({"test_id": episode.task_id, "suite": suite, "target": episode.model_name,
-                      "attempt": episode.attempt_index, "score": _score(episode) or 0.0, "scores": scores,
-                      "execution_status": "execution_error" if error else ("ok" if passed else "quality_failure"),
-                      **({"error": error} if error else {})})
+        scores = [
+            {
+                "name": r.criterion,
+                "type": str(r.details.get("assertion") or r.scorer),
+                "score": r.value,
+                "weight": r.details.get("weight", 1.0),
+                "verdict": "error" if r.details.get("error") else ("pass" if r.passed else "fail"),
+                "assertions": [
+                    {"text": c.get("text", ""), "passed": bool(c.get("pass")), "evidence": c.get("reason", "")}
+                    for c in r.details.get("checks") or []
+                ],
+            }
+            for r in episode.scores
+            if "assertion" in r.details
+        ]
+        lines.append(
+            {
+                "test_id": episode.task_id,
+                "suite": suite,
+                "target": episode.model_name,
+                "attempt": episode.attempt_index,
+                "score": _score(episode) or 0.0,
+                "scores": scores,
+                "execution_status": "execution_error" if error else ("ok" if passed else "quality_failure"),
+                **({"error": error} if error else {}),
+            }
+        )
     return lines

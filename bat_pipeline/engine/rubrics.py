@@ -70,8 +70,7 @@ def rubrics_for(task: Task, mode: str) -> list[str]:
 def skipped_rubrics(task: Task, mode: str) -> dict[str, str]:
     """Rubric → why it is not asked for this task (recorded as `skipped: <why>`)."""
     if mode == "outcome":
-        return {r: "judge mode is outcome (only task completion is judged)"
-                for r in RUBRICS if r != "task_completion"}
+        return {r: "judge mode is outcome (only task completion is judged)" for r in RUBRICS if r != "task_completion"}
     if not task.expected.tool_calls:
         return {"tool_call": "the task expects no tool calls"}
     return {}
@@ -217,8 +216,7 @@ _ANSWER_FORMAT = (
 )
 
 _OPERATOR_NOTE = (
-    "Context from the people running this evaluation (take it into account; the answer "
-    "format above still applies):"
+    "Context from the people running this evaluation (take it into account; the answer format above still applies):"
 )
 
 
@@ -237,8 +235,11 @@ def _case(rubric: str, task: Task, episode: Episode, settings: JudgeSettings, *,
         lines.append(f"The attempt failed before the agent finished: {_clip(episode.eval_error, 1000)}")
     lines.append(f"Final answer: {_clip(episode.final_output, limit) if episode.final_output else '(empty)'}")
     if with_steps:
-        lines += ["", "Recorded steps of the agent:",
-                  render_episode_for_judge(episode, max_chars=settings.max_trajectory_chars)]
+        lines += [
+            "",
+            "Recorded steps of the agent:",
+            render_episode_for_judge(episode, max_chars=settings.max_trajectory_chars),
+        ]
     return "\n".join(lines)
 
 
@@ -260,10 +261,11 @@ def _clip(text: str, limit: int) -> str:
         return text[:limit]
     head = (limit - len(marker)) // 2
     tail = limit - len(marker) - head
-    return text[:head] + marker + text[len(text) - tail:]
+    return text[:head] + marker + text[len(text) - tail :]
 
 
 # --- answers ---------------------------------------------------------------------------
+
 
 def _json_objects(text: str) -> list[dict[str, Any]]:
     """Every top-level JSON object in `text`, in order; unparsable braces are skipped, so an

@@ -44,12 +44,14 @@ def conversation_text(task: Task, episode: Episode) -> str:
 def scenario_case(task: Task, episode: Episode, max_chars: int) -> str:
     """The plan, the conversation and the agent's steps, as one prompt section."""
     plan = task.scenario.conversation_plan if task.scenario is not None else ""
-    return "\n\n".join([
-        f"## Conversation Plan\n{plan.strip() or task.expected.expected_outcome or '(none)'}",
-        f"## Conversation\n{conversation_text(task, episode)}",
-        f"## Final Status\n{episode.final_status or 'none'}",
-        "## Recorded steps of the agent\n" + render_episode_for_judge(episode, max_chars=max_chars),
-    ])
+    return "\n\n".join(
+        [
+            f"## Conversation Plan\n{plan.strip() or task.expected.expected_outcome or '(none)'}",
+            f"## Conversation\n{conversation_text(task, episode)}",
+            f"## Final Status\n{episode.final_status or 'none'}",
+            "## Recorded steps of the agent\n" + render_episode_for_judge(episode, max_chars=max_chars),
+        ]
+    )
 
 
 def answer_object(text: str, key: str) -> dict[str, Any]:
@@ -67,9 +69,17 @@ def answer_object(text: str, key: str) -> dict[str, Any]:
     raise ValueError(f"no JSON object with '{key}' in the answer")
 
 
-async def ask_about_scenario[T](item: ScoringInput, judge: Judge, *, scorer: str, instructions: str,
-                                parse: Callable[[str], T], schema: dict[str, Any], scale: str,
-                                rows: Callable[[T], list[ScoreRow]]) -> list[ScoreRow]:
+async def ask_about_scenario[T](
+    item: ScoringInput,
+    judge: Judge,
+    *,
+    scorer: str,
+    instructions: str,
+    parse: Callable[[str], T],
+    schema: dict[str, Any],
+    scale: str,
+    rows: Callable[[T], list[ScoreRow]],
+) -> list[ScoreRow]:
     """The scorer's rows from the judge's parsed answer on this scenario (`instructions` as
     the system message, the scenario case as the user's), or one null row saying why there
     is none: the episode cannot be judged (`cannot_judge`), or no usable answer came."""

@@ -18,8 +18,10 @@ def scorer_stats(episodes: Iterable[Episode]) -> dict[str, dict[str, CriterionSt
     for episode in episodes:
         for row in episode.scores:
             grouped.setdefault(row.scorer, {}).setdefault(row.criterion, []).append(row)
-    return {scorer: {criterion: criterion_stats(rows) for criterion, rows in criteria.items()}
-            for scorer, criteria in grouped.items()}
+    return {
+        scorer: {criterion: criterion_stats(rows) for criterion, rows in criteria.items()}
+        for scorer, criteria in grouped.items()
+    }
 
 
 def criterion_stats(rows: Iterable[ScoreRow]) -> CriterionStats:
@@ -37,15 +39,29 @@ def criterion_stats(rows: Iterable[ScoreRow]) -> CriterionStats:
     )
 
 
-SCORE_COLUMNS = (("scorer", "string"), ("criterion", "string"), ("mean", "float"), ("passed", "int"),
-                 ("failed", "int"), ("count", "int"))
+SCORE_COLUMNS = (
+    ("scorer", "string"),
+    ("criterion", "string"),
+    ("mean", "float"),
+    ("passed", "int"),
+    ("failed", "int"),
+    ("count", "int"),
+)
 """The columns of `scores_table`, with their types."""
 
 
 def scores_table(scorers: dict[str, dict[str, CriterionStats]]) -> list[dict[str, Any]]:
     """One record per scorer and criterion: scorer, criterion, mean (4 decimals, null
     without values), passed, failed, count."""
-    return [{"scorer": scorer, "criterion": criterion,
-             "mean": None if stats.avg is None else round(stats.avg, 4),
-             "passed": stats.passed, "failed": stats.failed, "count": stats.count}
-            for scorer, criteria in scorers.items() for criterion, stats in criteria.items()]
+    return [
+        {
+            "scorer": scorer,
+            "criterion": criterion,
+            "mean": None if stats.avg is None else round(stats.avg, 4),
+            "passed": stats.passed,
+            "failed": stats.failed,
+            "count": stats.count,
+        }
+        for scorer, criteria in scorers.items()
+        for criterion, stats in criteria.items()
+    ]

@@ -23,7 +23,7 @@ INSTRUCTIONS = (
     "say what the plan says the user says next, in the user's own words, one message at a "
     "time. Answer the assistant's questions as the plan describes the user; do not invent "
     "needs the plan does not mention, and do not do the assistant's work. Write only the "
-    f"message itself. If the plan is fully completed or you cannot proceed, reply with \"{TERMINATE}\"."
+    f'message itself. If the plan is fully completed or you cannot proceed, reply with "{TERMINATE}".'
 )
 
 
@@ -68,12 +68,14 @@ def user_messages(plan: str, history: Sequence[ConversationTurn]) -> list[dict[s
     plan, the interaction so far (`User:` / `Agent:` lines) and the agent's last reply."""
     lines = [f"User: {turn.user}\nAgent: {turn.agent or '(no answer)'}" for turn in history]
     last = history[-1].agent if history else ""
-    prompt = "\n\n".join([
-        f"## Conversation Plan\n{plan.strip() or '(none)'}",
-        "## Interaction History\n" + ("\n".join(lines) if lines else "(nothing yet)"),
-        f"## Last Agent Reply\n{last or '(no answer)'}",
-        f"Your next message as the user (or {TERMINATE}):",
-    ])
+    prompt = "\n\n".join(
+        [
+            f"## Conversation Plan\n{plan.strip() or '(none)'}",
+            "## Interaction History\n" + ("\n".join(lines) if lines else "(nothing yet)"),
+            f"## Last Agent Reply\n{last or '(no answer)'}",
+            f"Your next message as the user (or {TERMINATE}):",
+        ]
+    )
     return [{"role": "system", "content": INSTRUCTIONS}, {"role": "user", "content": prompt}]
 
 

@@ -99,10 +99,10 @@ def compare_results(golden: list[tuple[Any, ...]], generated: list[tuple[Any, ..
     missing, extra = want - got, got - want
     details.update(missing=[list(r) for r in list(missing)[:5]], extra=[list(r) for r in list(extra)[:5]])
     if Counter(tuple(map(_loose, r)) for r in golden) == Counter(tuple(map(_loose, r)) for r in generated):
-        return Comparison(False, "the same values with different types (e.g. text for a number)",
-                          {**details, "type_difference": True})
+        return Comparison(
+            False, "the same values with different types (e.g. text for a number)", {**details, "type_difference": True}
+        )
     widths = {len(r) for r in golden} ^ {len(r) for r in generated}
     if golden and generated and widths:
         return Comparison(False, "a different number of columns", details)
-    return Comparison(False, f"{sum(missing.values())} golden row(s) missing, {sum(extra.values())} extra",
-                      details)
+    return Comparison(False, f"{sum(missing.values())} golden row(s) missing, {sum(extra.values())} extra", details)

@@ -40,8 +40,10 @@ def case_messages(case: AgentvCase) -> list[Message]:
 def chat_messages(case: AgentvCase) -> list[dict[str, str]]:
     """`case_messages` for a chat API: text content (structured content as JSON), roles
     other than system and assistant sent as user."""
-    return [{"role": m.role if m.role in CHAT_ROLES else "user", "content": content_text(m.content)}
-            for m in case_messages(case)]
+    return [
+        {"role": m.role if m.role in CHAT_ROLES else "user", "content": content_text(m.content)}
+        for m in case_messages(case)
+    ]
 
 
 def case_turns(case: AgentvCase) -> list[str]:
@@ -68,14 +70,25 @@ def agent_partition(config: EvalConfig, model_key: str) -> tuple[EvalConfig, Mod
     if target is None or target.a2a is None:
         return config, model
     a2a = target.a2a
-    settings: EvaluationSettings = config.evaluation.model_copy(update={
-        "agent_startup_timeout_s": a2a.startup_timeout_s, "agent_shutdown_timeout_s": a2a.shutdown_timeout_s,
-        "turn_timeout_s": a2a.turn_timeout_s, "spans_settle_s": a2a.spans_settle_s,
-        "extra_spans": list(a2a.extra_spans)})
-    spec = ModelSpec(provider=a2a.model_provider or "openai", model=a2a.model or target.name,
-                     base_url=a2a.base_url, env=dict(a2a.model_env), key=model_key)
-    agent_config = config.model_copy(update={"agent": a2a.agent, "agent_dir": a2a.folder, "evaluation": settings,
-                                             "models": [spec]})
+    settings: EvaluationSettings = config.evaluation.model_copy(
+        update={
+            "agent_startup_timeout_s": a2a.startup_timeout_s,
+            "agent_shutdown_timeout_s": a2a.shutdown_timeout_s,
+            "turn_timeout_s": a2a.turn_timeout_s,
+            "spans_settle_s": a2a.spans_settle_s,
+            "extra_spans": list(a2a.extra_spans),
+        }
+    )
+    spec = ModelSpec(
+        provider=a2a.model_provider or "openai",
+        model=a2a.model or target.name,
+        base_url=a2a.base_url,
+        env=dict(a2a.model_env),
+        key=model_key,
+    )
+    agent_config = config.model_copy(
+        update={"agent": a2a.agent, "agent_dir": a2a.folder, "evaluation": settings, "models": [spec]}
+    )
     return agent_config, spec
 
 
@@ -101,9 +114,13 @@ def llm_key(target: AgentvTarget, environ: Mapping[str, str], looked_in: str) ->
         return value
     if target.provider == "ollama" and not (target.llm and target.llm.api_key_env):
         return None
-    raise InputError(target.source, f"target '{target.name}' ({target.provider}:"
-                     f"{target.llm.model if target.llm else ''}) needs an API key in {variable}, and it is not "
-                     f"set: looked in {looked_in}", field="api_key")
+    raise InputError(
+        target.source,
+        f"target '{target.name}' ({target.provider}:"
+        f"{target.llm.model if target.llm else ''}) needs an API key in {variable}, and it is not "
+        f"set: looked in {looked_in}",
+        field="api_key",
+    )
 
 
 def require_target_keys(config: EvalConfig, environ: Mapping[str, str], looked_in: str) -> None:

@@ -44,18 +44,28 @@ def answer_from_record(record: dict[str, Any], fmt: AgentvFormat) -> TargetAnswe
     (its last assistant content), else `text`. Structured content becomes compact JSON."""
     output = record.get("output", record.get("output_messages"))
     messages = [m for m in output if isinstance(m, dict)] if isinstance(output, list) else []
-    last = next((m for m in reversed(messages) if m.get("content") is not None
-                 and m.get("role", "assistant") == "assistant"), None)
+    last = next(
+        (m for m in reversed(messages) if m.get("content") is not None and m.get("role", "assistant") == "assistant"),
+        None,
+    )
     from_messages = content_text(last.get("content")) if last is not None else None
     text = record.get("text")
     text = text if isinstance(text, str) else (content_text(text) if text is not None else None)
-    chosen = (text if text is not None else from_messages) if fmt == "seed" else \
-        (from_messages if from_messages is not None else text)
+    chosen = (
+        (text if text is not None else from_messages)
+        if fmt == "seed"
+        else (from_messages if from_messages is not None else text)
+    )
     calls = [c for m in messages for c in (m.get("tool_calls") or []) if isinstance(c, dict)]
     usage = record.get("token_usage")
-    return TargetAnswer(text=chosen or "", messages=messages, tool_calls=calls,
-                        token_usage=usage if isinstance(usage, dict) else None,
-                        cost_usd=_float(record.get("cost_usd")), duration_ms=_float(record.get("duration_ms")))
+    return TargetAnswer(
+        text=chosen or "",
+        messages=messages,
+        tool_calls=calls,
+        token_usage=usage if isinstance(usage, dict) else None,
+        cost_usd=_float(record.get("cost_usd")),
+        duration_ms=_float(record.get("duration_ms")),
+    )
 
 
 def answer_from_output(raw: str, fmt: AgentvFormat) -> TargetAnswer:
@@ -124,41 +134,69 @@ def read_batch(text: str, test_ids: list[str], fmt: AgentvFormat, file: str = "t
     return BatchOutput(answers=answers, errors=errors, warnings=warnings)
 
 
-def answered_episode(task: Task, target: str, attempt: int, answer: TargetAnswer, *, wall_ms: float,
-                     started_at: str) -> Episode:
+def answered_episode(
+    task: Task, target: str, attempt: int, answer: TargetAnswer, *, wall_ms: float, started_at: str
+) -> Episode:
     """A completed episode: the answer as the final output, its tool calls as the
     recorded tool calls and trajectory."""
-    steps = [ToolStep(name=str(c.get("tool") or c.get("name") or ""), args=c.get("input", c.get("args")),
-                      result=None if c.get("output") is None else content_text(c.get("output")),
-                      error=c.get("error") if isinstance(c.get("error"), str) else None)
-             for c in answer.tool_calls]
+    steps = [
+        ToolStep(
+            name=str(c.get("tool") or c.get("name") or ""),
+            args=c.get("input", c.get("args")),
+            result=None if c.get("output") is None else content_text(c.get("output")),
+            error=c.get("error") if isinstance(c.get("error"), str) else None,
+        )
+        for c in answer.tool_calls
+    ]
     user = task.agentv.prompt if task.agentv is not None else task.turns[0]
-    trajectory = Trajectory(found=True, turns=[Turn(user=user, steps=list(steps))],
-                            totals=Totals(tool_calls=len(steps), errors=sum(1 for s in steps if s.error),
-                                          **_tokens(answer.token_usage)))
-    trace = EpisodeTrace(wall_ms=answer.duration_ms if answer.duration_ms is not None else wall_ms,
-                         tool_calls=[RecordedToolCall(name=s.name, args=s.args, error=s.error) for s in steps],
-                         trajectory=trajectory)
-    aux: dict[str, Any] = {"attempt_index": attempt, "started_at": started_at, "target": target,
-                           "trajectory_source": TRAJECTORY_SOURCE, "output_messages": answer.messages}
+    trajectory = Trajectory(
+        found=True,
+        turns=[Turn(user=user, steps=list(steps))],
+        totals=Totals(tool_calls=len(steps), errors=sum(1 for s in steps if s.error), **_tokens(answer.token_usage)),
+    )
+    trace = EpisodeTrace(
+        wall_ms=answer.duration_ms if answer.duration_ms is not None else wall_ms,
+        tool_calls=[RecordedToolCall(name=s.name, args=s.args, error=s.error) for s in steps],
+        trajectory=trajectory,
+    )
+    aux: dict[str, Any] = {
+        "attempt_index": attempt,
+        "started_at": started_at,
+        "target": target,
+        "trajectory_source": TRAJECTORY_SOURCE,
+        "output_messages": answer.messages,
+    }
     if answer.token_usage is not None:
         aux["token_usage"] = answer.token_usage
     if answer.cost_usd is not None:
         aux["cost_usd"] = answer.cost_usd
-    return Episode(model_name=target, task_id=task.id, expected_outcome=task.expected.expected_outcome,
-                   final_status="completed", final_output=answer.text, aux=aux, trace=trace)
+    return Episode(
+        model_name=target,
+        task_id=task.id,
+        expected_outcome=task.expected.expected_outcome,
+        final_status="completed",
+        final_output=answer.text,
+        aux=aux,
+        trace=trace,
+    )
 
 
-def error_episode(task: Task, target: str, attempt: int, message: str, *, started_at: str,
-                  wall_ms: float = 0.0, output: str = "") -> Episode:
+def error_episode(
+    task: Task, target: str, attempt: int, message: str, *, started_at: str, wall_ms: float = 0.0, output: str = ""
+) -> Episode:
     """An episode the target gave no answer for: `eval_error` says why; `output` keeps what
     the target printed (a failed healthcheck's output)."""
-    aux: dict[str, Any] = {"attempt_index": attempt, "started_at": started_at, "target": target,
-                           "eval_error": message}
+    aux: dict[str, Any] = {"attempt_index": attempt, "started_at": started_at, "target": target, "eval_error": message}
     if output:
         aux["target_output"] = output
-    return Episode(model_name=target, task_id=task.id, expected_outcome=task.expected.expected_outcome,
-                   final_status="error", aux=aux, trace=EpisodeTrace(wall_ms=wall_ms))
+    return Episode(
+        model_name=target,
+        task_id=task.id,
+        expected_outcome=task.expected.expected_outcome,
+        final_status="error",
+        aux=aux,
+        trace=EpisodeTrace(wall_ms=wall_ms),
+    )
 
 
 def _tokens(usage: dict[str, Any] | None) -> dict[str, int]:

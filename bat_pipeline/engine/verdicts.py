@@ -29,8 +29,9 @@ ATTEMPT = "attempt"
 """The one row of an episode that could not be checked (the attempt raised, or its task is gone)."""
 
 
-def score_checks(task: Task | None, episode: Episode, project: Collection[str] = (),
-                 options: Any = None) -> list[ScoreRow]:
+def score_checks(
+    task: Task | None, episode: Episode, project: Collection[str] = (), options: Any = None
+) -> list[ScoreRow]:
     """The rows of every deterministic scorer that applies to the task, in scorer order:
     the built-in ones and those of the `project` modules (`evaluation.scorers`).
 
@@ -89,8 +90,9 @@ def verdict_from_rows(rows: Iterable[ScoreRow]) -> Verdict:
     return Verdict(passed=all(c.passed for c in checks), reason=_reason(checks), checks=checks)
 
 
-def check_partition(episodes: Sequence[Episode], tasks: Iterable[Task],
-                    config: EvalConfig | None = None, options: Any = None) -> list[Episode]:
+def check_partition(
+    episodes: Sequence[Episode], tasks: Iterable[Task], config: EvalConfig | None = None, options: Any = None
+) -> list[Episode]:
     """Every episode with its deterministic rows and the verdict they give.
 
     The project's own scorers (`evaluation.scorers` of `config`; none without a config)
@@ -134,10 +136,13 @@ def _run(scorer: Scorer, item: ScoringInput) -> list[ScoreRow]:
 
 
 def _broken(scorer: Scorer, why: str) -> ScoreRow:
-    return ScoreRow(scorer=scorer.name, criterion=scorer.name, reason=f"scorer failed: {why}",
-                    details={"module": scorer.fn.__module__})
+    return ScoreRow(
+        scorer=scorer.name,
+        criterion=scorer.name,
+        reason=f"scorer failed: {why}",
+        details={"module": scorer.fn.__module__},
+    )
 
 
 def _reason(checks: list[VerdictCheck]) -> str:
     return "; ".join(f"{c.check} {'ok' if c.passed else 'FAIL'}: {c.detail}" for c in checks)
-

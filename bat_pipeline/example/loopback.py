@@ -28,14 +28,22 @@ class LoopbackServer:
 
     `stopping` is set when `stop()` begins, for handlers that hold requests open (hangs)."""
 
-    def __init__(self, app, *, port: int = 0, name: str = "loopback-server",
-                 stopping: threading.Event | None = None, graceful_s: int = 2):
+    def __init__(
+        self,
+        app,
+        *,
+        port: int = 0,
+        name: str = "loopback-server",
+        stopping: threading.Event | None = None,
+        graceful_s: int = 2,
+    ):
         self.name = name
         self.stopping = stopping or threading.Event()
         self._socket = bind(port)
         self.port: int = self._socket.getsockname()[1]
-        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off",
-                                                    timeout_graceful_shutdown=graceful_s))
+        self.server = uvicorn.Server(
+            uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=graceful_s)
+        )
         self._thread: threading.Thread | None = None
 
     @property

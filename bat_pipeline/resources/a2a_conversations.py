@@ -61,21 +61,33 @@ async def open_client(http: httpx.AsyncClient, url: str):
     return factory.create(card)
 
 
-async def run_attempt(client, attempt: Attempt, model_name: str, *, turn_timeout_s: float,
-                      aux: dict, user: SimulatedUser | None = None, user_max_turns: int | None = None) -> Episode:
+async def run_attempt(
+    client,
+    attempt: Attempt,
+    model_name: str,
+    *,
+    turn_timeout_s: float,
+    aux: dict,
+    user: SimulatedUser | None = None,
+    user_max_turns: int | None = None,
+) -> Episode:
     """One conversation (engine.conversation.hold_conversation: the task's turns, then the
     simulated user's when the task has a plan); an exception becomes an error episode,
     never propagates. A turn unanswered after `turn_timeout_s` ends it as an error episode
     naming the turn."""
-    recorder = ConversationRecorder(attempt.task, attempt.attempt_index, model_name,
-                                    context_id=attempt.conversation_id)
+    recorder = ConversationRecorder(attempt.task, attempt.attempt_index, model_name, context_id=attempt.conversation_id)
     aux = {**aux, "started_at": datetime.now(UTC).isoformat()}
     limit = turn_limit(attempt.task, user_max_turns)
 
     async def send(turn: str) -> None:
-        request = SendMessageRequest(message=Message(
-            message_id=uuid.uuid4().hex, context_id=recorder.context_id, role=Role.ROLE_USER,
-            parts=[Part(text=turn)]))
+        request = SendMessageRequest(
+            message=Message(
+                message_id=uuid.uuid4().hex,
+                context_id=recorder.context_id,
+                role=Role.ROLE_USER,
+                parts=[Part(text=turn)],
+            )
+        )
         async with asyncio.timeout(turn_timeout_s):
             async for event in client.send_message(request):
                 record_event(recorder, event)
@@ -87,16 +99,25 @@ async def run_attempt(client, attempt: Attempt, model_name: str, *, turn_timeout
     except BaseException as exc:  # noqa: BLE001 - every failure of one attempt is its episode
         reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         if isinstance(exc, TimeoutError):
-            reason = (f"turn {len(recorder.turns)} of {limit} timed out: no answer within {turn_timeout_s:g}s "
-                      "(evaluation.turn_timeout_s)")
+            reason = (
+                f"turn {len(recorder.turns)} of {limit} timed out: no answer within {turn_timeout_s:g}s "
+                "(evaluation.turn_timeout_s)"
+            )
         return recorder.finish(eval_error=reason, **aux)
     return recorder.finish(**aux)
 
 
-async def run_attempts(url: str, attempts: Iterable[Attempt], model_name: str, *,
-                       concurrency: int, on_episode: Callable[[Episode], Awaitable[None] | None],
-                       turn_timeout_s: float, user: SimulatedUser | None = None,
-                       user_max_turns: int | None = None) -> list[Episode]:
+async def run_attempts(
+    url: str,
+    attempts: Iterable[Attempt],
+    model_name: str,
+    *,
+    concurrency: int,
+    on_episode: Callable[[Episode], Awaitable[None] | None],
+    turn_timeout_s: float,
+    user: SimulatedUser | None = None,
+    user_max_turns: int | None = None,
+) -> list[Episode]:
     """All attempts against the agent at `url`, at most `concurrency` at once.
 
     `on_episode` is called as each episode ends (to store it at once); `turn_timeout_s`
@@ -117,8 +138,15 @@ async def run_attempts(url: str, attempts: Iterable[Attempt], model_name: str, *
 
         async def one(attempt: Attempt) -> None:
             async with gate:
-                episode = await run_attempt(client, attempt, model_name, turn_timeout_s=turn_timeout_s, aux=aux,
-                                            user=user, user_max_turns=user_max_turns)
+                episode = await run_attempt(
+                    client,
+                    attempt,
+                    model_name,
+                    turn_timeout_s=turn_timeout_s,
+                    aux=aux,
+                    user=user,
+                    user_max_turns=user_max_turns,
+                )
             episodes.append(episode)
             result = on_episode(episode)
             if asyncio.iscoroutine(result):

@@ -74,7 +74,6 @@ class RunningAgent:
             return self.process.pid in group_members(self.process.pid)
         return self.process.poll() is None
 
-
     def exit_code(self) -> int | None:
         """How the process ended, once it has; None when that cannot be known."""
         if self.process is None:
@@ -136,18 +135,30 @@ def build_command(config: EvalConfig) -> tuple[list[str], Path, Path | None]:
     command = layout.start_command()
     if command:
         return command, layout.root, layout.config_file
-    raise InputError(str(config.source), "this folder is neither a standalone BAT agent "
-                     "(config.yaml, agent.json, pyproject.toml) nor a blueprint agent; say how to "
-                     "start it with `agent.command`, or where it runs with `agent.url`",
-                     entry="agent", field="command")
+    raise InputError(
+        str(config.source),
+        "this folder is neither a standalone BAT agent "
+        "(config.yaml, agent.json, pyproject.toml) nor a blueprint agent; say how to "
+        "start it with `agent.command`, or where it runs with `agent.url`",
+        entry="agent",
+        field="command",
+    )
 
 
 class AgentLauncher:
     """Starts one agent process for one model, and always stops its whole process group."""
 
-    def __init__(self, config: EvalConfig, model: ModelSpec, workdir: Path, *,
-                 environ: dict[str, str] | None = None, log=None, spans_name: str = AGENT_SPANS,
-                 redactor: Redactor | None = None):
+    def __init__(
+        self,
+        config: EvalConfig,
+        model: ModelSpec,
+        workdir: Path,
+        *,
+        environ: dict[str, str] | None = None,
+        log=None,
+        spans_name: str = AGENT_SPANS,
+        redactor: Redactor | None = None,
+    ):
         """`redactor`: secrets removed from the span files and the log in `workdir` each
         time an agent process has stopped (scrub_agent_files)."""
         self.config = config
@@ -170,9 +181,13 @@ class AgentLauncher:
         layout = detect_layout(self.config.agent_dir)
         warnings = check_privacy_floors(layout.agent_dir, layout.root) if layout.kind != "custom" else []
         if command and command[0] == "uv" and shutil.which("uv", path=self.environ.get("PATH")) is None:
-            raise InputError(str(self.config.agent_dir), "the agent is started with `uv run`, but `uv` "
-                             "is not on PATH: install it (pip install uv) or set `agent.command`",
-                             entry="agent", field="command")
+            raise InputError(
+                str(self.config.agent_dir),
+                "the agent is started with `uv run`, but `uv` "
+                "is not on PATH: install it (pip install uv) or set `agent.command`",
+                entry="agent",
+                field="command",
+            )
         return warnings
 
     def head_start(self) -> RunningAgent | None:
@@ -202,8 +217,10 @@ class AgentLauncher:
             if ahead is not None:
                 agent, ahead = replace(ahead, adopted=True), None
                 port = agent.port
-                self.log(f"agent for {self.model.name}, started ahead by bat-pipeline run: "
-                         f"{' '.join(agent.command)} (cwd {agent.cwd}, port {port})")
+                self.log(
+                    f"agent for {self.model.name}, started ahead by bat-pipeline run: "
+                    f"{' '.join(agent.command)} (cwd {agent.cwd}, port {port})"
+                )
             else:
                 port = free_port()
                 agent = self._start(port, spans_dir)
@@ -220,7 +237,8 @@ class AgentLauncher:
                         f"{exc}\nthe agent found its port taken {attempts} times, each time given another "
                         f"free port: if its command or config fixes a port, make it listen on the port given "
                         f"as `{{port}}` in agent.command (also in $BAT_AGENT_PORT and in endpoint.port of "
-                        f"the config at $CONFIG_PATH)") from None
+                        f"the config at $CONFIG_PATH)"
+                    ) from None
                 raise exc
             except BaseException:
                 self._stop(agent)
@@ -249,15 +267,22 @@ class AgentLauncher:
             config_copy.write_text(yaml.safe_dump(copy, sort_keys=False), encoding="utf-8")
             env["CONFIG_PATH"] = str(config_copy)
         env["BAT_AGENT_PORT"] = str(port)
-        command = substitute(command, {"python": sys.executable, "port": str(port),
-                                        "config": str(config_copy), "spans": str(spans_file)})
+        command = substitute(
+            command, {"python": sys.executable, "port": str(port), "config": str(config_copy), "spans": str(spans_file)}
+        )
         log_handle = open(log_file, "ab")
         log_offset = log_handle.tell()
         self.log(f"starting agent for {self.model.name}: {' '.join(command)} (cwd {cwd}, port {port})")
         try:
             process = subprocess.Popen(
-                command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log_handle,
-                stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=die_with_parent,
+                command,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log_handle,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=die_with_parent,
             )
         except FileNotFoundError as exc:
             shutil.rmtree(tmpdir, ignore_errors=True)
@@ -265,9 +290,17 @@ class AgentLauncher:
         finally:
             log_handle.close()
         files = [spans_file, *(self.config.resolve(p) for p in self.config.agent.spans)]
-        return RunningAgent(url=f"http://{LOOPBACK}:{port}", spans_files=files, log_file=log_file,
-                            process=process, port=port, command=command, log_offset=log_offset,
-                            tmpdir=tmpdir, cwd=cwd)
+        return RunningAgent(
+            url=f"http://{LOOPBACK}:{port}",
+            spans_files=files,
+            log_file=log_file,
+            process=process,
+            port=port,
+            command=command,
+            log_offset=log_offset,
+            tmpdir=tmpdir,
+            cwd=cwd,
+        )
 
     def _wait_ready(self, agent: RunningAgent) -> None:
         # A TCP connect is not enough: uvicorn accepts before the app is ready. The agent
@@ -281,7 +314,8 @@ class AgentLauncher:
                     raise AgentStartError(
                         f"the agent exited{'' if code is None else f' with code {code}'} before it was ready "
                         f"({' '.join(agent.command)}); log: {agent.log_file}\n"
-                        f"last lines:\n{log_tail(agent.log_file, since=agent.log_offset)}")
+                        f"last lines:\n{log_tail(agent.log_file, since=agent.log_offset)}"
+                    )
                 try:
                     response = client.get(url)
                     if response.status_code == 200 and response.json():
@@ -292,7 +326,8 @@ class AgentLauncher:
                     raise AgentStartError(
                         f"the agent did not answer {url} within "
                         f"{self.config.evaluation.agent_startup_timeout_s:g}s; log: {agent.log_file}\n"
-                        f"last lines:\n{log_tail(agent.log_file, since=agent.log_offset)}")
+                        f"last lines:\n{log_tail(agent.log_file, since=agent.log_offset)}"
+                    )
                 time.sleep(0.1)
 
     def _stop(self, agent: RunningAgent) -> None:
@@ -329,8 +364,7 @@ def scrub_agent_files(workdir: Path, redactor: Redactor) -> list[Path]:
     the agent's folder and are not touched."""
     workdir = Path(workdir)
     spans = workdir / SPANS_DIR
-    files = sorted(p for p in spans.rglob("*") if p.is_file() and not p.name.startswith(".")) \
-        if spans.is_dir() else []
+    files = sorted(p for p in spans.rglob("*") if p.is_file() and not p.name.startswith(".")) if spans.is_dir() else []
     changed = []
     for path in [*files, workdir / AGENT_LOG]:
         if path.is_file() and _redact_file(path, redactor):

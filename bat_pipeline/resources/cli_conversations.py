@@ -32,8 +32,9 @@ from bat_pipeline.resources.commands import run_command
 from bat_pipeline.resources.targets.placeholders import fill
 
 
-async def _one(target: AgentvTarget, attempt: Attempt, user: SimulatedUser | None, user_max_turns: int | None,
-               isolate_home: bool) -> Episode:
+async def _one(
+    target: AgentvTarget, attempt: Attempt, user: SimulatedUser | None, user_max_turns: int | None, isolate_home: bool
+) -> Episode:
     task = attempt.task
     recorder = ConversationRecorder(task, attempt.attempt_index, target.name)
     scenario_env = task.scenario.env if task.scenario is not None else {}
@@ -44,26 +45,46 @@ async def _one(target: AgentvTarget, attempt: Attempt, user: SimulatedUser | Non
     with tempfile.TemporaryDirectory(prefix="bat-session-") as session:
 
         async def send(turn: str) -> None:
-            command = fill(target.command or "", {"PROMPT": turn, "SESSION_DIR": session, "TURN": str(len(steps) + 1),
-                                                  "EVAL_ID": task.id, "ATTEMPT": str(attempt.attempt_index)})
-            result = await asyncio.to_thread(run_command, command, cwd=target.cwd, env=env, timeout_s=target.timeout_s,
-                                             home=Path(session) if isolate_home else Path(env.get("HOME", session)))
+            command = fill(
+                target.command or "",
+                {
+                    "PROMPT": turn,
+                    "SESSION_DIR": session,
+                    "TURN": str(len(steps) + 1),
+                    "EVAL_ID": task.id,
+                    "ATTEMPT": str(attempt.attempt_index),
+                },
+            )
+            result = await asyncio.to_thread(
+                run_command,
+                command,
+                cwd=target.cwd,
+                env=env,
+                timeout_s=target.timeout_s,
+                home=Path(session) if isolate_home else Path(env.get("HOME", session)),
+            )
             if not result.ok:
                 steps.append([])
                 recorder.update("failed", f"target '{target.name}' {result.describe()}")
                 return
             answer = answer_from_output(result.stdout, "v4")
-            steps.append([ToolStep(name=str(c.get("tool") or c.get("name") or ""), args=c.get("input", c.get("args")),
-                                   result=None if c.get("output") is None else content_text(c.get("output")))
-                          for c in answer.tool_calls])
+            steps.append(
+                [
+                    ToolStep(
+                        name=str(c.get("tool") or c.get("name") or ""),
+                        args=c.get("input", c.get("args")),
+                        result=None if c.get("output") is None else content_text(c.get("output")),
+                    )
+                    for c in answer.tool_calls
+                ]
+            )
             recorder.update("completed", answer.text)
 
         try:
             await hold_conversation(recorder, send, user, limit)
             episode = recorder.finish(target=target.name, started_at=started)
         except Exception as exc:  # noqa: BLE001 - every failure of one attempt is its episode
-            episode = recorder.finish(eval_error=f"{type(exc).__name__}: {exc}", target=target.name,
-                                      started_at=started)
+            episode = recorder.finish(eval_error=f"{type(exc).__name__}: {exc}", target=target.name, started_at=started)
     turns = [Turn(user=t.user, steps=list(s)) for t, s in zip(recorder.turns, steps, strict=False)]
     calls = [step for turn in turns for step in turn.steps if isinstance(step, ToolStep)]
     episode.trace.trajectory = Trajectory(found=True, turns=turns, totals=Totals(tool_calls=len(calls)))
@@ -72,9 +93,16 @@ async def _one(target: AgentvTarget, attempt: Attempt, user: SimulatedUser | Non
     return episode
 
 
-def run_cli_conversations(target: AgentvTarget, attempts: list[Attempt], *, concurrency: int,
-                          on_episode: Callable[[Episode], None], user: SimulatedUser | None,
-                          user_max_turns: int | None, isolate_home: bool = True) -> None:
+def run_cli_conversations(
+    target: AgentvTarget,
+    attempts: list[Attempt],
+    *,
+    concurrency: int,
+    on_episode: Callable[[Episode], None],
+    user: SimulatedUser | None,
+    user_max_turns: int | None,
+    isolate_home: bool = True,
+) -> None:
     """Every attempt, at most `concurrency` at once; each episode to `on_episode` as it ends."""
 
     async def run_all() -> None:

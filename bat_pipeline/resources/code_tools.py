@@ -28,8 +28,12 @@ class ScorerTools(GraderRunner):
     """The options of the verdicts step: script graders' processes, the code analysis,
     the metrics settings the `label` and `time` scorers read and the dataset's labels."""
 
-    def __init__(self, metrics: MetricsSettings | None = None, labels: list[str] | None = None,
-                 environment: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        metrics: MetricsSettings | None = None,
+        labels: list[str] | None = None,
+        environment: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(environment)
         self.metrics = metrics or MetricsSettings()
         self.labels = labels or []
@@ -43,11 +47,26 @@ class ScorerTools(GraderRunner):
         with tempfile.TemporaryDirectory(prefix="bat-code-") as folder:
             path = Path(folder) / "answer.py"
             path.write_text(code, encoding="utf-8")
-            linted = run_command([ruff, "check", "--no-cache", "--isolated", "--output-format", "json",
-                                  "--select", "E,F,W,B,C90", "--exit-zero", str(path)], cwd=Path(folder),
-                                 env=self.environment, timeout_s=TIMEOUT_S)
-            measured = run_command([radon, "cc", "-j", str(path)], cwd=Path(folder), env=self.environment,
-                                   timeout_s=TIMEOUT_S)
+            linted = run_command(
+                [
+                    ruff,
+                    "check",
+                    "--no-cache",
+                    "--isolated",
+                    "--output-format",
+                    "json",
+                    "--select",
+                    "E,F,W,B,C90",
+                    "--exit-zero",
+                    str(path),
+                ],
+                cwd=Path(folder),
+                env=self.environment,
+                timeout_s=TIMEOUT_S,
+            )
+            measured = run_command(
+                [radon, "cc", "-j", str(path)], cwd=Path(folder), env=self.environment, timeout_s=TIMEOUT_S
+            )
         for result in (linted, measured):
             if result.start_error or result.timed_out:
                 return CodeReport(lines=lines, parses=False, error=result.describe())

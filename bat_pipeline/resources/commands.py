@@ -51,12 +51,23 @@ def minimal_environment(shell: Mapping[str, str] | None = None) -> dict[str, str
     """What a script grader gets from the shell: PATH, locale, temp folders, proxies,
     Python and uv settings — never an API key."""
     shell = os.environ if shell is None else shell
-    return {name: value for name, value in shell.items()
-            if (name in MINIMAL_SHELL_NAMES or name.startswith(MINIMAL_SHELL_PREFIXES)) and "KEY" not in name.upper()}
+    return {
+        name: value
+        for name, value in shell.items()
+        if (name in MINIMAL_SHELL_NAMES or name.startswith(MINIMAL_SHELL_PREFIXES)) and "KEY" not in name.upper()
+    }
 
 
-def run_command(command: str | list[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float,
-                stdin: str | None = None, home_prefix: str = "bat-home-", home: Path | None = None) -> CommandResult:
+def run_command(
+    command: str | list[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout_s: float,
+    stdin: str | None = None,
+    home_prefix: str = "bat-home-",
+    home: Path | None = None,
+) -> CommandResult:
     """Run `command` (a string through /bin/sh, or argv) in `cwd` with `env` and a fresh
     temporary HOME (removed after; `home`: that folder instead, kept), in a process group
     of its own; at `timeout_s` the whole group is killed. Never raises for the command's
@@ -66,13 +77,22 @@ def run_command(command: str | list[str], *, cwd: Path, env: Mapping[str, str], 
     with _home(home, home_prefix) as folder:
         try:
             process = subprocess.Popen(
-                argv, cwd=cwd, env={**env, "HOME": folder},
+                argv,
+                cwd=cwd,
+                env={**env, "HOME": folder},
                 stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace",
-                start_new_session=True, preexec_fn=die_with_parent)
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                encoding="utf-8",
+                errors="replace",
+                start_new_session=True,
+                preexec_fn=die_with_parent,
+            )
         except OSError as exc:
-            return CommandResult(None, "", "", (time.perf_counter() - start) * 1000,
-                                 start_error=f"{argv[0]}: {exc.strerror or exc}")
+            return CommandResult(
+                None, "", "", (time.perf_counter() - start) * 1000, start_error=f"{argv[0]}: {exc.strerror or exc}"
+            )
         try:
             out, err = process.communicate(stdin, timeout=timeout_s)
             return CommandResult(process.returncode, out, err, (time.perf_counter() - start) * 1000)

@@ -104,13 +104,25 @@ class _Progress:
         self.counts["n"] += 1
         self.counts["completed"] += episode.final_status == "completed"
         self.counts["errors"] += bool(episode.eval_error)
-        self.log(f"{self.counts['n']}/{self.total} episodes done ({self.counts['completed']} completed, "
-                 f"{self.counts['errors']} eval errors) for {self.model_name}")
+        self.log(
+            f"{self.counts['n']}/{self.total} episodes done ({self.counts['completed']} completed, "
+            f"{self.counts['errors']} eval errors) for {self.model_name}"
+        )
 
 
-def collect_episodes(config: EvalConfig, root: Path, model_key: str, tasks: list[Task], *, run_id: str,
-                     dagster_run_id: str | None, resume: bool, redactor: Redactor, log: Log,
-                     run_started: float | None = None) -> CollectedEpisodes:
+def collect_episodes(
+    config: EvalConfig,
+    root: Path,
+    model_key: str,
+    tasks: list[Task],
+    *,
+    run_id: str,
+    dagster_run_id: str | None,
+    resume: bool,
+    redactor: Redactor,
+    log: Log,
+    run_started: float | None = None,
+) -> CollectedEpisodes:
     """Hold the partition's conversations and store every episode (redacted) as it ends.
 
     `resume`: continue the agent's newest run of this model (a fresh run when there is
@@ -161,9 +173,15 @@ def collect_episodes(config: EvalConfig, root: Path, model_key: str, tasks: list
         assert target is not None
 
         def converse() -> None:
-            run_cli_conversations(target, attempts, concurrency=config.evaluation.concurrency, on_episode=store,
-                                  user=user, isolate_home=run.isolate_home,
-                                  user_max_turns=config.simulated_user.max_turns if config.simulated_user else None)
+            run_cli_conversations(
+                target,
+                attempts,
+                concurrency=config.evaluation.concurrency,
+                on_episode=store,
+                user=user,
+                isolate_home=run.isolate_home,
+                user_max_turns=config.simulated_user.max_turns if config.simulated_user else None,
+            )
 
         return _collect_from_target(config, target, ref, attempts, kept, store, log, produce=converse)
     extra_spans = [agent_config.resolve(p) for p in agent_config.evaluation.extra_spans]
@@ -182,10 +200,18 @@ def collect_episodes(config: EvalConfig, root: Path, model_key: str, tasks: list
                 # only this step needs it (`bat-pipeline run` imports it before forking).
                 from bat_pipeline.resources.a2a_conversations import run_attempts
 
-                asyncio.run(run_attempts(
-                    agent.url, attempts, model.name, concurrency=workers, on_episode=store,
-                    turn_timeout_s=agent_config.evaluation.turn_timeout_s, user=user,
-                    user_max_turns=config.simulated_user.max_turns if config.simulated_user else None))
+                asyncio.run(
+                    run_attempts(
+                        agent.url,
+                        attempts,
+                        model.name,
+                        concurrency=workers,
+                        on_episode=store,
+                        turn_timeout_s=agent_config.evaluation.turn_timeout_s,
+                        user=user,
+                        user_max_turns=config.simulated_user.max_turns if config.simulated_user else None,
+                    )
+                )
                 clock.lap("conversations")
         except AgentStartError as exc:
             # Not chained: the cause's message is not redacted.
@@ -208,15 +234,21 @@ def simulated_user(config: EvalConfig, tasks: list[Task], redactor: Redactor) ->
         return None
     assert config.simulated_user is not None
     try:
-        return SimulatedUserClient(config.simulated_user, environ=project_environ(config.agent_dir),
-                                   redactor=redactor)
+        return SimulatedUserClient(config.simulated_user, environ=project_environ(config.agent_dir), redactor=redactor)
     except JudgeConfigError as exc:
         raise InputError(str(config.source), str(exc), entry="simulated_user") from None
 
 
-def _collect_from_target(config: EvalConfig, target: AgentvTarget, ref: PartitionRef, attempts: list[Attempt],
-                         kept: list[Episode], store: Callable[[Episode], None], log: Log,
-                         produce: Callable[[], None] | None = None) -> CollectedEpisodes:
+def _collect_from_target(
+    config: EvalConfig,
+    target: AgentvTarget,
+    ref: PartitionRef,
+    attempts: list[Attempt],
+    kept: list[Episode],
+    store: Callable[[Episode], None],
+    log: Log,
+    produce: Callable[[], None] | None = None,
+) -> CollectedEpisodes:
     """An AgentV target's partition (or, with `produce`, an EvalBench CLI agent's
     conversations): no agent to start and no spans; the target resource produces the
     episodes. A failed healthcheck is recorded (its episodes stored, the record finished)
@@ -233,8 +265,15 @@ def _collect_from_target(config: EvalConfig, target: AgentvTarget, ref: Partitio
             produce()
         else:
             assert config.agentv is not None
-            collect_target_episodes(target, config.agentv, attempts, ref.dir,
-                                    concurrency=config.evaluation.concurrency, on_episode=store, log=log)
+            collect_target_episodes(
+                target,
+                config.agentv,
+                attempts,
+                ref.dir,
+                concurrency=config.evaluation.concurrency,
+                on_episode=store,
+                log=log,
+            )
     except TargetHealthError:
         finish()
         # The later steps do not run: the partition's results say what happened to each test.

@@ -53,10 +53,15 @@ def _rows(warehouse: Warehouse, table: str, run_id: str) -> list[dict]:
 def export_csv(warehouse: Warehouse, run_id: str, folder: Path) -> Path:
     """`<folder>/<run id>/{configs,evals,scores,summary}.csv` (each written atomically);
     returns the run's folder."""
-    scores = warehouse.query("SELECT * FROM episode_scores WHERE run_id = ? ORDER BY model_key, task_id, attempt, "
-                             "position", [run_id])
-    tables = csv_tables(_rows(warehouse, "runs", run_id), _rows(warehouse, "episodes", run_id),
-                        _rows(warehouse, "conversations", run_id), scores)
+    scores = warehouse.query(
+        "SELECT * FROM episode_scores WHERE run_id = ? ORDER BY model_key, task_id, attempt, position", [run_id]
+    )
+    tables = csv_tables(
+        _rows(warehouse, "runs", run_id),
+        _rows(warehouse, "episodes", run_id),
+        _rows(warehouse, "conversations", run_id),
+        scores,
+    )
     out = Path(folder) / run_id
     out.mkdir(parents=True, exist_ok=True)
     for name in CSV_FILES:
@@ -83,8 +88,15 @@ def export_parquet(warehouse: Warehouse, run_id: str, folder: Path) -> Path:
     return out
 
 
-def export_run(warehouse: Warehouse, run: str | None, *, agent_id: str | None, csv_dir: Path | None,
-               parquet_dir: Path | None, out=print) -> int:
+def export_run(
+    warehouse: Warehouse,
+    run: str | None,
+    *,
+    agent_id: str | None,
+    csv_dir: Path | None,
+    parquet_dir: Path | None,
+    out=print,
+) -> int:
     """`bat-pipeline export`: the run RUN names (default: the agent's latest) as CSV and/or
     Parquet; prints where each went. InputError (exit 2) without a run or a format."""
     if csv_dir is None and parquet_dir is None:

@@ -15,9 +15,9 @@ from bat_pipeline.engine.environment import agent_environment, find_dotenv, proj
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.redaction import Redactor, secret_values
 from bat_pipeline.engine.target_inputs import target_secrets
+from bat_pipeline.locations import root_path
 from bat_pipeline.resources.judge import JudgeConfigError, resolve_api_key
 from bat_pipeline.resources.scripted_llm import PLACEHOLDER, ScriptedLlmResource, uses_scripted_llm
-from bat_pipeline.storage import root_path
 
 
 class EvaluationResource(dg.ConfigurableResource):
@@ -55,16 +55,22 @@ class EvaluationResource(dg.ConfigurableResource):
             if self.scripted_llm is not None:
                 self._config = self.scripted_llm.resolve(self._declared)
             elif uses_scripted_llm(self._declared):
-                raise InputError(str(self._declared.source), f"{PLACEHOLDER} names the scripted model "
-                                 "server, and this code location has no scripted_llm resource to start it")
+                raise InputError(
+                    str(self._declared.source),
+                    f"{PLACEHOLDER} names the scripted model "
+                    "server, and this code location has no scripted_llm resource to start it",
+                )
             else:
                 self._config = self._declared
         return self._config
 
     def overrides(self) -> Overrides:
-        return Overrides(providers_file=Path(self.providers_file) if self.providers_file else None,
-                         threshold=self.threshold, output_dir=Path(self.output_dir) if self.output_dir else None,
-                         dataset=Path(self.dataset) if self.dataset else None)
+        return Overrides(
+            providers_file=Path(self.providers_file) if self.providers_file else None,
+            threshold=self.threshold,
+            output_dir=Path(self.output_dir) if self.output_dir else None,
+            dataset=Path(self.dataset) if self.dataset else None,
+        )
 
     def tasks(self, warnings: list[str] | None = None) -> list[Task]:
         """The dataset (an AgentV file's tests, an EvalBench run's scenarios); what it
@@ -85,9 +91,12 @@ class EvaluationResource(dg.ConfigurableResource):
             config = self.config(models=False)
             dotenv = read_dotenv(find_dotenv(config.agent_dir))
             shell = dict(os.environ)
-            agent_envs = {m.partition_key: agent_environment(config, m, base_env=shell, dotenv=dotenv,
-                                                             minimal=not config.agent.inherit_env)
-                          for m in config.models}
+            agent_envs = {
+                m.partition_key: agent_environment(
+                    config, m, base_env=shell, dotenv=dotenv, minimal=not config.agent.inherit_env
+                )
+                for m in config.models
+            }
             judge_key = None
             if config.judge is not None:
                 try:
@@ -97,11 +106,15 @@ class EvaluationResource(dg.ConfigurableResource):
             user_key = None
             if config.simulated_user is not None:
                 try:
-                    user_key = resolve_api_key(config.simulated_user.client_settings(),
-                                               project_environ(config.agent_dir, shell))
+                    user_key = resolve_api_key(
+                        config.simulated_user.client_settings(), project_environ(config.agent_dir, shell)
+                    )
                 except JudgeConfigError:
                     pass  # the episodes step refuses on its own
-            self._redactor = Redactor([*secret_values(config, judge_key=judge_key, agent_envs=agent_envs,
-                                                      dotenv=dotenv), *target_secrets(config, shell)]
-                                      ).plus(user_key, min_chars=12)
+            self._redactor = Redactor(
+                [
+                    *secret_values(config, judge_key=judge_key, agent_envs=agent_envs, dotenv=dotenv),
+                    *target_secrets(config, shell),
+                ]
+            ).plus(user_key, min_chars=12)
         return self._redactor

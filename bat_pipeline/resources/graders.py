@@ -19,5 +19,6 @@ class GraderRunner:
     def run_script(self, command: str | list[str], *, cwd: Path, stdin: str, timeout_s: float) -> CommandResult:
         if not Path(cwd).is_dir():
             return CommandResult(None, "", "", 0.0, start_error=f"no such folder: {cwd}")
-        return run_command(command, cwd=cwd, env=self.environment, timeout_s=timeout_s, stdin=stdin,
-                           home_prefix="bat-grader-")
+        return run_command(
+            command, cwd=cwd, env=self.environment, timeout_s=timeout_s, stdin=stdin, home_prefix="bat-grader-"
+        )

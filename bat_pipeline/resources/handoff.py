@@ -18,7 +18,8 @@ from typing import Any
 import dagster as dg
 
 from bat_pipeline.engine.contracts.names import safe_key
-from bat_pipeline.storage import PartitionRef, load_ref, read_json, ref_location, root_path, save_ref, write_json
+from bat_pipeline.locations import root_path
+from bat_pipeline.storage import PartitionRef, load_ref, read_json, ref_location, save_ref, write_json
 
 HANDOFF_DIR = "handoff"
 UNPARTITIONED = "__all__"

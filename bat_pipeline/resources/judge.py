@@ -62,16 +62,18 @@ class JudgeConfigError(ValueError):
     """The judge cannot be used as configured (e.g. its API key is missing)."""
 
 
-def resolve_api_key(settings: JudgeSettings, environ: Mapping[str, str] | None = None,
-                    looked_in: str | None = None) -> str | None:
+def resolve_api_key(
+    settings: JudgeSettings, environ: Mapping[str, str] | None = None, looked_in: str | None = None
+) -> str | None:
     """The judge's API key from its environment (engine.environment.judge_key): `environ`
     (default `os.environ`; the asset passes the project's `.env` overlaid by the shell)
     with `api_key_env` copied onto the provider's variable and `judge.env` on top. None
     when the provider needs none. Raises JudgeConfigError naming the variable and
     `looked_in` (never a value) when it is missing."""
     try:
-        return judge_key(settings, os.environ if environ is None else environ,
-                         looked_in=looked_in or "the environment and judge.env")
+        return judge_key(
+            settings, os.environ if environ is None else environ, looked_in=looked_in or "the environment and judge.env"
+        )
     except MissingJudgeKey as exc:
         raise JudgeConfigError(str(exc)) from None
 
@@ -118,10 +120,18 @@ class JudgeClient:
     without Dagster. Per client: the purposes switched to plain text, and whether the
     temperature parameter is accepted."""
 
-    def __init__(self, settings: JudgeSettings, *, cache: JudgeCache | None = None,
-                 environ: Mapping[str, str] | None = None, looked_in: str | None = None,
-                 backoff_base_s: float = 0.5, transport: httpx.AsyncBaseTransport | None = None,
-                 redactor: Redactor | None = None, slots: SlotPool | None = None) -> None:
+    def __init__(
+        self,
+        settings: JudgeSettings,
+        *,
+        cache: JudgeCache | None = None,
+        environ: Mapping[str, str] | None = None,
+        looked_in: str | None = None,
+        backoff_base_s: float = 0.5,
+        transport: httpx.AsyncBaseTransport | None = None,
+        redactor: Redactor | None = None,
+        slots: SlotPool | None = None,
+    ) -> None:
         """`environ`: where the key is read (see resolve_api_key), `looked_in` says it in
         words for the error. Raises JudgeConfigError when the API key is missing or the
         base URL unusable. `redactor`: the other secrets to keep out of answers and errors
@@ -160,10 +170,15 @@ class JudgeClient:
             yield current.stats
             return
         timeout = httpx.Timeout(self.settings.timeout_s)
-        async with httpx.AsyncClient(timeout=timeout, headers=self._wire.headers(self._key),
-                                     transport=self._transport) as http:
-            opening = _Opening(http=http, semaphore=asyncio.Semaphore(self.settings.max_concurrency),
-                               stats=JudgeStats(), slots=self.slots)
+        async with httpx.AsyncClient(
+            timeout=timeout, headers=self._wire.headers(self._key), transport=self._transport
+        ) as http:
+            opening = _Opening(
+                http=http,
+                semaphore=asyncio.Semaphore(self.settings.max_concurrency),
+                stats=JudgeStats(),
+                slots=self.slots,
+            )
             token = _OPENINGS.set({**_OPENINGS.get(_NO_OPENINGS), self: opening})
             try:
                 yield opening.stats
@@ -235,8 +250,12 @@ class JudgeClient:
                 if purpose not in self._text_purposes:
                     self._text_purposes.add(purpose)
                     opening.stats.text_fallbacks.append(purpose)
-                    log.warning("judge %s refused structured output for %s (%s); asking in plain text from now on",
-                                self.name, purpose, exc)
+                    log.warning(
+                        "judge %s refused structured output for %s (%s); asking in plain text from now on",
+                        self.name,
+                        purpose,
+                        exc,
+                    )
         return (*await self._exchange(opening, question, structured=False), False)
 
     async def _exchange(self, opening: _Opening, question: JudgeQuestion[T], *, structured: bool) -> tuple[T, str]:
@@ -276,14 +295,18 @@ class JudgeClient:
                     if wire.worth_retrying(status):
                         problem = f"HTTP {status}: {detail}"
                         delay = wire.retry_after(response.headers.get("retry-after"))
-                    elif self._temperature and question.temperature is not None \
-                            and wire.refuses_temperature(status, detail):
+                    elif (
+                        self._temperature
+                        and question.temperature is not None
+                        and wire.refuses_temperature(status, detail)
+                    ):
                         self._temperature = False
                         continue
                     elif status in (401, 403):
                         # A refused key fails every other question the same way: stop asking.
-                        opening.refused = (f"HTTP {status}: {detail} (the judge refused the credentials; "
-                                           f"no further calls)")
+                        opening.refused = (
+                            f"HTTP {status}: {detail} (the judge refused the credentials; no further calls)"
+                        )
                         raise _Failure(f"HTTP {status}: {detail}")
                     elif structured and wire.refuses_structured_output(status, detail):
                         raise _Rejected(f"HTTP {status}: {detail}")
@@ -299,22 +322,29 @@ class JudgeClient:
             await asyncio.sleep(wait)
 
     def _body(self, question: JudgeQuestion[Any], structured: bool) -> dict[str, Any]:
-        return self._wire.body(self.settings.model, question.messages,
-                               schema=question.schema if structured else None,
-                               schema_name=question.purpose,
-                               temperature=question.temperature if self._temperature else None)
+        return self._wire.body(
+            self.settings.model,
+            question.messages,
+            schema=question.schema if structured else None,
+            schema_name=question.purpose,
+            temperature=question.temperature if self._temperature else None,
+        )
 
     def _backoff(self, attempt: int) -> float:
-        return min(BACKOFF_CAP_S, self.backoff_base_s * 2 ** attempt) * random.uniform(0.5, 1.0)
+        return min(BACKOFF_CAP_S, self.backoff_base_s * 2**attempt) * random.uniform(0.5, 1.0)
 
     def _short(self, text: str) -> str:
         """Redacted before shortened, so a cut can never leave part of the key."""
         return wire.clip(self.redactor.text(text))
 
 
-async def judge_episodes(client: JudgeClient, episodes: list[Episode],
-                         tasks: Mapping[str, Task] | Iterable[Task], project: Collection[str] = (),
-                         panel: Sequence[JudgeClient] = ()) -> JudgeRunResult:
+async def judge_episodes(
+    client: JudgeClient,
+    episodes: list[Episode],
+    tasks: Mapping[str, Task] | Iterable[Task],
+    project: Collection[str] = (),
+    panel: Sequence[JudgeClient] = (),
+) -> JudgeRunResult:
     """The judge step (engine.judge.run_llm_scorers) with this client, in one opening: its
     stats hold the client's counts and the step's (and those of the `panel` clients, the
     other judge models asked). Never raises for an episode. `project`: the modules of the
@@ -325,8 +355,9 @@ async def judge_episodes(client: JudgeClient, episodes: list[Episode],
         redactor = client.redactor
         for member in panel:
             redactor = redactor.plus(member._key)
-        result = await run_llm_scorers(episodes, tasks, client, client.settings, stats=stats,
-                                       redactor=redactor, project=project, panel=panel)
+        result = await run_llm_scorers(
+            episodes, tasks, client, client.settings, stats=stats, redactor=redactor, project=project, panel=panel
+        )
         for other in others:
             for name in ("questions", "calls", "requests", "retries", "cache_hits"):
                 setattr(stats, name, getattr(stats, name) + getattr(other, name))
@@ -353,11 +384,23 @@ class JudgeResource(ConfigurableResource):
             return None
         return JudgeCache(Path(self.storage_root) if self.storage_root else default_root())
 
-    def client(self, settings: JudgeSettings, redactor: Redactor | None = None, *,
-               environ: Mapping[str, str] | None = None, looked_in: str | None = None) -> JudgeClient:
+    def client(
+        self,
+        settings: JudgeSettings,
+        redactor: Redactor | None = None,
+        *,
+        environ: Mapping[str, str] | None = None,
+        looked_in: str | None = None,
+    ) -> JudgeClient:
         """A client for `settings` reading its key from `environ` (default `os.environ`;
         `looked_in` names those places in the error); raises JudgeConfigError when the key
         is missing. `redactor`: the evaluation's other secrets."""
         root = Path(self.storage_root) if self.storage_root else default_root()
-        return JudgeClient(settings, cache=self.cache(), redactor=redactor, environ=environ, looked_in=looked_in,
-                           slots=SlotPool(root / JUDGE_SLOTS, settings.max_concurrency))
+        return JudgeClient(
+            settings,
+            cache=self.cache(),
+            redactor=redactor,
+            environ=environ,
+            looked_in=looked_in,
+            slots=SlotPool(root / JUDGE_SLOTS, settings.max_concurrency),
+        )

@@ -30,8 +30,16 @@ from bat_pipeline.storage import read_json, write_json
 CACHE_DIR_NAME = "judge_cache"
 
 
-def cache_key(provider: str, model: str, purpose: str, messages: list[dict[str, Any]], *,
-              structured: bool, schema: dict[str, Any] | None = None, sample: int = 0) -> str:
+def cache_key(
+    provider: str,
+    model: str,
+    purpose: str,
+    messages: list[dict[str, Any]],
+    *,
+    structured: bool,
+    schema: dict[str, Any] | None = None,
+    sample: int = 0,
+) -> str:
     """The content key of one answer (64 hex characters); `schema` counts only when
     `structured`."""
     content: dict[str, Any] = {
@@ -49,8 +57,15 @@ def cache_key(provider: str, model: str, purpose: str, messages: list[dict[str, 
 
 def legacy_key(provider: str, model: str, purpose: str, messages: list[dict[str, Any]], structured: bool) -> str:
     """The key the same question had before the scorer model (purpose = rubric name)."""
-    return _digest({"provider": provider, "model": model, "rubric": purpose, "messages": messages,
-                    "mode": "structured" if structured else "text"})
+    return _digest(
+        {
+            "provider": provider,
+            "model": model,
+            "rubric": purpose,
+            "messages": messages,
+            "mode": "structured" if structured else "text",
+        }
+    )
 
 
 def _digest(content: dict[str, Any]) -> str:
@@ -74,16 +89,33 @@ class JudgeCache:
         (`structured_first` says which is looked up first; a question without a schema is
         only ever plain text), else None. Sample 0 also finds entries of the earlier layout."""
         modes = [structured_first, not structured_first] if question.schema is not None else [False]
-        keys = [cache_key(provider, model, question.purpose, question.messages, structured=m, schema=question.schema,
-                          sample=question.sample) for m in modes]
+        keys = [
+            cache_key(
+                provider,
+                model,
+                question.purpose,
+                question.messages,
+                structured=m,
+                schema=question.schema,
+                sample=question.sample,
+            )
+            for m in modes
+        ]
         if question.sample == 0:
             keys += [legacy_key(provider, model, question.purpose, question.messages, m) for m in modes]
         return self.get(*keys)
 
     def keep(self, provider: str, model: str, question: JudgeQuestion[Any], text: str, *, structured: bool) -> None:
         """Store the usable answer `text` of `question`, asked structured or not."""
-        key = cache_key(provider, model, question.purpose, question.messages, structured=structured,
-                        schema=question.schema, sample=question.sample)
+        key = cache_key(
+            provider,
+            model,
+            question.purpose,
+            question.messages,
+            structured=structured,
+            schema=question.schema,
+            sample=question.sample,
+        )
         self.put(key, text, purpose=question.purpose, provider=provider, model=model, sample=question.sample)
 
     def get(self, *keys: str) -> str | None:

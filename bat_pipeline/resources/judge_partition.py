@@ -41,16 +41,26 @@ class JudgeOutcome(BaseModel):
             return {"judge": "off", "reason": self.reason or "", "episodes": self.episodes}
         stats = self.stats or JudgeStats()
         meta: dict[str, Any] = {
-            "judge": self.judge, "mode": self.mode, "episodes": self.episodes,
-            "calls": stats.calls, "requests": stats.requests, "cache_hits": stats.cache_hits,
-            "failures": stats.failures, "skipped": stats.skipped,
+            "judge": self.judge,
+            "mode": self.mode,
+            "episodes": self.episodes,
+            "calls": stats.calls,
+            "requests": stats.requests,
+            "cache_hits": stats.cache_hits,
+            "failures": stats.failures,
+            "skipped": stats.skipped,
         }
         meta.update({f"mean_{name}": value for name, value in self.mean_scores.items() if value is not None})
         return meta
 
 
-def judge_partition(ref: PartitionRef, config: EvalConfig, tasks: list[Task],
-                    judge: JudgeClient | JudgeResource, redactor: Redactor | None = None) -> JudgeOutcome:
+def judge_partition(
+    ref: PartitionRef,
+    config: EvalConfig,
+    tasks: list[Task],
+    judge: JudgeClient | JudgeResource,
+    redactor: Redactor | None = None,
+) -> JudgeOutcome:
     """Run the LLM scorers on the stored episodes of one partition and record their rows.
 
     When `config.evaluation.qualitative` is on: loads the episodes `ref` records
@@ -70,8 +80,11 @@ def judge_partition(ref: PartitionRef, config: EvalConfig, tasks: list[Task],
     episodes = storage.load_episodes(ref)
     settings = config.judge
     if not config.evaluation.qualitative or settings is None:
-        reason = ("evaluation.qualitative is false in eval.yaml" if not config.evaluation.qualitative
-                  else "eval.yaml has no judge block")
+        reason = (
+            "evaluation.qualitative is false in eval.yaml"
+            if not config.evaluation.qualitative
+            else "eval.yaml has no judge block"
+        )
         storage.write_json(ref.file("judge.json"), {"enabled": False, "reason": reason, "judged_at": _now()})
         return JudgeOutcome(enabled=False, reason=reason, episodes=len(episodes))
 
@@ -80,16 +93,23 @@ def judge_partition(ref: PartitionRef, config: EvalConfig, tasks: list[Task],
         # The key comes from the project's .env overlaid by the shell, as under `bat eval`.
         environ, looked_in = project_environ(config.agent_dir), judge_key_sources(config.agent_dir)
         client = judge.client(settings, redactor, environ=environ, looked_in=looked_in)
-        panel = [judge.client(settings.member(m), redactor, environ=environ, looked_in=looked_in)
-                 for m in settings.panel]
+        panel = [
+            judge.client(settings.member(m), redactor, environ=environ, looked_in=looked_in) for m in settings.panel
+        ]
     else:
         client = judge
     load_project_scorers(config)
     result = _run(judge_episodes(client, episodes, tasks, config.evaluation.scorers, panel))
     storage.store_episodes(ref, episodes)
     storage.write_json(ref.file("judge.json"), report(client.settings, _now(), result.stats, episodes))
-    return JudgeOutcome(enabled=True, judge=client.name, mode=client.settings.mode, episodes=len(episodes),
-                        stats=result.stats, mean_scores=result.mean_scores())
+    return JudgeOutcome(
+        enabled=True,
+        judge=client.name,
+        mode=client.settings.mode,
+        episodes=len(episodes),
+        stats=result.stats,
+        mean_scores=result.mean_scores(),
+    )
 
 
 def _run[T](coro: Coroutine[Any, Any, T]) -> T:

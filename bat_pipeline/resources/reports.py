@@ -61,21 +61,30 @@ def load_run(root: Path, run_id: str) -> list[PartitionInput]:
         ref = load_ref(folder)
         metrics_file = folder / "metrics.json"
         metrics = read_json(metrics_file) if metrics_file.is_file() else {}
-        out.append(PartitionInput(key=ref.model_key, model=ref.model_name, episodes=load_episodes(ref),
-                                  metrics=metrics))
+        out.append(
+            PartitionInput(key=ref.model_key, model=ref.model_name, episodes=load_episodes(ref), metrics=metrics)
+        )
     return out
 
 
-def make_report(root: Path, run: str | None = None, *, agent_id: str | None = None,
-                colours: ReportSettings | None = None) -> RunReport:
+def make_report(
+    root: Path, run: str | None = None, *, agent_id: str | None = None, colours: ReportSettings | None = None
+) -> RunReport:
     """The report of RUN (see resolve_run), compared with the run of the same agent before it."""
     run_id, agent = resolve_run(root, run, agent_id)
     earlier = [r for r, _ in _runs(root, agent) if r < run_id]
     previous = earlier[-1] if earlier else None
     colours = colours or ReportSettings()
-    return build_report(run_id, agent, load_run(root, run_id), previous=load_run(root, previous) if previous else (),
-                        previous_run_id=previous, generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
-                        green=colours.green, amber=colours.amber)
+    return build_report(
+        run_id,
+        agent,
+        load_run(root, run_id),
+        previous=load_run(root, previous) if previous else (),
+        previous_run_id=previous,
+        generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        green=colours.green,
+        amber=colours.amber,
+    )
 
 
 def render(report: RunReport, fmt: str) -> str:

@@ -24,8 +24,15 @@ from bat_pipeline.resources.scripted_process import (
     with_scripted_llm,
 )
 
-__all__ = ["PLACEHOLDER", "URL_VAR", "ScriptedLlmResource", "ScriptedLlmStartError", "start_scripted_llm",
-           "uses_scripted_llm", "with_scripted_llm"]
+__all__ = [
+    "PLACEHOLDER",
+    "URL_VAR",
+    "ScriptedLlmResource",
+    "ScriptedLlmStartError",
+    "start_scripted_llm",
+    "uses_scripted_llm",
+    "with_scripted_llm",
+]
 
 
 class ScriptedLlmResource(dg.ConfigurableResource):
@@ -72,4 +79,3 @@ class ScriptedLlmResource(dg.ConfigurableResource):
                 stop_process_group(self._process, STOP_GRACE_S)
                 self._process = None
                 self._address = None
-

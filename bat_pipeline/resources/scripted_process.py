@@ -33,16 +33,23 @@ class ScriptedLlmStartError(RuntimeError):
     """The server exited, or did not say where it listens within START_TIMEOUT_S."""
 
 
-def start_scripted_llm(extra_args: list[str] | None = None,
-                       env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
+def start_scripted_llm(
+    extra_args: list[str] | None = None, env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen, str]:
     """A scripted model server on a free 127.0.0.1 port, in its own process group, and its
     base URL. It gets SIGTERM when the thread that started it ends (Linux), so start it
     from a thread that lives as long as the server is needed; stop it with
     `stop_process_group`."""
     process = subprocess.Popen(
         [sys.executable, "-m", "bat_pipeline.example.scripted_llm", "--port", "0", *(extra_args or [])],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True,
-        start_new_session=True, preexec_fn=die_with_parent, env=env)
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+        preexec_fn=die_with_parent,
+        env=env,
+    )
     deadline = time.monotonic() + START_TIMEOUT_S
     assert process.stdout is not None
     # It prints one line, `LISTENING <url>`, once it accepts connections, and nothing after.
@@ -58,7 +65,8 @@ def start_scripted_llm(extra_args: list[str] | None = None,
     stop_process_group(process, STOP_GRACE_S)
     raise ScriptedLlmStartError(
         f"the scripted model server did not start (exit code {process.returncode}, "
-        f"waited up to {START_TIMEOUT_S:.0f} s for its address)")
+        f"waited up to {START_TIMEOUT_S:.0f} s for its address)"
+    )
 
 
 def _fill(value: str | None, url: str) -> str | None:
@@ -93,13 +101,23 @@ def _fill_model(model: ModelSpec, url: str) -> ModelSpec:
     update: dict = {"base_url": _fill(model.base_url, url), "env": _fill_env(model.env, url)}
     target = model.target
     if target is not None and target.llm is not None:
-        update["target"] = target.model_copy(update={"llm": target.llm.model_copy(
-            update={"base_url": _fill(target.llm.base_url, url)})})
+        update["target"] = target.model_copy(
+            update={"llm": target.llm.model_copy(update={"base_url": _fill(target.llm.base_url, url)})}
+        )
     elif target is not None and target.a2a is not None:
         a2a = target.a2a
         agent = a2a.agent.model_copy(update={"env": _fill_env(a2a.agent.env, url)})
-        update["target"] = target.model_copy(update={"a2a": a2a.model_copy(update={
-            "base_url": _fill(a2a.base_url, url), "model_env": _fill_env(a2a.model_env, url), "agent": agent})})
+        update["target"] = target.model_copy(
+            update={
+                "a2a": a2a.model_copy(
+                    update={
+                        "base_url": _fill(a2a.base_url, url),
+                        "model_env": _fill_env(a2a.model_env, url),
+                        "agent": agent,
+                    }
+                )
+            }
+        )
     return model.model_copy(update=update)
 
 

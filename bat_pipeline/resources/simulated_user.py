@@ -20,18 +20,29 @@ from bat_pipeline.resources.judge import JudgeClient, JudgeConfigError
 class SimulatedUserClient:
     """One model playing the user (SimulatedUser protocol)."""
 
-    def __init__(self, settings: SimulatedUserSettings, *, environ: Mapping[str, str] | None = None,
-                 redactor: Redactor | None = None, backoff_base_s: float = 0.5) -> None:
+    def __init__(
+        self,
+        settings: SimulatedUserSettings,
+        *,
+        environ: Mapping[str, str] | None = None,
+        redactor: Redactor | None = None,
+        backoff_base_s: float = 0.5,
+    ) -> None:
         """Raises JudgeConfigError (its message naming `simulated_user`) when the key is
         missing or the base URL unusable."""
         self.settings = settings
         try:
-            self._client = JudgeClient(settings.client_settings(), environ=environ, redactor=redactor,
-                                       looked_in="the environment and simulated_user.env",
-                                       backoff_base_s=backoff_base_s)
+            self._client = JudgeClient(
+                settings.client_settings(),
+                environ=environ,
+                redactor=redactor,
+                looked_in="the environment and simulated_user.env",
+                backoff_base_s=backoff_base_s,
+            )
         except JudgeConfigError as exc:
-            raise JudgeConfigError(str(exc).replace("the judge", "the simulated user")
-                                   .replace("judge.", "simulated_user.")) from None
+            raise JudgeConfigError(
+                str(exc).replace("the judge", "the simulated user").replace("judge.", "simulated_user.")
+            ) from None
 
     @property
     def name(self) -> str:
@@ -46,5 +57,6 @@ class SimulatedUserClient:
             answer = await self._client.ask(question)
         if answer.value is None:
             raise SimulatedUserError(f"the simulated user ({self.name}) did not answer: {answer.error}")
-        return UserReply(text=answer.value, tokens_in=stats.tokens_in, tokens_out=stats.tokens_out,
-                         requests=stats.requests)
+        return UserReply(
+            text=answer.value, tokens_in=stats.tokens_in, tokens_out=stats.tokens_out, requests=stats.requests
+        )

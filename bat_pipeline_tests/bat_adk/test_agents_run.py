@@ -11,34 +11,27 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bat_pipeline.example.scripted_llm import serve_scripted_llm
-from bat_pipeline_tests.bat_adk.harness import (
+from bat_pipeline.resources.agent_process import free_port
+from bat_pipeline_tests.support.bat_adk import (
     BLUEPRINT,
     STANDALONE,
     agent_config,
     agent_env,
     converse,
-    files_under,
-    free_port,
-    in_trace,
     prepared_uv_env,
-    read_spans,
-    roots,
     running_agent,
 )
+from bat_pipeline_tests.support.files import files_under
+from bat_pipeline_tests.support.spans import in_trace, read_spans, roots
+
+pytestmark = pytest.mark.slow(seconds=9)
 
 MODEL = "competent"
 
 
 @pytest.fixture(scope="module")
-def uv_env() -> dict[str, str]:
-    return prepared_uv_env()
-
-
-@pytest.fixture(scope="module")
-def model_url():
-    with serve_scripted_llm() as llm:
-        yield llm.base_url
+def model_url(scripted_llm) -> str:
+    return scripted_llm.url
 
 
 def tool_spans(spans: list[dict], trace_id: str) -> list[tuple[str, str]]:
@@ -55,8 +48,9 @@ def llm_outputs(spans: list[dict], trace_id: str) -> list[str]:
         attrs = span["attributes"]
         said = attrs.get("llm.output_messages.0.message.content", "")
         called = [
-            v for k, v in attrs.items() if k.startswith("llm.output_messages.0.message.tool_calls.")
-            and k.endswith(".tool_call.function.name")
+            v
+            for k, v in attrs.items()
+            if k.startswith("llm.output_messages.0.message.tool_calls.") and k.endswith(".tool_call.function.name")
         ]
         out.append(said + "".join(f" ->{name}" for name in called))
     return out
@@ -76,27 +70,24 @@ def test_committed_configs_export_spans_in_the_clear():
     assert (BLUEPRINT / "__main__.py").is_file() and (STANDALONE / "__main__.py").is_file()
 
 
-def test_prepare_script_is_idempotent(uv_env):
+def test_prepare_script_is_idempotent(bat_adk_env):
+    uv_env = bat_adk_env
     assert prepared_uv_env() == uv_env
     assert uv_env["UV_OFFLINE"] == "1" and uv_env["UV_NO_SYNC"] == "1"
     assert Path(uv_env["UV_PROJECT_ENVIRONMENT"], "bin", "python").exists()
 
 
-def test_standalone_agent_answers_asks_and_remembers(uv_env, model_url, tmp_path):
+def test_standalone_agent_answers_asks_and_remembers(bat_adk_env, model_url, tmp_path):
     before = files_under(STANDALONE)
     port = free_port()
     spans_file = tmp_path / "spans.jsonl"
-    config = agent_config(
-        STANDALONE / "config.yaml", tmp_path / "config.yaml", port=port, spans=spans_file
-    )
-    env = agent_env(uv_env, config, model_url, MODEL)
+    config = agent_config(STANDALONE / "config.yaml", tmp_path / "config.yaml", port=port, spans=spans_file)
+    env = agent_env(bat_adk_env, config, model_url, MODEL)
 
     with running_agent(STANDALONE, [], env, port, tmp_path / "agent.log") as agent:
         assert agent.card["name"] == "WeatherAgent"
         paris = converse(agent.url, "weather_paris__try0", ["What is the weather in Paris?"])
-        clarify = converse(
-            agent.url, "clarify_then_weather__try0", ["What's the weather like today?", "Berlin"]
-        )
+        clarify = converse(agent.url, "clarify_then_weather__try0", ["What's the weather like today?", "Berlin"])
         adding = converse(agent.url, "add_numbers__try0", ["Please add 17 and 25."])
     # Spans are read once the agent has stopped: every span has ended and been written.
     spans = read_spans(spans_file)
@@ -126,9 +117,7 @@ def test_standalone_agent_answers_asks_and_remembers(uv_env, model_url, tmp_path
     asked, answered = roots(spans, "clarify_then_weather__try0")
     assert asked["start_time"] < answered["start_time"]
     assert tool_spans(spans, asked["trace_id"]) == []
-    assert llm_outputs(spans, asked["trace_id"]) == [
-        "NEED_INPUT: Which city would you like the weather for?"
-    ]
+    assert llm_outputs(spans, asked["trace_id"]) == ["NEED_INPUT: Which city would you like the weather for?"]
     assert tool_spans(spans, answered["trace_id"]) == [("get_weather", "Berlin")]
 
     (add_root,) = roots(spans, "add_numbers__try0")
@@ -140,7 +129,7 @@ def test_standalone_agent_answers_asks_and_remembers(uv_env, model_url, tmp_path
     assert files_under(STANDALONE) == before
 
 
-def test_blueprint_concierge_calls_weather_agent_over_a2a(uv_env, model_url, tmp_path):
+def test_blueprint_concierge_calls_weather_agent_over_a2a(bat_adk_env, model_url, tmp_path):
     before = files_under(BLUEPRINT)
     weather_port, concierge_port = free_port(), free_port()
     weather_spans, concierge_spans = tmp_path / "weather.jsonl", tmp_path / "concierge.jsonl"
@@ -160,18 +149,22 @@ def test_blueprint_concierge_calls_weather_agent_over_a2a(uv_env, model_url, tmp
 
     # The concierge fetches the weather agent's card at startup: weather goes first.
     with running_agent(
-        BLUEPRINT, ["weather"], agent_env(uv_env, weather_cfg, model_url, MODEL),
-        weather_port, tmp_path / "weather.log",
+        BLUEPRINT,
+        ["weather"],
+        agent_env(bat_adk_env, weather_cfg, model_url, MODEL),
+        weather_port,
+        tmp_path / "weather.log",
     ) as weather:
         assert weather.card["name"] == "WeatherAgent"
         with running_agent(
-            BLUEPRINT, ["concierge"], agent_env(uv_env, concierge_cfg, model_url, MODEL),
-            concierge_port, tmp_path / "concierge.log",
+            BLUEPRINT,
+            ["concierge"],
+            agent_env(bat_adk_env, concierge_cfg, model_url, MODEL),
+            concierge_port,
+            tmp_path / "concierge.log",
         ) as concierge:
             assert concierge.card["name"] == "ConciergeAgent"
-            turns = converse(
-                concierge.url, "concierge_clarify__try0", ["What's the weather like?", "London"]
-            )
+            turns = converse(concierge.url, "concierge_clarify__try0", ["What's the weather like?", "London"])
     logs = "".join(p.read_text()[-2000:] for p in tmp_path.glob("*.log"))
     assert turns[0].final_state == "input-required", logs
     assert "Which city" in turns[0].output
@@ -185,7 +178,7 @@ def test_blueprint_concierge_calls_weather_agent_over_a2a(uv_env, model_url, tmp
     assert roots(called, "concierge_clarify__try0") == []
 
     expected_states = ["TASK_STATE_INPUT_REQUIRED", "TASK_STATE_COMPLETED"]
-    for root, turn, state in zip((asked, answered), turns, expected_states):
+    for root, turn, state in zip((asked, answered), turns, expected_states, strict=True):
         trace = root["trace_id"]
         (call,) = [s for s in in_trace(caller, trace) if s["kind"] == "CLIENT"]
         assert call["name"] == "invoke_agent WeatherAgent"
@@ -207,4 +200,3 @@ def test_blueprint_concierge_calls_weather_agent_over_a2a(uv_env, model_url, tmp
     (final_call,) = [s for s in in_trace(caller, answered["trace_id"]) if s["kind"] == "CLIENT"]
     assert "12" in final_call["attributes"]["output.value"]
     assert files_under(BLUEPRINT) == before
-

@@ -17,21 +17,19 @@ from typing import Any
 
 import pytest
 
-from bat_pipeline_tests.bat_adk.harness import (
-    STANDALONE,
-    PipelineRun,
-    copy_agent,
-    pipeline_env,
-    processes_in,
-    read_json,
-    start_pipeline,
-)
-from bat_pipeline_tests.reference import FIXTURES
+from bat_pipeline_tests.support.bat_adk import STANDALONE, copy_agent
+from bat_pipeline_tests.support.files import read_json
+from bat_pipeline_tests.support.paths import FIXTURES
+from bat_pipeline_tests.support.pipeline_runs import PipelineRun, pipeline_env, start_pipeline
+from bat_pipeline_tests.support.processes import working_in
+
+pytestmark = pytest.mark.slow(seconds=17)
 
 SAMPLE = FIXTURES / "bat-cli-sample"
 RUN_NAME = "benchmark"
 MODELS = ("openai:competent", "openai:sloppy")
 KEY_VAR = "BAT_JUDGE_API_KEY"
+
 
 def sample_dir(model: str) -> Path:
     return SAMPLE / f"{RUN_NAME}_{model.replace(':', '-')}"
@@ -48,7 +46,7 @@ def _agent_copy(base: Path, name: str, *, dotenv: str | None) -> Path:
 
 
 def _shell_without_keys(bat_adk_env, scripted_llm, home: Path) -> dict[str, str]:
-    env = pipeline_env(bat_adk_env, home, scripted_llm.base_url)
+    env = pipeline_env(bat_adk_env, home, scripted_llm.url)
     for name in (KEY_VAR, "OPENAI_API_KEY"):
         env.pop(name, None)
     return env
@@ -65,6 +63,7 @@ def judged_run(bat_adk_env, scripted_llm, tmp_path_factory) -> PipelineRun:
 
 
 # --- shapes ------------------------------------------------------------------------------
+
 
 def _type(value: Any) -> str:
     if value is None:
@@ -182,4 +181,4 @@ def test_no_judge_key_anywhere_is_refused_before_any_agent_starts(bat_adk_env, s
     assert list(home.rglob("agent.log")) == [] and not (home / "runs").exists()
     assert not (agent / "eval" / "output").exists()
     assert scripted_llm.count() == asked
-    assert processes_in(agent) == []
+    assert working_in(agent) == []

@@ -13,21 +13,14 @@ import pytest
 import yaml
 
 from bat_pipeline.engine.conversation import normalise_state
+from bat_pipeline.resources.agent_process import free_port
 from bat_pipeline.resources.warehouse import Warehouse
-from bat_pipeline_tests.bat_adk.harness import (
-    BLUEPRINT,
-    PipelineRun,
-    agent_config,
-    agent_env,
-    copy_agent,
-    free_port,
-    pipeline_env,
-    processes_in,
-    read_json,
-    running_agent,
-    sha256,
-    start_pipeline,
-)
+from bat_pipeline_tests.support.bat_adk import BLUEPRINT, agent_config, agent_env, copy_agent, running_agent
+from bat_pipeline_tests.support.files import read_json, sha256
+from bat_pipeline_tests.support.pipeline_runs import PipelineRun, pipeline_env, start_pipeline
+from bat_pipeline_tests.support.processes import working_in
+
+pytestmark = pytest.mark.slow(seconds=22)
 
 TASKS = ["weather_berlin", "clarify_then_london"]
 MODEL = "openai:competent"
@@ -41,9 +34,7 @@ class BlueprintRun:
     weather_log: Path
 
     def episode(self, task: str) -> dict:
-        return read_json(
-            self.run.reference_dir("benchmark", MODEL) / "episodes" / f"{task}__try0.json"
-        )
+        return read_json(self.run.reference_dir("benchmark", MODEL) / "episodes" / f"{task}__try0.json")
 
 
 def _point_at(config_file: Path, weather_url: str) -> None:
@@ -66,15 +57,15 @@ def evaluated(bat_adk_env, scripted_llm, tmp_path_factory) -> BlueprintRun:
     # The weather agent as its config.yaml says, on the chosen port: spans in
     # <root>/weather/spans.jsonl, which the concierge's eval.yaml lists in extra_spans.
     weather_cfg = agent_config(
-        root / "weather" / "config.yaml", base / "weather-config.yaml",
-        port=port, spans=root / "weather" / "spans.jsonl",
+        root / "weather" / "config.yaml",
+        base / "weather-config.yaml",
+        port=port,
+        spans=root / "weather" / "spans.jsonl",
     )
-    weather_env = agent_env(bat_adk_env, weather_cfg, scripted_llm.base_url, "competent")
+    weather_env = agent_env(bat_adk_env, weather_cfg, scripted_llm.url, "competent")
     home = base / "home"
     with running_agent(root, ["weather"], weather_env, port, base / "weather.log"):
-        run = start_pipeline(
-            root / "concierge", pipeline_env(bat_adk_env, home, scripted_llm.base_url), home
-        )
+        run = start_pipeline(root / "concierge", pipeline_env(bat_adk_env, home, scripted_llm.url), home)
         run.wait()
     return BlueprintRun(run=run, root=root, config_sha=shas, weather_log=base / "weather.log")
 
@@ -88,17 +79,20 @@ def test_the_pipeline_starts_the_concierge_from_the_blueprint_root(evaluated):
     assert "Traceback" not in agent_log
     for config, before in evaluated.config_sha.items():
         assert sha256(config) == before, config
-    assert processes_in(evaluated.root) == []
+    assert working_in(evaluated.root) == []
 
 
 def test_verdicts_count_the_called_agent_and_its_tools(evaluated):
     summary = read_json(evaluated.run.reference_dir("benchmark", MODEL) / "summary.json")
-    assert {a["task_id"]: a["passed"] for a in summary["attempts"]} == {t: 1 for t in TASKS}
+    assert {a["task_id"]: a["passed"] for a in summary["attempts"]} == dict.fromkeys(TASKS, 1)
     berlin = evaluated.episode("weather_berlin")
     checks = {c["check"]: c["passed"] for c in berlin["verdict"]["checks"]}
     assert checks == {
-        "status": True, "output[0]": True, "agent_call:WeatherAgent": True,
-        "tool_call:get_weather": True, "no_errors": True,
+        "status": True,
+        "output[0]": True,
+        "agent_call:WeatherAgent": True,
+        "tool_call:get_weather": True,
+        "no_errors": True,
     }
     london = evaluated.episode("clarify_then_london")
     (agent_check,) = [c for c in london["verdict"]["checks"] if c["check"] == "agent_call:WeatherAgent"]
@@ -133,9 +127,7 @@ def test_trajectory_nests_the_called_agents_steps(evaluated):
 def test_history_and_reference_files(evaluated):
     run = evaluated.run
     reference = run.reference_dir("benchmark", MODEL)
-    assert sorted(p.name for p in (reference / "episodes").iterdir()) == sorted(
-        f"{t}__try0.json" for t in TASKS
-    )
+    assert sorted(p.name for p in (reference / "episodes").iterdir()) == sorted(f"{t}__try0.json" for t in TASKS)
     assert (reference / "summary.json").is_file() and (reference / "metrics.json").is_file()
     assert str(evaluated.root) in str(reference)  # under the concierge's eval/output
     rows = Warehouse(run.home / "warehouse.duckdb").query(
@@ -143,5 +135,6 @@ def test_history_and_reference_files(evaluated):
         [run.run_id],
     )
     assert [(r["task_id"], r["agent_calls"], r["tool_calls"]) for r in rows] == [
-        ("clarify_then_london", 2, 1), ("weather_berlin", 1, 1)
+        ("clarify_then_london", 2, 1),
+        ("weather_berlin", 1, 1),
     ]

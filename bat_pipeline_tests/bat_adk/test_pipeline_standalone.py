@@ -14,6 +14,7 @@ The evaluations of the module start together (they overlap on this 2-core machin
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import signal
 from collections import Counter
@@ -23,20 +24,15 @@ from pathlib import Path
 import pytest
 
 from bat_pipeline.resources.warehouse import Warehouse
-from bat_pipeline_tests.polling import wait_for
-from bat_pipeline_tests.bat_adk.harness import (
-    STANDALONE,
-    PipelineRun,
-    copy_agent,
-    edit_eval,
-    pipeline_env,
-    processes_in,
-    read_json,
-    read_spans,
-    roots,
-    sha256,
-    start_pipeline,
-)
+from bat_pipeline_tests.support.bat_adk import STANDALONE, copy_agent
+from bat_pipeline_tests.support.example_agent import edit_eval
+from bat_pipeline_tests.support.files import read_json, sha256
+from bat_pipeline_tests.support.pipeline_runs import PipelineRun, pipeline_env, start_pipeline
+from bat_pipeline_tests.support.polling import wait_for
+from bat_pipeline_tests.support.processes import processes, working_in
+from bat_pipeline_tests.support.spans import read_spans, roots
+
+pytestmark = pytest.mark.slow(seconds=32)
 
 RUN_NAME = "benchmark"
 TASKS = ["weather_paris", "add_numbers", "weather_no_city", "clarify_then_berlin"]
@@ -68,7 +64,7 @@ def evaluations(bat_adk_env, scripted_llm, tmp_path_factory) -> Evaluations:
     shas = {p: sha256(p / "config.yaml") for p in (agent, serial)}
 
     def start(folder: Path, home: str, *args: str) -> PipelineRun:
-        env = pipeline_env(bat_adk_env, base / home, scripted_llm.base_url)
+        env = pipeline_env(bat_adk_env, base / home, scripted_llm.url)
         return start_pipeline(folder, env, base / home, *args)
 
     runs = Evaluations(
@@ -95,7 +91,7 @@ def episodes(run: PipelineRun, model: str) -> dict[str, dict]:
 def test_competent_passes_and_sloppy_fails_the_tool_tasks(evaluations):
     run = evaluations.main
     assert run.proc.returncode == 0, run.output[-4000:]
-    assert pass_counts(run, "openai:competent") == {t: 1 for t in TASKS}
+    assert pass_counts(run, "openai:competent") == dict.fromkeys(TASKS, 1)
     sloppy = pass_counts(run, "openai:sloppy")
     assert all(sloppy[t] == 0 for t in TOOL_TASKS), sloppy
 
@@ -115,7 +111,12 @@ def test_episodes_and_reference_files_land_in_the_agents_eval_output(evaluations
         reference = run.reference_dir(RUN_NAME, model)
         # bat eval's files, and results.jsonl (one line per episode, in every partition folder).
         assert sorted(p.name for p in reference.iterdir()) == [
-            "agent.jsonl", "agent.log", "episodes", "metrics.json", "results.jsonl", "summary.json"
+            "agent.jsonl",
+            "agent.log",
+            "episodes",
+            "metrics.json",
+            "results.jsonl",
+            "summary.json",
         ]
         assert sorted(episodes(run, model)) == sorted(f"{t}__try0.json" for t in TASKS)
         summary = read_json(reference / "summary.json")
@@ -136,9 +137,7 @@ def test_episodes_and_reference_files_land_in_the_agents_eval_output(evaluations
     assert trajectory["turns"][0]["steps"][1]["args"] == {"city": "Paris"}
 
     clarify = episodes(run, "openai:competent")["clarify_then_berlin__try0.json"]
-    assert [t["user"] for t in clarify["trace"]["trajectory"]["turns"]] == [
-        "What's the weather like today?", "Berlin"
-    ]
+    assert [t["user"] for t in clarify["trace"]["trajectory"]["turns"]] == ["What's the weather like today?", "Berlin"]
     # The charts of `bat eval plot` sit beside the runs.
     assert (run.agent_dir / "eval" / "output" / "charts" / "pass_rate.png").is_file()
 
@@ -175,7 +174,7 @@ def test_config_yaml_untouched_after_a_good_and_a_failed_run(evaluations):
     assert not (failed.agent_dir / "eval" / "output" / failed.run_id / "benchmark_ollama-competent").exists()
     for folder, before in evaluations.config_sha.items():
         assert sha256(folder / "config.yaml") == before, folder
-        assert processes_in(folder) == []
+        assert working_in(folder) == []
 
 
 def test_two_evaluations_of_one_agent_at_the_same_time_do_not_collide(evaluations):
@@ -184,11 +183,10 @@ def test_two_evaluations_of_one_agent_at_the_same_time_do_not_collide(evaluation
     assert twin.proc.returncode == 0, twin.output[-4000:]
     assert main.run_id != twin.run_id
     assert main.reference_dir(RUN_NAME, "openai:competent") != twin.reference_dir(RUN_NAME, "openai:competent")
-    assert pass_counts(twin, "openai:competent") == {t: 1 for t in TASKS}
+    assert pass_counts(twin, "openai:competent") == dict.fromkeys(TASKS, 1)
 
     urls = {
-        run.run_id: {e["aux"]["agent_url"] for e in episodes(run, "openai:competent").values()}
-        for run in (main, twin)
+        run.run_id: {e["aux"]["agent_url"] for e in episodes(run, "openai:competent").values()} for run in (main, twin)
     }
     assert len(urls[main.run_id]) == 1 and len(urls[twin.run_id]) == 1
     assert urls[main.run_id] != urls[twin.run_id]
@@ -210,7 +208,7 @@ def _conversation_spans(run: PipelineRun, key: str) -> list[tuple[int, int]]:
 
 
 def _overlapping(intervals: list[tuple[int, int]]) -> bool:
-    return any(later[0] < earlier[1] for earlier, later in zip(intervals, intervals[1:]))
+    return any(later[0] < earlier[1] for earlier, later in itertools.pairwise(intervals))
 
 
 def test_concurrency_one_gives_the_same_pass_counts(evaluations):
@@ -226,48 +224,41 @@ def test_concurrency_one_gives_the_same_pass_counts(evaluations):
 @pytest.fixture
 def slow_model(scripted_llm):
     """`competent-slow`: the competent persona, answering after a delay."""
-    scripted_llm.set_model_knobs("competent-slow", latency_ms=700)
+    scripted_llm.set_model("competent-slow", latency_ms=700)
     yield "competent-slow"
-    scripted_llm.set_model_knobs("competent-slow", latency_ms=0)
+    scripted_llm.set_model("competent-slow", latency_ms=0)
 
 
 def _pipeline_processes(home: Path) -> list[int]:
     """Live processes whose environment has BAT_PIPELINE_HOME=home (runner, partitions)."""
-    wanted = f"BAT_PIPELINE_HOME={home}".encode()
-    found = []
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                if wanted in (proc / "environ").read_bytes().split(b"\0"):
-                    found.append(int(proc.name))
-            except OSError:
-                continue
-    return found
+    return [p.pid for p in processes() if p.has_env("BAT_PIPELINE_HOME", str(home))]
 
 
-def test_killing_the_pipeline_leaves_config_intact_and_no_agent(
-    bat_adk_env, scripted_llm, slow_model, tmp_path
-):
+def test_killing_the_pipeline_leaves_config_intact_and_no_agent(bat_adk_env, scripted_llm, slow_model, tmp_path):
     agent = copy_agent(STANDALONE, tmp_path / "weather")
 
     def one_slow_model(config: dict) -> None:
         config["models"] = [
-            {"provider": "openai", "model": slow_model,
-             "env": {"BASE_URL": "${BAT_DEMO_LLM_URL}/v1", "OPENAI_API_KEY": "scripted"}}
+            {
+                "provider": "openai",
+                "model": slow_model,
+                "env": {"BASE_URL": "${BAT_DEMO_LLM_URL}/v1", "OPENAI_API_KEY": "scripted"},
+            }
         ]
         config["evaluation"]["concurrency"] = 1
 
     edit_eval(agent, one_slow_model)
     before = sha256(agent / "config.yaml")
     home = tmp_path / "home"
-    run = start_pipeline(agent, pipeline_env(bat_adk_env, home, scripted_llm.base_url), home)
+    run = start_pipeline(agent, pipeline_env(bat_adk_env, home, scripted_llm.url), home)
     try:
         wait_for(
             lambda: run.proc.poll() is not None or list(home.glob("runs/*/*/episodes/*.json")),
-            180, what="the first episode file",
+            180,
+            what="the first episode file",
         )
         assert run.proc.poll() is None, run.output[-4000:]
-        agents = processes_in(agent)
+        agents = working_in(agent)
         assert agents, "no agent process runs in the agent folder"
         assert len(_pipeline_processes(home)) >= 2  # the runner and the model's partition
     finally:
@@ -277,7 +268,7 @@ def test_killing_the_pipeline_leaves_config_intact_and_no_agent(
         run.proc.wait(timeout=10)
 
     # PR_SET_PDEATHSIG: the agent is told to stop when its parent dies, even by SIGKILL.
-    wait_for(lambda: not processes_in(agent), 30, what=f"the agent processes {agents} to exit")
+    wait_for(lambda: not working_in(agent), 30, what=f"the agent processes {agents} to exit")
     wait_for(lambda: not _pipeline_processes(home), 10, what="the partition process to be gone")
     assert sha256(agent / "config.yaml") == before
     done = list(home.glob("runs/*/*/episodes/*.json"))
@@ -291,7 +282,7 @@ def test_redacting_privacy_is_refused_before_anything_starts(bat_adk_env, script
     before = sha256(config)
     asked = scripted_llm.count()
     home = tmp_path / "home"
-    run = start_pipeline(agent, pipeline_env(bat_adk_env, home, scripted_llm.base_url), home)
+    run = start_pipeline(agent, pipeline_env(bat_adk_env, home, scripted_llm.url), home)
     assert run.wait(120) == 2, run.output[-4000:]
     assert str(config) in run.output
     assert "telemetry.privacy" in run.output
@@ -301,21 +292,24 @@ def test_redacting_privacy_is_refused_before_anything_starts(bat_adk_env, script
     assert not (home / "runs").exists()
     assert not (agent / "eval" / "output").exists()
     assert scripted_llm.count() == asked
-    assert processes_in(agent) == []
+    assert working_in(agent) == []
 
 
 def test_privacy_floor_in_the_agents_code_is_refused_before_anything_starts(bat_adk_env, scripted_llm, tmp_path):
     agent = copy_agent(STANDALONE, tmp_path / "weather")
     code = agent / "weather_agent.py"
-    code.write_text(code.read_text().replace(
-        "        AgentStateType=WeatherState,\n",
-        "        AgentStateType=WeatherState,\n        telemetry_privacy_floor=\"names\",\n"))
+    code.write_text(
+        code.read_text().replace(
+            "        AgentStateType=WeatherState,\n",
+            '        AgentStateType=WeatherState,\n        telemetry_privacy_floor="names",\n',
+        )
+    )
     asked = scripted_llm.count()
     home = tmp_path / "home"
-    run = start_pipeline(agent, pipeline_env(bat_adk_env, home, scripted_llm.base_url), home)
+    run = start_pipeline(agent, pipeline_env(bat_adk_env, home, scripted_llm.url), home)
     assert run.wait(120) == 2, run.output[-4000:]
     line = next(n for n, text in enumerate(code.read_text().splitlines(), 1) if "telemetry_privacy_floor" in text)
     assert str(code) in run.output and f"line {line}" in run.output
     assert 'telemetry_privacy_floor="names"' in run.output and "Traceback" not in run.output
     assert not (home / "runs").exists() and scripted_llm.count() == asked
-    assert processes_in(agent) == []
+    assert working_in(agent) == []

@@ -11,10 +11,12 @@ import time
 
 from bat_pipeline_tests.bench import phases, scale, trajectories, warehouse
 
-BENCHES = {"phases": ("a run's phases: one model after another against the default", phases.run),
-           "scale": ("10,000 episodes through spans, verdicts and metrics", scale.run),
-           "trajectories": ("100k spans: trajectories against json parsing", trajectories.run),
-           "warehouse": ("warehouse queries at 1M episode rows", warehouse.run)}
+BENCHES = {
+    "phases": ("a run's phases: one model after another against the default", phases.run),
+    "scale": ("10,000 episodes through spans, verdicts and metrics", scale.run),
+    "trajectories": ("100k spans: trajectories against json parsing", trajectories.run),
+    "warehouse": ("warehouse queries at 1M episode rows", warehouse.run),
+}
 
 
 def main(names: list[str]) -> None:

@@ -28,11 +28,10 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-import httpx
-
 from bat_pipeline.engine.contracts.timings import PHASES
-from bat_pipeline.resources.scripted_llm import start_scripted_llm
-from bat_pipeline_tests.pipeline.support import VENV_BIN, copy_agent, pipeline_env
+from bat_pipeline_tests.support.example_agent import copy_example_agent, pipeline_env
+from bat_pipeline_tests.support.paths import VENV_BIN
+from bat_pipeline_tests.support.scripted import scripted_server
 
 MODELS = ("openai-competent", "openai-sloppy", "anthropic-competent")
 K = 2
@@ -79,8 +78,14 @@ def _run(agent: Path, env: dict[str, str], *args: str) -> tuple[float, int, str,
     """One `bat-pipeline run`: wall seconds, peak tree memory in bytes, its output, and the
     Unix time it exited."""
     start = time.perf_counter()
-    process = subprocess.Popen([str(VENV_BIN / "bat-pipeline"), "run", str(agent), "--timings", *args], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True)
+    process = subprocess.Popen(
+        [str(VENV_BIN / "bat-pipeline"), "run", str(agent), "--timings", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
     memory = TreeMemory(process.pid)
     memory.start()
     out, _ = process.communicate(timeout=3600)
@@ -137,8 +142,13 @@ def _agent_ready_s(agent: Path, env: dict[str, str], llm_url: str, tries: int = 
 
 def _one(tmp: Path, llm_url: str, sequential: bool) -> dict[str, object]:
     name = "a_one_after_another" if sequential else "b_default"
-    agent = copy_agent(tmp / name / "weather_agent", tasks=None, k=K, models=MODELS,
-                       evaluation={"concurrency": 1} if sequential else {})
+    agent = copy_example_agent(
+        tmp / name / "weather_agent",
+        tasks=None,
+        k=K,
+        models=MODELS,
+        evaluation={"concurrency": 1} if sequential else {},
+    )
     root = tmp / name / "home"
     env = pipeline_env(agent, root, llm_url)
     if sequential:
@@ -147,8 +157,13 @@ def _one(tmp: Path, llm_url: str, sequential: bool) -> dict[str, object]:
         return {"wall": wall, "peak": peak, "phases": _phases(root)}
     started = time.time()
     wall, peak, _, exited = _run(agent, env)
-    return {"wall": wall, "peak": peak, "phases": _phases(root), **_edges(root, started, exited),
-            "agent_ready": _agent_ready_s(agent, env, llm_url)}
+    return {
+        "wall": wall,
+        "peak": peak,
+        "phases": _phases(root),
+        **_edges(root, started, exited),
+        "agent_ready": _agent_ready_s(agent, env, llm_url),
+    }
 
 
 def _table(rows: dict[str, dict[str, object]], print: Callable[..., None]) -> None:
@@ -162,30 +177,28 @@ def _table(rows: dict[str, dict[str, object]], print: Callable[..., None]) -> No
 
 def run(print: Callable[..., None] = builtins.print) -> dict[str, float]:
     figures: dict[str, float] = {}
-    process, url = start_scripted_llm()
-    try:
-        with tempfile.TemporaryDirectory(prefix="bench-phases-") as tmp:
-            for latency in (0, 300):
-                httpx.post(f"{url}/_control", json={"reset": True, "latency_ms": latency}, timeout=10).raise_for_status()
-                rows = {"(a) one by one": _one(Path(tmp) / f"{latency}ms", url, sequential=True),
-                        "(b) default": _one(Path(tmp) / f"{latency}ms", url, sequential=False)}
-                ratio = rows["(a) one by one"]["wall"] / rows["(b) default"]["wall"]  # type: ignore[operator]
-                print(f"\n-- scripted model and judge at {latency} ms; phases summed over partitions --")
-                _table(rows, print)
-                target = "≥ 5" if latency else "≥ 1.3"
-                print(f"(a)/(b) = {ratio:.2f} (target {target})")
-                default = rows["(b) default"]
-                print(f"(b) run start → first conversation: {default['to_first_request']:.1f}s; the agent "
-                      f"alone is ready in {default['agent_ready']:.1f}s (target: at most 1.5s more)")
-                print(f"(b) last episode → exit, less the judge: {default['after_last_episode']:.1f}s "
-                      f"(target ≤ 2s)")
-                figures[f"ratio_{latency}ms"] = ratio
-                figures[f"to_first_request_{latency}ms"] = default["to_first_request"]  # type: ignore[assignment]
-                figures[f"agent_ready_{latency}ms"] = default["agent_ready"]  # type: ignore[assignment]
-                figures[f"after_last_episode_{latency}ms"] = default["after_last_episode"]  # type: ignore[assignment]
-    finally:
-        process.terminate()
-        process.wait(10)
+    with scripted_server() as server, tempfile.TemporaryDirectory(prefix="bench-phases-") as tmp:
+        for latency in (0, 300):
+            server.set(reset=True, latency_ms=latency)
+            rows = {
+                "(a) one by one": _one(Path(tmp) / f"{latency}ms", server.url, sequential=True),
+                "(b) default": _one(Path(tmp) / f"{latency}ms", server.url, sequential=False),
+            }
+            ratio = rows["(a) one by one"]["wall"] / rows["(b) default"]["wall"]  # type: ignore[operator]
+            print(f"\n-- scripted model and judge at {latency} ms; phases summed over partitions --")
+            _table(rows, print)
+            target = "≥ 5" if latency else "≥ 1.3"
+            print(f"(a)/(b) = {ratio:.2f} (target {target})")
+            default = rows["(b) default"]
+            print(
+                f"(b) run start → first conversation: {default['to_first_request']:.1f}s; the agent "
+                f"alone is ready in {default['agent_ready']:.1f}s (target: at most 1.5s more)"
+            )
+            print(f"(b) last episode → exit, less the judge: {default['after_last_episode']:.1f}s (target ≤ 2s)")
+            figures[f"ratio_{latency}ms"] = ratio
+            figures[f"to_first_request_{latency}ms"] = default["to_first_request"]  # type: ignore[assignment]
+            figures[f"agent_ready_{latency}ms"] = default["agent_ready"]  # type: ignore[assignment]
+            figures[f"after_last_episode_{latency}ms"] = default["after_last_episode"]  # type: ignore[assignment]
     return figures
 
 

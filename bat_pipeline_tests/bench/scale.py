@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from bat_pipeline_tests.bench.trajectories import generate
@@ -39,10 +39,24 @@ def _workload(folder: Path) -> tuple[list, list, list[Path], int]:
     tasks, episodes = [], []
     for conv, turns in conversations.items():
         task_id = conv.removesuffix("__try0")
-        tasks.append(Task(id=task_id, turns=turns, expected=Expected(
-            output_must_contain=["answer"], tool_calls=[ToolCallExpectation(name="get_weather")], no_errors=True)))
-        episodes.append(Episode(model_name="openai:bench", task_id=task_id, final_status="completed",
-                                final_output=f"the answer to {task_id}", aux={"attempt_index": 0}))
+        tasks.append(
+            Task(
+                id=task_id,
+                turns=turns,
+                expected=Expected(
+                    output_must_contain=["answer"], tool_calls=[ToolCallExpectation(name="get_weather")], no_errors=True
+                ),
+            )
+        )
+        episodes.append(
+            Episode(
+                model_name="openai:bench",
+                task_id=task_id,
+                final_status="completed",
+                final_output=f"the answer to {task_id}",
+                aux={"attempt_index": 0},
+            )
+        )
     return tasks, episodes, files, spans
 
 
@@ -62,8 +76,7 @@ def child(folder: Path) -> None:
     checked = check_partition(rebuilt.episodes, tasks)
     figures["verdicts_s"] = time.perf_counter() - lap
     lap = time.perf_counter()
-    measured = measure(checked, tasks, k=1, run_name="bench", model_name="openai:bench",
-                       started=datetime.now(timezone.utc))
+    measured = measure(checked, tasks, k=1, run_name="bench", model_name="openai:bench", started=datetime.now(UTC))
     json.dumps(measured.files()["metrics.json"].model_dump(mode="json"))
     figures["metrics_s"] = time.perf_counter() - lap
     figures["total_s"] = time.perf_counter() - start
@@ -82,16 +95,23 @@ def run(print: Callable[..., None] = builtins.print) -> dict[str, float]:
         tasks, episodes, files, spans = _workload(folder)
         size = sum(p.stat().st_size for f in files for p in ([f] if f.is_file() else f.glob("*.jsonl")))
         (folder / "workload.pickle").write_bytes(pickle.dumps((tasks, episodes, files)))
-        print(f"generated {EPISODES:,} episodes, {spans:,} spans ({size / 2**20:.0f} MB) "
-              f"in {time.perf_counter() - start:.0f}s")
-        done = subprocess.run([sys.executable, "-m", __spec__.name, "--child", str(folder)],
-                              capture_output=True, text=True, check=True)
+        print(
+            f"generated {EPISODES:,} episodes, {spans:,} spans ({size / 2**20:.0f} MB) "
+            f"in {time.perf_counter() - start:.0f}s"
+        )
+        done = subprocess.run(
+            [sys.executable, "-m", __spec__.name, "--child", str(folder)], capture_output=True, text=True, check=True
+        )
         figures = json.loads(done.stdout.strip().splitlines()[-1])
-    print(f"spans → trajectories {figures['spans_s']:6.1f}s   verdicts {figures['verdicts_s']:6.1f}s   "
-          f"metrics {figures['metrics_s']:6.1f}s   total {figures['total_s']:6.1f}s")
-    print(f"peak memory {figures['peak_mb']:.0f} MB (the interpreter with the episodes loaded: "
-          f"{figures['workload_mb']:.0f} MB; target ≤ 600 MB); {figures['found']:,} trajectories found, "
-          f"{figures['passed']:,} episodes passed")
+    print(
+        f"spans → trajectories {figures['spans_s']:6.1f}s   verdicts {figures['verdicts_s']:6.1f}s   "
+        f"metrics {figures['metrics_s']:6.1f}s   total {figures['total_s']:6.1f}s"
+    )
+    print(
+        f"peak memory {figures['peak_mb']:.0f} MB (the interpreter with the episodes loaded: "
+        f"{figures['workload_mb']:.0f} MB; target ≤ 600 MB); {figures['found']:,} trajectories found, "
+        f"{figures['passed']:,} episodes passed"
+    )
     return figures
 
 

@@ -43,46 +43,101 @@ class _Writer:
         self.clock[0] += 1000
         return self.clock[0]
 
-    def emit(self, name, trace_id, span_id, parent, start, attrs, kind="INTERNAL", status="OK",
-             description=None, events=()):
-        self.f.write(json.dumps({
-            "name": name, "kind": kind, "trace_id": trace_id, "span_id": span_id,
-            "parent_span_id": parent, "start_time": start, "end_time": self.tick(),
-            "attributes": attrs, "status": status, "status_description": description,
-            "events": list(events)}) + "\n")
+    def emit(
+        self, name, trace_id, span_id, parent, start, attrs, kind="INTERNAL", status="OK", description=None, events=()
+    ):
+        self.f.write(
+            json.dumps(
+                {
+                    "name": name,
+                    "kind": kind,
+                    "trace_id": trace_id,
+                    "span_id": span_id,
+                    "parent_span_id": parent,
+                    "start_time": start,
+                    "end_time": self.tick(),
+                    "attributes": attrs,
+                    "status": status,
+                    "status_description": description,
+                    "events": list(events),
+                }
+            )
+            + "\n"
+        )
         self.count += 1
 
 
-_TOOLS_SCHEMA = json.dumps([
-    {"type": "function", "function": {"name": "get_weather", "description": "Return the current weather for a city.",
-                                      "parameters": {"properties": {"city": {"type": "string"}},
-                                                     "required": ["city"], "type": "object"}}},
-    {"type": "function", "function": {"name": "add", "description": "Add two integers and return the sum.",
-                                      "parameters": {"properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
-                                                     "required": ["a", "b"], "type": "object"}}}])
+_TOOLS_SCHEMA = json.dumps(
+    [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "description": "Return the current weather for a city.",
+                "parameters": {"properties": {"city": {"type": "string"}}, "required": ["city"], "type": "object"},
+            },
+        },
+        {
+            "type": "function",
+            "function": {
+                "name": "add",
+                "description": "Add two integers and return the sum.",
+                "parameters": {
+                    "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                    "required": ["a", "b"],
+                    "type": "object",
+                },
+            },
+        },
+    ]
+)
 HISTORY_WINDOW = 4
-_SYSTEM = {"type": "system", "content": "You are the bench assistant. Use get_weather for any weather question "
-           "and add to add numbers; answer from the tool results. If the user asks for the weather without "
-           "naming a city, ask which city. Remember what the user told you earlier in the conversation. " * 3}
+_SYSTEM = {
+    "type": "system",
+    "content": "You are the bench assistant. Use get_weather for any weather question "
+    "and add to add numbers; answer from the tool results. If the user asks for the weather without "
+    "naming a city, ask which city. Remember what the user told you earlier in the conversation. " * 3,
+}
 
 
 def _message(kind: str, content: str, n: int, tool_calls: list | None = None, call_id: str | None = None) -> dict:
     """A LangChain message as LangGraph serializes it into chain spans (~0.2-0.7 KB)."""
-    m: dict = {"content": content, "additional_kwargs": {}, "response_metadata": {}, "type": kind,
-               "name": None, "id": None}
+    m: dict = {
+        "content": content,
+        "additional_kwargs": {},
+        "response_metadata": {},
+        "type": kind,
+        "name": None,
+        "id": None,
+    }
     if kind == "ai":
-        usage = {"completion_tokens": 7 + n % 20, "prompt_tokens": 97 + 10 * n, "total_tokens": 104 + 10 * n,
-                 "completion_tokens_details": None, "prompt_tokens_details": None}
+        usage = {
+            "completion_tokens": 7 + n % 20,
+            "prompt_tokens": 97 + 10 * n,
+            "total_tokens": 104 + 10 * n,
+            "completion_tokens_details": None,
+            "prompt_tokens_details": None,
+        }
         m["additional_kwargs"] = {"refusal": None}
-        m["response_metadata"] = {"token_usage": usage, "model_provider": "openai", "model_name": "bench",
-                                  "system_fingerprint": "fp_bench", "id": f"chatcmpl-{n:06d}",
-                                  "finish_reason": "tool_calls" if tool_calls else "stop", "logprobs": None}
+        m["response_metadata"] = {
+            "token_usage": usage,
+            "model_provider": "openai",
+            "model_name": "bench",
+            "system_fingerprint": "fp_bench",
+            "id": f"chatcmpl-{n:06d}",
+            "finish_reason": "tool_calls" if tool_calls else "stop",
+            "logprobs": None,
+        }
         m["id"] = f"lc_run--0199-{n:08x}-0"
         m["tool_calls"] = tool_calls or []
         m["invalid_tool_calls"] = []
-        m["usage_metadata"] = {"input_tokens": usage["prompt_tokens"], "output_tokens": usage["completion_tokens"],
-                               "total_tokens": usage["total_tokens"], "input_token_details": {},
-                               "output_token_details": {}}
+        m["usage_metadata"] = {
+            "input_tokens": usage["prompt_tokens"],
+            "output_tokens": usage["completion_tokens"],
+            "total_tokens": usage["total_tokens"],
+            "input_token_details": {},
+            "output_token_details": {},
+        }
     if kind == "tool":
         m.update(tool_call_id=call_id, artifact=None, status="success")
     return m
@@ -94,39 +149,78 @@ _last_state: list = [None, -1, ""]
 def _chain(history: list[dict], node: str, conv: str) -> dict:
     if _last_state[0] is not history or _last_state[1] != len(history):
         recent = history[-HISTORY_WINDOW:]
-        _last_state[:] = [history, len(history), json.dumps({
-            "bat_extra": {}, "bat_buffer": recent[-1:], "query": recent[0]["content"],
-            "response": None, "messages": recent})]
+        _last_state[:] = [
+            history,
+            len(history),
+            json.dumps(
+                {
+                    "bat_extra": {},
+                    "bat_buffer": recent[-1:],
+                    "query": recent[0]["content"],
+                    "response": None,
+                    "messages": recent,
+                }
+            ),
+        ]
     state = _last_state[2]
-    return {"input.value": state, "input.mime_type": "application/json",
-            "output.value": state, "output.mime_type": "application/json",
-            "session.id": conv, "openinference.span.kind": "CHAIN",
-            "metadata": json.dumps({"thread_id": conv, "ls_integration": "langgraph", "langgraph_step": 1,
-                                    "langgraph_node": node, "langgraph_triggers": [f"branch:to:{node}"],
-                                    "langgraph_path": ["__pregel_pull", node],
-                                    "langgraph_checkpoint_ns": f"react:0e40bfd3|{node}:b75ae98d",
-                                    "checkpoint_ns": "react:0e40bfd3"})}
+    return {
+        "input.value": state,
+        "input.mime_type": "application/json",
+        "output.value": state,
+        "output.mime_type": "application/json",
+        "session.id": conv,
+        "openinference.span.kind": "CHAIN",
+        "metadata": json.dumps(
+            {
+                "thread_id": conv,
+                "ls_integration": "langgraph",
+                "langgraph_step": 1,
+                "langgraph_node": node,
+                "langgraph_triggers": [f"branch:to:{node}"],
+                "langgraph_path": ["__pregel_pull", node],
+                "langgraph_checkpoint_ns": f"react:0e40bfd3|{node}:b75ae98d",
+                "checkpoint_ns": "react:0e40bfd3",
+            }
+        ),
+    }
 
 
 def _llm(history: list[dict], said: str | None, calls: list[tuple[str, str, dict]], rng) -> dict:
     recent = history[-HISTORY_WINDOW:]
-    attrs = {"openinference.span.kind": "LLM", "llm.model_name": "bench", "llm.provider": "openai",
-             "llm.token_count.prompt": 90 + 10 * len(history), "llm.token_count.completion": rng.randint(3, 30),
-             "input.value": json.dumps({"messages": [[{"lc": 1, "type": "constructor", "kwargs": m}
-                                                      for m in [_SYSTEM] + recent]]}),
-             "output.value": json.dumps({"generations": [[{"text": said or "", "message": _message(
-                 "ai", said or "", len(history), [{"name": n, "args": a, "id": i} for i, n, a in calls])}]]}),
-             "llm.invocation_parameters": json.dumps({"model": "bench", "tools": json.loads(_TOOLS_SCHEMA)}),
-             "llm.output_messages.0.message.role": "assistant"}
-    for i, m in enumerate([_SYSTEM] + recent):
+    attrs = {
+        "openinference.span.kind": "LLM",
+        "llm.model_name": "bench",
+        "llm.provider": "openai",
+        "llm.token_count.prompt": 90 + 10 * len(history),
+        "llm.token_count.completion": rng.randint(3, 30),
+        "input.value": json.dumps(
+            {"messages": [[{"lc": 1, "type": "constructor", "kwargs": m} for m in [_SYSTEM, *recent]]]}
+        ),
+        "output.value": json.dumps(
+            {
+                "generations": [
+                    [
+                        {
+                            "text": said or "",
+                            "message": _message(
+                                "ai", said or "", len(history), [{"name": n, "args": a, "id": i} for i, n, a in calls]
+                            ),
+                        }
+                    ]
+                ]
+            }
+        ),
+        "llm.invocation_parameters": json.dumps({"model": "bench", "tools": json.loads(_TOOLS_SCHEMA)}),
+        "llm.output_messages.0.message.role": "assistant",
+    }
+    for i, m in enumerate([_SYSTEM, *recent]):
         attrs[f"llm.input_messages.{i}.message.role"] = m["type"]
         attrs[f"llm.input_messages.{i}.message.content"] = m["content"]
     if said:
         attrs["llm.output_messages.0.message.content"] = said
     for j, (call_id, name, args) in enumerate(calls):
         p = f"llm.output_messages.0.message.tool_calls.{j}.tool_call."
-        attrs[p + "id"], attrs[p + "function.name"], attrs[p + "function.arguments"] = \
-            call_id, name, json.dumps(args)
+        attrs[p + "id"], attrs[p + "function.name"], attrs[p + "function.arguments"] = call_id, name, json.dumps(args)
     return attrs
 
 
@@ -153,13 +247,20 @@ def _turn(w: _Writer, sub: _Writer, conv: str, user: str, history: list[dict], r
         said = f"Here is what I found for {user}." if last else None
 
         def model(llm_chain: str) -> None:
-            w.emit("ChatOpenAI", trace_id, w.new_id(), llm_chain, w.tick(),
-                   _llm(history, said, [] if last else [(call_id, tool, args)], rng))
+            w.emit(
+                "ChatOpenAI",
+                trace_id,
+                w.new_id(),
+                llm_chain,
+                w.tick(),
+                _llm(history, said, [] if last else [(call_id, tool, args)], rng),
+            )
             node("_tools_or_cleanup", llm_chain)
 
         node("llm", inner, model)
-        history.append(_message("ai", said or "", len(history),
-                                [] if last else [{"name": tool, "args": args, "id": call_id}]))
+        history.append(
+            _message("ai", said or "", len(history), [] if last else [{"name": tool, "args": args, "id": call_id}])
+        )
         if last:
             break
 
@@ -169,25 +270,62 @@ def _turn(w: _Writer, sub: _Writer, conv: str, user: str, history: list[dict], r
             if tool == "ask_planner":
                 client, cstart = w.new_id(), w.tick()
                 _called_agent(sub, trace_id, client, conv, rng)
-                w.emit("invoke_agent Planner", trace_id, client, tid, cstart,
-                       {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Planner",
-                        "input.value": user, "output.value": "plan ready", "bat.a2a.task_state": "completed"},
-                       kind="CLIENT")
-            result = json.dumps({"type": "tool", "data": {"content": f"result {call}", "type": "tool",
-                                                          "tool_call_id": call_id}})
-            w.emit(tool, trace_id, tid, tools_chain, start,
-                   {"openinference.span.kind": "TOOL", "tool.name": tool, "input.value": value,
-                    "output.value": result, "session.id": conv})
+                w.emit(
+                    "invoke_agent Planner",
+                    trace_id,
+                    client,
+                    tid,
+                    cstart,
+                    {
+                        "gen_ai.operation.name": "invoke_agent",
+                        "gen_ai.agent.name": "Planner",
+                        "input.value": user,
+                        "output.value": "plan ready",
+                        "bat.a2a.task_state": "completed",
+                    },
+                    kind="CLIENT",
+                )
+            result = json.dumps(
+                {"type": "tool", "data": {"content": f"result {call}", "type": "tool", "tool_call_id": call_id}}
+            )
+            w.emit(
+                tool,
+                trace_id,
+                tid,
+                tools_chain,
+                start,
+                {
+                    "openinference.span.kind": "TOOL",
+                    "tool.name": tool,
+                    "input.value": value,
+                    "output.value": result,
+                    "session.id": conv,
+                },
+            )
             history.append(_message("tool", f"result {call}", len(history), call_id=call_id))
 
         node("tools", inner, run_tool)
     node("cleanup", inner)
-    for sid, name, parent in ((inner, "LangGraph", loop), (loop, "ReActLoop", react),
-                              (react, "react", graph), (graph, "LangGraph", root)):
+    for sid, name, parent in (
+        (inner, "LangGraph", loop),
+        (loop, "ReActLoop", react),
+        (react, "react", graph),
+        (graph, "LangGraph", root),
+    ):
         w.emit(name, trace_id, sid, parent, starts[sid], _chain(history, "react", conv))
-    w.emit("invoke_agent Bench", trace_id, root, None, root_start,
-           {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Bench",
-            "gen_ai.conversation.id": conv, "session.id": conv})
+    w.emit(
+        "invoke_agent Bench",
+        trace_id,
+        root,
+        None,
+        root_start,
+        {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": "Bench",
+            "gen_ai.conversation.id": conv,
+            "session.id": conv,
+        },
+    )
 
 
 def _called_agent(w: _Writer, trace_id: str, client: str, conv: str, rng) -> None:
@@ -200,13 +338,23 @@ def _called_agent(w: _Writer, trace_id: str, client: str, conv: str, rng) -> Non
             w.emit("ChatOpenAI", trace_id, w.new_id(), sid, w.tick(), _llm(history, "plan ready", [], rng))
         w.emit(name, trace_id, sid, graph, s, _chain(history, name, conv))
     w.emit("LangGraph", trace_id, graph, root, gstart, _chain(history, "plan", conv))
-    w.emit("invoke_agent Planner", trace_id, root, client, start,
-           {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Planner",
-            "gen_ai.conversation.id": f"planner-{conv}"})
+    w.emit(
+        "invoke_agent Planner",
+        trace_id,
+        root,
+        client,
+        start,
+        {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": "Planner",
+            "gen_ai.conversation.id": f"planner-{conv}",
+        },
+    )
 
 
-def generate(folder: Path, conversations_n: int = CONVERSATIONS,
-             turns_n: tuple[int, ...] = TURNS) -> tuple[list[Path], dict[str, list[str]], int]:
+def generate(
+    folder: Path, conversations_n: int = CONVERSATIONS, turns_n: tuple[int, ...] = TURNS
+) -> tuple[list[Path], dict[str, list[str]], int]:
     """Write the agent's and the called agent's span files for `conversations_n`
     conversations of `turns_n` turns (one drawn each); return the files, the turns per
     conversation, and the number of spans."""
@@ -264,8 +412,10 @@ def run(print=print) -> dict[str, float]:
         t0 = time.perf_counter()
         files, conversations, count = generate(folder)
         size = sum(p.stat().st_size for p in folder.rglob("*.jsonl"))
-        print(f"generated {count:,} spans ({size / 1e6:.0f} MB) in {len(files)} sources for "
-              f"{len(conversations):,} conversations in {time.perf_counter() - t0:.1f}s")
+        print(
+            f"generated {count:,} spans ({size / 1e6:.0f} MB) in {len(files)} sources for "
+            f"{len(conversations):,} conversations in {time.perf_counter() - t0:.1f}s"
+        )
         _parse_only(files)  # warm the page cache
         a_wall = a_cpu = b_wall = b_cpu = float("inf")
         for _ in range(3):
@@ -275,15 +425,25 @@ def run(print=print) -> dict[str, float]:
             b_wall, b_cpu = min(b_wall, wall), min(b_cpu, cpu)
             indexed = len(index)
             del index  # freeing the index is not part of building
-    figures = {"spans": count, "parse_cpu_s": a_cpu, "index_build_cpu_s": b_cpu,
-               "parse_wall_s": a_wall, "index_build_wall_s": b_wall,
-               "parse_spans_per_s": count / a_cpu, "index_build_spans_per_s": count / b_cpu,
-               "ratio": b_cpu / a_cpu}
-    print(f"(a) json.loads of every line:       {a_cpu:5.2f}s CPU ({a_wall:5.2f}s wall)  "
-          f"{figures['parse_spans_per_s']:>9,.0f} spans/s")
-    print(f"(b) index + build all trajectories: {b_cpu:5.2f}s CPU ({b_wall:5.2f}s wall)  "
-          f"{figures['index_build_spans_per_s']:>9,.0f} spans/s  ({indexed:,} spans, "
-          f"{len(conversations):,} trajectories, {steps:,} steps)")
+    figures = {
+        "spans": count,
+        "parse_cpu_s": a_cpu,
+        "index_build_cpu_s": b_cpu,
+        "parse_wall_s": a_wall,
+        "index_build_wall_s": b_wall,
+        "parse_spans_per_s": count / a_cpu,
+        "index_build_spans_per_s": count / b_cpu,
+        "ratio": b_cpu / a_cpu,
+    }
+    print(
+        f"(a) json.loads of every line:       {a_cpu:5.2f}s CPU ({a_wall:5.2f}s wall)  "
+        f"{figures['parse_spans_per_s']:>9,.0f} spans/s"
+    )
+    print(
+        f"(b) index + build all trajectories: {b_cpu:5.2f}s CPU ({b_wall:5.2f}s wall)  "
+        f"{figures['index_build_spans_per_s']:>9,.0f} spans/s  ({indexed:,} spans, "
+        f"{len(conversations):,} trajectories, {steps:,} steps)"
+    )
     print(f"ratio b/a: {figures['ratio']:.2f} (bar: 2)")
     return figures
 

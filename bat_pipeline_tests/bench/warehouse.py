@@ -105,11 +105,14 @@ def build(wh: Warehouse) -> dict[str, float]:
     """Fill an empty warehouse with the synthetic history; seconds per step."""
     steps = {}
     with wh.connect() as conn:
-        for name, sql, params in (("episodes", _EPISODES_SQL, []), ("episode_scores", _SCORES_SQL, []),
-                                  ("runs", _RUNS_SQL, [K]),
-                                  ("model_metrics", _MODEL_METRICS_SQL, []),
-                                  ("task_metrics", _TASK_METRICS_SQL, []),
-                                  ("pass_at_k", _PASS_AT_K_SQL, [])):
+        for name, sql, params in (
+            ("episodes", _EPISODES_SQL, []),
+            ("episode_scores", _SCORES_SQL, []),
+            ("runs", _RUNS_SQL, [K]),
+            ("model_metrics", _MODEL_METRICS_SQL, []),
+            ("task_metrics", _TASK_METRICS_SQL, []),
+            ("pass_at_k", _PASS_AT_K_SQL, []),
+        ):
             start = time.perf_counter()
             conn.execute(sql, params)
             steps[name] = time.perf_counter() - start
@@ -127,18 +130,41 @@ def timed(fn: Callable[[], object], repeat: int = 5) -> tuple[float, float, obje
 
 
 def one_partition(root: Path, run_id: str, model_key: str) -> tuple[PartitionRef, list[Episode]]:
-    ref = PartitionRef(run_id=run_id, run_name="bench", model_key=model_key, model_name=f"openai:{model_key}",
-                       k=K, agent_dir=root, dir=root / run_id / model_key, output_dir=root / "out")
+    ref = PartitionRef(
+        run_id=run_id,
+        run_name="bench",
+        model_key=model_key,
+        model_name=f"openai:{model_key}",
+        k=K,
+        agent_dir=root,
+        dir=root / run_id / model_key,
+        output_dir=root / "out",
+    )
     episodes = [
-        Episode(model_name=ref.model_name, task_id=f"task_{e // K:03d}", final_status="completed",
-                final_output="answer", aux={"attempt_index": e % K},
-                verdict=Verdict(passed=e % 3 != 0, reason="", checks=[
+        Episode(
+            model_name=ref.model_name,
+            task_id=f"task_{e // K:03d}",
+            final_status="completed",
+            final_output="answer",
+            aux={"attempt_index": e % K},
+            verdict=Verdict(
+                passed=e % 3 != 0,
+                reason="",
+                checks=[
                     VerdictCheck(check="status", passed=True, detail="completed"),
-                    VerdictCheck(check="output[0]", passed=e % 3 != 0, detail="phrase")]),
-                qualitative_scores=JudgeScores(response_relevance=0.8, task_completion_quality=0.6,
-                                               judge_reasoning={"relevance": "on topic", "task_completion": "done"}),
-                trace=EpisodeTrace(wall_ms=1000.0 + e, trajectory=Trajectory(found=True, totals=Totals(
-                    model_calls=3, tokens_in=900, tokens_out=120))))
+                    VerdictCheck(check="output[0]", passed=e % 3 != 0, detail="phrase"),
+                ],
+            ),
+            qualitative_scores=JudgeScores(
+                response_relevance=0.8,
+                task_completion_quality=0.6,
+                judge_reasoning={"relevance": "on topic", "task_completion": "done"},
+            ),
+            trace=EpisodeTrace(
+                wall_ms=1000.0 + e,
+                trajectory=Trajectory(found=True, totals=Totals(model_calls=3, tokens_in=900, tokens_out=120)),
+            ),
+        )
         for e in range(EPISODES_PER_PARTITION)
     ]
     return ref, episodes
@@ -151,24 +177,30 @@ def run(print: Callable[..., None] = builtins.print) -> dict[str, float]:
         start = time.perf_counter()
         steps = build(wh)
         figures["build_s"] = time.perf_counter() - start
-        rows = wh.query("SELECT (SELECT count(*) FROM episodes) AS episodes, "
-                        "(SELECT count(*) FROM episode_scores) AS score_rows, "
-                        "(SELECT count(*) FROM model_metrics) AS partitions, "
-                        "(SELECT count(*) FROM task_metrics) AS task_rows")[0]
+        rows = wh.query(
+            "SELECT (SELECT count(*) FROM episodes) AS episodes, "
+            "(SELECT count(*) FROM episode_scores) AS score_rows, "
+            "(SELECT count(*) FROM model_metrics) AS partitions, "
+            "(SELECT count(*) FROM task_metrics) AS task_rows"
+        )[0]
         size_mb = wh.path.stat().st_size / 1e6
-        print(f"built {rows['episodes']:,} episodes, {rows['score_rows']:,} score rows, "
-              f"{rows['partitions']:,} run×model partitions, "
-              f"{rows['task_rows']:,} task rows in {figures['build_s']:.2f}s "
-              f"({', '.join(f'{k} {v:.2f}s' for k, v in steps.items())}); file {size_mb:.1f} MB")
+        print(
+            f"built {rows['episodes']:,} episodes, {rows['score_rows']:,} score rows, "
+            f"{rows['partitions']:,} run×model partitions, "
+            f"{rows['task_rows']:,} task rows in {figures['build_s']:.2f}s "
+            f"({', '.join(f'{k} {v:.2f}s' for k, v in steps.items())}); file {size_mb:.1f} MB"
+        )
 
         with wh.connect(read_only=True) as conn:
             queries = {
                 "model_trend view, all rows": lambda: conn.execute("SELECT * FROM model_trend").fetchall(),
                 "latest_model_metrics view": lambda: conn.execute("SELECT * FROM latest_model_metrics").fetchall(),
                 "pass rate per model over all episodes": lambda: conn.execute(
-                    "SELECT model_key, avg(CAST(passed AS DOUBLE)) FROM episodes GROUP BY ALL").fetchall(),
+                    "SELECT model_key, avg(CAST(passed AS DOUBLE)) FROM episodes GROUP BY ALL"
+                ).fetchall(),
                 "mean per scorer, all score rows": lambda: conn.execute(
-                    "SELECT model_key, scorer, criterion, avg(value) FROM episode_scores GROUP BY ALL").fetchall(),
+                    "SELECT model_key, scorer, criterion, avg(value) FROM episode_scores GROUP BY ALL"
+                ).fetchall(),
                 "verdict_checks view, one partition": lambda: conn.execute(
                     "SELECT * FROM verdict_checks WHERE run_id = '20240115T000000Z' AND model_key = 'model-03'"
                 ).fetchall(),
@@ -180,7 +212,8 @@ def run(print: Callable[..., None] = builtins.print) -> dict[str, float]:
                 ).fetchall(),
                 "per task, from the episodes: latest run": lambda: conn.execute(
                     "SELECT model_key, task_id, avg(CAST(passed AS DOUBLE)) FROM episodes "
-                    "WHERE run_id = (SELECT max(run_id) FROM episodes) GROUP BY ALL").fetchall(),
+                    "WHERE run_id = (SELECT max(run_id) FROM episodes) GROUP BY ALL"
+                ).fetchall(),
             }
             for label, fn in queries.items():
                 first, median, result = timed(fn)
@@ -190,8 +223,7 @@ def run(print: Callable[..., None] = builtins.print) -> dict[str, float]:
         helpers = {
             "Warehouse.trend(last_n=10) (open+close)": lambda: wh.trend(last_n=10),
             "Warehouse.latest() (open+close)": wh.latest,
-            "Warehouse.previous_metrics() (open+close)":
-                lambda: [wh.previous_metrics("model-07", "20240301T000000Z")],
+            "Warehouse.previous_metrics() (open+close)": lambda: [wh.previous_metrics("model-07", "20240301T000000Z")],
             "Warehouse.chart_data() (open+close)": lambda: wh.chart_data().episodes,
             "Warehouse.score_means() (open+close)": wh.score_means,
         }
@@ -205,8 +237,10 @@ def run(print: Callable[..., None] = builtins.print) -> dict[str, float]:
         ref, episodes = one_partition(Path(tmp), "20240115T000000Z", "model-03")
         first, median, written = timed(lambda: wh.write_partition(ref, episodes), repeat=3)
         figures["write_partition"] = median
-        print(f"{'write_partition (replace 500 episodes)':<40} {written['episodes']:>6} rows  "
-              f"first {first:7.1f} ms  median {median:7.1f} ms")
+        print(
+            f"{'write_partition (replace 500 episodes)':<40} {written['episodes']:>6} rows  "
+            f"first {first:7.1f} ms  median {median:7.1f} ms"
+        )
     return figures
 
 

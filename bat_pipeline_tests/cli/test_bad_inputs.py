@@ -18,7 +18,8 @@ import yaml
 
 from bat_pipeline import cli
 from bat_pipeline.resources.warehouse import Warehouse
-from bat_pipeline_tests.faults.support import make_agent_copy, tree_hashes
+from bat_pipeline_tests.support.example_agent import FAULT_TASKS, copy_example_agent
+from bat_pipeline_tests.support.files import tree_hashes
 
 CORPUS = Path(__file__).resolve().parents[1] / "engine" / "bad_inputs"
 CORPUS_CASES = yaml.safe_load((CORPUS / "cases.yaml").read_text())
@@ -62,42 +63,87 @@ def _second(models):
 
 # name → (edit of the agent copy, file refused (relative), substrings of the message)
 CASES = {
-    "eval_yaml_syntax": (_write(EVAL, "evaluation:\n  k: 1\n   run_name: x\nmodels: [openai:competent]\n"),
-                         EVAL, ["invalid YAML", "line 3"]),
-    "unknown_provider": (_eval(lambda d: d["models"].append({"provider": "gemini", "model": "pro"})),
-                         EVAL, ["models[1]", "field 'provider'", "'gemini'", "anthropic, deepseek, nvidia, ollama, openai"]),
-    "negative_k": (_eval(lambda d: d["evaluation"].update(k=-1)),
-                   EVAL, ["evaluation", "field 'k'", "at least 1, got -1"]),
-    "qualitative_without_judge": (_eval(lambda d: d.pop("judge")),
-                                  EVAL, ["evaluation", "field 'qualitative'", "judge"]),
-    "duplicate_model_keys": (_eval(lambda d: _second(d["models"])),
-                             EVAL, ["models[1]", "field 'model'", "models[0]", "openai-competent", "distinct `key:`"]),
-    "unknown_field_did_you_mean": (_eval(lambda d: d["evaluation"].update(run_nme="x")),
-                                   EVAL, ["evaluation", "field 'run_nme'", "did you mean 'run_name'?"]),
-    "tasks_not_json": (_write(TASKS, '[{"id": "a", "turns": ["hi"]},\n  {"id": b}]'),
-                       TASKS, ["invalid JSON", "line 2"]),
+    "eval_yaml_syntax": (
+        _write(EVAL, "evaluation:\n  k: 1\n   run_name: x\nmodels: [openai:competent]\n"),
+        EVAL,
+        ["invalid YAML", "line 3"],
+    ),
+    "unknown_provider": (
+        _eval(lambda d: d["models"].append({"provider": "gemini", "model": "pro"})),
+        EVAL,
+        ["models[1]", "field 'provider'", "'gemini'", "anthropic, deepseek, nvidia, ollama, openai"],
+    ),
+    "negative_k": (
+        _eval(lambda d: d["evaluation"].update(k=-1)),
+        EVAL,
+        ["evaluation", "field 'k'", "at least 1, got -1"],
+    ),
+    "qualitative_without_judge": (
+        _eval(lambda d: d.pop("judge")),
+        EVAL,
+        ["evaluation", "field 'qualitative'", "judge"],
+    ),
+    "duplicate_model_keys": (
+        _eval(lambda d: _second(d["models"])),
+        EVAL,
+        ["models[1]", "field 'model'", "models[0]", "openai-competent", "distinct `key:`"],
+    ),
+    "unknown_field_did_you_mean": (
+        _eval(lambda d: d["evaluation"].update(run_nme="x")),
+        EVAL,
+        ["evaluation", "field 'run_nme'", "did you mean 'run_name'?"],
+    ),
+    "tasks_not_json": (
+        _write(TASKS, '[{"id": "a", "turns": ["hi"]},\n  {"id": b}]'),
+        TASKS,
+        ["invalid JSON", "line 2"],
+    ),
     "tasks_not_a_list": (_write(TASKS, '{"id": "a", "turns": ["hi"]}'), TASKS, ["must be an array", "got an object"]),
-    "tasks_duplicate_ids": (_tasks(lambda d: d.append(dict(d[0]))),
-                            TASKS, ["tasks[4] (id 'weather_paris')", "field 'id'", "duplicate id 'weather_paris'"]),
-    "tasks_empty_turns": (_tasks(lambda d: d[1].update(turns=[])),
-                          TASKS, ["tasks[1] (id 'add_numbers')", "field 'turns'", "must not be empty"]),
-    "tasks_unknown_expectation": (_tasks(lambda d: d[0]["expected"].update(output_must_contains=["x"])),
-                                  TASKS, ["tasks[0] (id 'weather_paris')", "field 'expected.output_must_contains'",
-                                          "did you mean 'output_must_contain'?"]),
-    "scorer_module_missing": (_eval(lambda d: d["evaluation"].update(
-                                  scorers=["bat_pipeline.engine.scorers.status", "my_scorers"])),
-                              EVAL, ["evaluation", "field 'scorers[1]'", "'my_scorers'", "No module named"]),
+    "tasks_duplicate_ids": (
+        _tasks(lambda d: d.append(dict(d[0]))),
+        TASKS,
+        ["tasks[4] (id 'weather_paris')", "field 'id'", "duplicate id 'weather_paris'"],
+    ),
+    "tasks_empty_turns": (
+        _tasks(lambda d: d[1].update(turns=[])),
+        TASKS,
+        ["tasks[1] (id 'add_numbers')", "field 'turns'", "must not be empty"],
+    ),
+    "tasks_unknown_expectation": (
+        _tasks(lambda d: d[0]["expected"].update(output_must_contains=["x"])),
+        TASKS,
+        [
+            "tasks[0] (id 'weather_paris')",
+            "field 'expected.output_must_contains'",
+            "did you mean 'output_must_contain'?",
+        ],
+    ),
+    "scorer_module_missing": (
+        _eval(lambda d: d["evaluation"].update(scorers=["bat_pipeline.engine.scorers.status", "my_scorers"])),
+        EVAL,
+        ["evaluation", "field 'scorers[1]'", "'my_scorers'", "No module named"],
+    ),
     "no_config_no_command": (_no_config_no_command, EVAL, ["agent", "field 'command'", "agent.command"]),
-    "redacting_privacy": (lambda a: _edit_yaml(a / CONFIG, lambda d: d["telemetry"].update(privacy="content")),
-                          CONFIG, ["telemetry", "field 'privacy'", "privacy is 'content'", "telemetry.privacy: none"]),
+    "redacting_privacy": (
+        lambda a: _edit_yaml(a / CONFIG, lambda d: d["telemetry"].update(privacy="content")),
+        CONFIG,
+        ["telemetry", "field 'privacy'", "privacy is 'content'", "telemetry.privacy: none"],
+    ),
     "unknown_model_flag": (lambda a: None, EVAL, ["field 'models'", "no model 'gpt-9'", "openai-competent"]),
 }
 EXTRA_ARGS = {"unknown_model_flag": ["--model", "gpt-9"]}
 
 CORPUS_PICKS = [
-    "eval_unknown_prompt.yaml", "eval_prompt_too_long.yaml", "eval_unset_variable.yaml",
-    "eval_duplicate_yaml_key.yaml", "eval_command_and_url.yaml", "eval_startup_timeout_zero.yaml",
-    "tasks_bad_status.json", "tasks_unknown_tool_field.json", "tasks_id_number.json", "tasks_missing_id.json",
+    "eval_unknown_prompt.yaml",
+    "eval_prompt_too_long.yaml",
+    "eval_unset_variable.yaml",
+    "eval_duplicate_yaml_key.yaml",
+    "eval_command_and_url.yaml",
+    "eval_startup_timeout_zero.yaml",
+    "tasks_bad_status.json",
+    "tasks_unknown_tool_field.json",
+    "tasks_id_number.json",
+    "tasks_missing_id.json",
     "tasks_ids_same_file_name.json",
 ]
 
@@ -106,7 +152,7 @@ CORPUS_PICKS = [
 def earlier_run(tmp_path_factory):
     """A storage root and an agent copy holding results of an earlier run, with their hashes."""
     tmp = tmp_path_factory.mktemp("cli_bad_inputs")
-    template = make_agent_copy(tmp / "template")
+    template = copy_example_agent(tmp / "template", tasks=FAULT_TASKS, models=("competent",))
     root = tmp / "home"
     episodes = root / "runs" / "20250101T000000Z" / "openai-competent" / "episodes"
     episodes.mkdir(parents=True)
@@ -186,8 +232,9 @@ def test_standalone_agent_without_uv_on_path(earlier_run, tmp_path, capsys, monk
 
 
 def _console(args: list[str], env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([str(Path(sys.executable).parent / "bat-pipeline"), *args], env=env,
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "bat-pipeline"), *args], env=env, capture_output=True, text=True, timeout=60
+    )
 
 
 def test_console_script_exits_2_without_traceback(earlier_run, tmp_path):
@@ -204,8 +251,9 @@ def test_console_script_exits_2_without_traceback(earlier_run, tmp_path):
 
 
 @pytest.mark.parametrize("where", ["home", "output"])
-def test_results_that_cannot_be_written_are_refused_before_the_agent_starts(where, earlier_run, tmp_path, capsys,
-                                                                            monkeypatch):
+def test_results_that_cannot_be_written_are_refused_before_the_agent_starts(
+    where, earlier_run, tmp_path, capsys, monkeypatch
+):
     template, root = earlier_run
     agent = _fresh(template, tmp_path)
     blocker = tmp_path / "a-file"

@@ -11,21 +11,24 @@ from pathlib import Path
 
 import pytest
 
-from bat_pipeline.example.scripted_llm import serve_scripted_llm
-
 BIN = Path(sys.executable).parent / "bat-pipeline"
 
 
 def evaluate(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([str(BIN), "evaluate", *args], cwd=cwd, capture_output=True, text=True, timeout=120,
-                          env=env)
+    return subprocess.run([str(BIN), "evaluate", *args], cwd=cwd, capture_output=True, text=True, timeout=120, env=env)
 
 
 def test_scores_records_with_the_default_rubric(tmp_path: Path):
-    (tmp_path / "results.json").write_text(json.dumps({"results": [
-        {"Accuracy": 1, "Completeness": 1, "Efficiency": 1},
-        {"Accuracy": 0.5, "Completeness": 2},              # Completeness clamped to 1; Efficiency missing
-    ]}))
+    (tmp_path / "results.json").write_text(
+        json.dumps(
+            {
+                "results": [
+                    {"Accuracy": 1, "Completeness": 1, "Efficiency": 1},
+                    {"Accuracy": 0.5, "Completeness": 2},  # Completeness clamped to 1; Efficiency missing
+                ]
+            }
+        )
+    )
     done = evaluate("results.json", "--output", "scored.json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     scored = json.loads((tmp_path / "scored.json").read_text())
@@ -56,15 +59,27 @@ def test_exit_codes_follow_agentic_v2_eval(tmp_path: Path):
     assert "exit 1 when the input cannot be loaded, 2 below --fail-under" in " ".join(listed.stdout.split())
 
 
-def test_the_judge_gives_the_values(tmp_path: Path):
-    (tmp_path / "results.json").write_text(json.dumps([
-        {"input": "Weather in Paris?", "output": "Paris: sunny, 21 C.", "expected": "sunny in Paris at 21"},
-        {"input": "Weather in Paris?", "output": "No idea.", "expected": "sunny in Paris at 21"},
-    ]))
-    with serve_scripted_llm() as llm:
-        env = {"PATH": str(BIN.parent), "OPENAI_API_KEY": "scripted-takes-any-key"}
-        done = evaluate("results.json", "--judge", "openai:judge", "--judge-base-url", llm.base_url + "/v1",
-                        "--output", "scored.json", cwd=tmp_path, env=env)
+def test_the_judge_gives_the_values(tmp_path: Path, scripted_llm):
+    (tmp_path / "results.json").write_text(
+        json.dumps(
+            [
+                {"input": "Weather in Paris?", "output": "Paris: sunny, 21 C.", "expected": "sunny in Paris at 21"},
+                {"input": "Weather in Paris?", "output": "No idea.", "expected": "sunny in Paris at 21"},
+            ]
+        )
+    )
+    env = {"PATH": str(BIN.parent), "OPENAI_API_KEY": "scripted-takes-any-key"}
+    done = evaluate(
+        "results.json",
+        "--judge",
+        "openai:judge",
+        "--judge-base-url",
+        scripted_llm.url + "/v1",
+        "--output",
+        "scored.json",
+        cwd=tmp_path,
+        env=env,
+    )
     assert done.returncode == 0, done.stderr
     first, second = json.loads((tmp_path / "scored.json").read_text())["results"]
     assert first["weighted_score"] == 1.0 and first["missing_criteria"] == []
@@ -74,13 +89,20 @@ def test_the_judge_gives_the_values(tmp_path: Path):
 def test_report_of_a_results_file_as_agentic_v2_eval_makes_it(tmp_path: Path):
     (tmp_path / "results.json").write_text(json.dumps([{"b": 0.9, "a": "x|y"}, {"b": 0.3, "c": {"n": 1}}]))
     env = {"PATH": str(BIN.parent), "BAT_PIPELINE_HOME": str(tmp_path / "home")}
-    shown = subprocess.run([str(BIN), "report", "results.json"], cwd=tmp_path, capture_output=True, text=True,
-                           env=env, timeout=60)
+    shown = subprocess.run(
+        [str(BIN), "report", "results.json"], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=60
+    )
     assert shown.returncode == 0, shown.stderr
     assert "| a | b | c |" in shown.stdout and "| x\\|y | 0.9 |  |" in shown.stdout
     assert "| b | 0.6 | 0.3 | 0.9 |" in shown.stdout and "2 results" in shown.stdout
-    page = subprocess.run([str(BIN), "report", "results.json", "--format", "html", "-o", "r.html"], cwd=tmp_path,
-                          capture_output=True, text=True, env=env, timeout=60)
+    page = subprocess.run(
+        [str(BIN), "report", "results.json", "--format", "html", "-o", "r.html"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert page.returncode == 0
     html = (tmp_path / "r.html").read_text()
     assert '<td class="num score-high">0.9</td>' in html and '<td class="num score-low">0.3</td>' in html

@@ -49,8 +49,11 @@ def test_show_prints_partitions_and_masks_variable_values(tmp_path, capsys, monk
     folder = agent_folder(tmp_path)
     main(["init", str(folder)])
     eval_file = folder / "eval" / "eval.yaml"
-    eval_file.write_text(eval_file.read_text().replace(
-        "    model: gpt-4o-mini", "    model: gpt-4o-mini\n    env: {OPENAI_API_KEY: $SHOW_CANARY}"))
+    eval_file.write_text(
+        eval_file.read_text().replace(
+            "    model: gpt-4o-mini", "    model: gpt-4o-mini\n    env: {OPENAI_API_KEY: $SHOW_CANARY}"
+        )
+    )
     monkeypatch.setenv("SHOW_CANARY", "sk-show-canary")
     capsys.readouterr()
     assert main(["show", str(folder)]) == 0

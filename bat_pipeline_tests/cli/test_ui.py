@@ -17,7 +17,9 @@ import httpx
 import pytest
 
 from bat_pipeline.resources.agent_process import free_port
-from bat_pipeline_tests.pipeline.support import copy_agent
+from bat_pipeline_tests.support.example_agent import copy_example_agent
+from bat_pipeline_tests.support.polling import wait_for
+from bat_pipeline_tests.support.processes import processes
 
 BAT_PIPELINE = str(Path(sys.executable).parent / "bat-pipeline")
 STOP_LIMIT_S = 10.0
@@ -32,8 +34,15 @@ def _env(tmp_path: Path) -> dict[str, str]:
 
 
 def _cli(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([BAT_PIPELINE, *args], cwd=tmp_path, env=_env(tmp_path), stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [BAT_PIPELINE, *args],
+        cwd=tmp_path,
+        env=_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def _listening(port: int) -> bool:
@@ -42,7 +51,7 @@ def _listening(port: int) -> bool:
 
 
 def test_a_broken_eval_yaml_is_refused_as_run_refuses_it(tmp_path):
-    agent = copy_agent(tmp_path / "weather_agent")
+    agent = copy_example_agent(tmp_path / "weather_agent")
     eval_file = agent / "eval" / "eval.yaml"
     eval_file.write_text(eval_file.read_text().replace("provider: openai", "provider: opneai", 1))
     port = free_port()
@@ -61,22 +70,16 @@ def test_a_busy_port_is_refused_with_a_clear_message(tmp_path):
         port = holder.getsockname()[1]
         ui = _cli(["ui", "--port", str(port)], tmp_path)
     assert ui.returncode == 2, ui.stderr + ui.stdout
-    assert ui.stderr == (f"error: 127.0.0.1:{port}: the port is in use (another `bat-pipeline ui` or "
-                         f"`dagster dev`?): stop it, or choose another port with --port\n")
+    assert ui.stderr == (
+        f"error: 127.0.0.1:{port}: the port is in use (another `bat-pipeline ui` or "
+        f"`dagster dev`?): stop it, or choose another port with --port\n"
+    )
     assert "Dagster UI" not in ui.stdout
 
 
 def _processes() -> dict[int, tuple[int, int]]:
     """pid → (parent pid, process group) of every live, non-zombie process."""
-    found = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if fields[0] != "Z":
-            found[int(stat.parent.name)] = (int(fields[1]), int(fields[2]))
-    return found
+    return {p.pid: (p.ppid, p.pgid) for p in processes()}
 
 
 def _family(root: int) -> tuple[set[int], set[int]]:
@@ -91,28 +94,32 @@ def _family(root: int) -> tuple[set[int], set[int]]:
 
 
 def _code_location_loaded(url: str, ui: subprocess.Popen, timeout_s: float = 240) -> list[dict]:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+    def loaded() -> list[dict] | None:
         assert ui.poll() is None, f"the UI exited with {ui.returncode}"
         try:
             answer = httpx.post(url + "/graphql", json={"query": LOCATIONS}, timeout=10).json()
             entries = answer["data"]["workspaceOrError"]["locationEntries"]
-            if entries and all(e["loadStatus"] == "LOADED" for e in entries):
-                return entries
         except (httpx.TransportError, KeyError, TypeError, ValueError):
-            pass
-        time.sleep(0.5)
-    raise AssertionError(f"no code location loaded on {url} after {timeout_s} s")
+            return None
+        return entries if entries and all(e["loadStatus"] == "LOADED" for e in entries) else None
+
+    return wait_for(loaded, timeout_s, interval_s=0.2, what=f"a loaded code location on {url}")
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=15)
 def test_the_ui_serves_the_bundled_example_and_sigterm_stops_its_whole_group(tmp_path):
     port = free_port()
     log = tmp_path / "ui.log"
     with open(log, "wb") as out:
-        ui = subprocess.Popen([BAT_PIPELINE, "ui", "--port", str(port)], cwd=tmp_path, env=_env(tmp_path),
-                              stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                              start_new_session=True)
+        ui = subprocess.Popen(
+            [BAT_PIPELINE, "ui", "--port", str(port)],
+            cwd=tmp_path,
+            env=_env(tmp_path),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
         entries = _code_location_loaded(f"http://127.0.0.1:{port}", ui)
         family, groups = _family(ui.pid)

@@ -129,8 +129,9 @@ def test_privacy_above_none_refused(tmp_path, level):
     assert "telemetry.privacy: none" in text and "content" in text
 
 
-@pytest.mark.parametrize("config", [{}, {"telemetry": {}}, {"telemetry": {"privacy": "none"}},
-                                    {"telemetry": {"privacy": None}}])
+@pytest.mark.parametrize(
+    "config", [{}, {"telemetry": {}}, {"telemetry": {"privacy": "none"}}, {"telemetry": {"privacy": None}}]
+)
 def test_privacy_none_or_missing_accepted(config):
     check_telemetry_privacy(config, "config.yaml")
 
@@ -155,7 +156,8 @@ def test_config_copy_leaves_everything_else_equal(tmp_path):
     result = evaluation_config_copy(ORIGINAL, port=1, host="h", spans_file=tmp_path / "s.jsonl")
     assert ORIGINAL == before
     assert {k: v for k, v in result.items() if k not in ("endpoint", "telemetry")} == {
-        k: v for k, v in before.items() if k not in ("endpoint", "telemetry")}
+        k: v for k, v in before.items() if k not in ("endpoint", "telemetry")
+    }
     assert result["telemetry"]["service"] == "w"
     yaml.safe_dump(result)
 
@@ -174,6 +176,7 @@ def test_spans_files_files_and_folders(tmp_path):
         (tmp_path / "called" / name).write_text("")
     (tmp_path / "one.jsonl").write_text("")
     (tmp_path / "main.jsonl").write_text("")
-    found = spans_files(tmp_path, ["one.jsonl", "called", "missing.jsonl", "main.jsonl"],
-                        primary=tmp_path / "main.jsonl")
+    found = spans_files(
+        tmp_path, ["one.jsonl", "called", "missing.jsonl", "main.jsonl"], primary=tmp_path / "main.jsonl"
+    )
     assert found == [tmp_path / "main.jsonl", tmp_path / "one.jsonl", tmp_path / "called" / "b.jsonl"]

@@ -36,8 +36,12 @@ def write(folder: Path, providers: dict, tests: list | None = None, **top) -> Pa
 def test_the_example_has_an_a2a_target_and_three_llm_targets():
     config = load_project(EXAMPLE)
     kinds = {m.partition_key: m.provider for m in config.models}
-    assert kinds == {"weather_agent": "a2a", "openai_competent": "openai", "anthropic_competent": "anthropic",
-                     "ollama_sloppy": "ollama"}
+    assert kinds == {
+        "weather_agent": "a2a",
+        "openai_competent": "openai",
+        "anthropic_competent": "anthropic",
+        "ollama_sloppy": "ollama",
+    }
     a2a = config.model("weather_agent").target.a2a
     assert a2a.folder == BUNDLED_AGENT_DIR and (a2a.model_provider, a2a.model) == ("openai", "competent")
     # The folder's own eval.yaml says how the agent starts and where its sub-agent's spans are.
@@ -54,8 +58,10 @@ def test_a2a_target_becomes_the_agent_partition_keeping_its_key():
     agent_config, spec = agent_partition(config, "weather_agent")
     assert spec.partition_key == "weather_agent" and spec.name == "openai:competent"
     assert spec.base_url == "{scripted_llm}/v1"
-    assert agent_config.agent_dir == BUNDLED_AGENT_DIR and agent_config.agent.command[1:] == ["-m",
-                                                                                            "bat_pipeline.example.agent"]
+    assert agent_config.agent_dir == BUNDLED_AGENT_DIR and agent_config.agent.command[1:] == [
+        "-m",
+        "bat_pipeline.example.agent",
+    ]
     # The AgentV evaluation's identity, attempts and workers stay.
     assert agent_config.agent_id == "assistants" and agent_config.evaluation.k == config.evaluation.k
     assert agent_config.evaluation.extra_spans == [str(BUNDLED_AGENT_DIR / "eval/output/spans/forecaster.jsonl")]
@@ -65,11 +71,25 @@ def test_a2a_target_becomes_the_agent_partition_keeping_its_key():
 
 def test_a2a_url_target_and_overrides(tmp_path):
     (tmp_path / "spans").mkdir()
-    path = write(tmp_path, {
-        "remote": {"provider": "a2a", "url": "http://127.0.0.1:9/", "spans": ["spans/agent.jsonl"],
-                   "timeout_seconds": 30},
-        "local": {"provider": "a2a", "agent": str(BUNDLED_AGENT_DIR), "model": "anthropic:sloppy",
-                  "base_url": "http://x", "command": "python3 -m my_agent", "env": {"A": "1"}}})
+    path = write(
+        tmp_path,
+        {
+            "remote": {
+                "provider": "a2a",
+                "url": "http://127.0.0.1:9/",
+                "spans": ["spans/agent.jsonl"],
+                "timeout_seconds": 30,
+            },
+            "local": {
+                "provider": "a2a",
+                "agent": str(BUNDLED_AGENT_DIR),
+                "model": "anthropic:sloppy",
+                "base_url": "http://x",
+                "command": "python3 -m my_agent",
+                "env": {"A": "1"},
+            },
+        },
+    )
     config = load_project(path)
     remote = config.model("remote").target.a2a
     assert remote.agent.url == "http://127.0.0.1:9" and remote.agent.spans == [str(tmp_path / "spans/agent.jsonl")]
@@ -81,19 +101,22 @@ def test_a2a_url_target_and_overrides(tmp_path):
     assert local.agent.command == ["python3", "-m", "my_agent"] and local.agent.env == {"A": "1"}
 
 
-@pytest.mark.parametrize("body, field, message", [
-    ({"provider": "a2a"}, "agent", "either `url`"),
-    ({"provider": "a2a", "url": "http://a", "agent": "."}, "url", "either `url`"),
-    ({"provider": "a2a", "url": "ftp://a"}, "url", "http"),
-    ({"provider": "a2a", "agent": "nowhere"}, "agent", "agent folder not found"),
-    ({"provider": "a2a", "agent": "."}, "agent", "give the target a `command`"),
-    ({"provider": "a2a", "agent": ".", "command": "run"}, "model", "which model the agent runs on"),
-    ({"provider": "openai"}, "model", "needs a `model`"),
-    ({"provider": "openai", "model": "m", "api_key": "sk-written-in-the-file"}, "api_key", "never written"),
-    ({"provider": "openai", "model": "m", "apiKey": "${{ A }} and more"}, "api_key", "never written"),
-    ({"provider": "openai", "model": "m", "max_retries": -1}, "max_retries", "greater than or equal"),
-    ({"provider": "azure", "model": "m"}, "provider", "provider: openai` with the deployment"),
-])
+@pytest.mark.parametrize(
+    "body, field, message",
+    [
+        ({"provider": "a2a"}, "agent", "either `url`"),
+        ({"provider": "a2a", "url": "http://a", "agent": "."}, "url", "either `url`"),
+        ({"provider": "a2a", "url": "ftp://a"}, "url", "http"),
+        ({"provider": "a2a", "agent": "nowhere"}, "agent", "agent folder not found"),
+        ({"provider": "a2a", "agent": "."}, "agent", "give the target a `command`"),
+        ({"provider": "a2a", "agent": ".", "command": "run"}, "model", "which model the agent runs on"),
+        ({"provider": "openai"}, "model", "needs a `model`"),
+        ({"provider": "openai", "model": "m", "api_key": "sk-written-in-the-file"}, "api_key", "never written"),
+        ({"provider": "openai", "model": "m", "apiKey": "${{ A }} and more"}, "api_key", "never written"),
+        ({"provider": "openai", "model": "m", "max_retries": -1}, "max_retries", "greater than or equal"),
+        ({"provider": "azure", "model": "m"}, "provider", "provider: openai` with the deployment"),
+    ],
+)
 def test_refusals_name_the_field(tmp_path, body, field, message):
     path = write(tmp_path, {"t": body})
     with pytest.raises(InputError) as caught:
@@ -104,35 +127,52 @@ def test_refusals_name_the_field(tmp_path, body, field, message):
 def test_what_a_test_sends(tmp_path):
     tests = [
         {"id": "plain", "vars": {"input": "hi"}},
-        {"id": "system", "vars": {"input": [{"role": "system", "content": "Be brief."},
-                                            {"role": "user", "content": {"q": 1}}]}},
-        {"id": "two-turns", "vars": {"input": [{"role": "system", "content": "Be brief."},
-                                               {"role": "user", "content": "first"},
-                                               {"role": "assistant", "content": "ok"},
-                                               {"role": "user", "content": "second"}]}},
+        {
+            "id": "system",
+            "vars": {"input": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": {"q": 1}}]},
+        },
+        {
+            "id": "two-turns",
+            "vars": {
+                "input": [
+                    {"role": "system", "content": "Be brief."},
+                    {"role": "user", "content": "first"},
+                    {"role": "assistant", "content": "ok"},
+                    {"role": "user", "content": "second"},
+                ]
+            },
+        },
     ]
     config = load_project(write(tmp_path, {"t": {"provider": "ollama", "model": "m"}}, tests))
     cases = {t.id: t for t in suite_tasks(config.agentv)}
     assert chat_messages(cases["plain"].agentv) == [{"role": "user", "content": "hi"}]
-    assert chat_messages(cases["system"].agentv) == [{"role": "system", "content": "Be brief."},
-                                                     {"role": "user", "content": '{"q": 1}'}]
+    assert chat_messages(cases["system"].agentv) == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": '{"q": 1}'},
+    ]
     # One user message: one turn, the prompt as a cli target gets it.
     assert cases["system"].turns == [cases["system"].agentv.prompt]
     assert cases["two-turns"].turns == ["Be brief.\n\nfirst", "second"]
     assert case_turns(cases["two-turns"].agentv) == cases["two-turns"].turns
     # Another template: one user message, the rendered prompt.
-    config = load_project(write(tmp_path, {"t": {"provider": "ollama", "model": "m"}}, tests,
-                                prompts=["Answer: {{ input }}"]))
+    config = load_project(
+        write(tmp_path, {"t": {"provider": "ollama", "model": "m"}}, tests, prompts=["Answer: {{ input }}"])
+    )
     case = suite_tasks(config.agentv)[0].agentv
     assert chat_messages(case) == [{"role": "user", "content": "Answer: hi"}]
 
 
 def test_llm_key_is_read_by_name_and_never_kept(tmp_path):
-    path = write(tmp_path, {"o": {"provider": "openai", "model": "m", "api_key": "${{ MY_KEY }}"},
-                            "e": {"provider": "openai-compatible", "model": "m", "api_key": "{{ env.E_KEY }}"},
-                            "b": {"provider": "deepseek", "model": "m", "apiKey": "BARE_KEY"},
-                            "a": {"provider": "anthropic", "model": "m"},
-                            "l": {"provider": "ollama", "model": "m"}})
+    path = write(
+        tmp_path,
+        {
+            "o": {"provider": "openai", "model": "m", "api_key": "${{ MY_KEY }}"},
+            "e": {"provider": "openai-compatible", "model": "m", "api_key": "{{ env.E_KEY }}"},
+            "b": {"provider": "deepseek", "model": "m", "apiKey": "BARE_KEY"},
+            "a": {"provider": "anthropic", "model": "m"},
+            "l": {"provider": "ollama", "model": "m"},
+        },
+    )
     config = load_project(path)
     assert "sk-" not in config.model_dump_json()
     target = config.model("o").target
@@ -150,25 +190,47 @@ def test_llm_key_is_read_by_name_and_never_kept(tmp_path):
     # The redactor learns the keys, from the .env beside the file too.
     (tmp_path / ".env").write_text("MY_KEY=sk-from-dotenv-123\n", encoding="utf-8")
     assert {"sk-from-dotenv-123", "sk-a-from-shell"} <= set(
-        target_secrets(config, {"ANTHROPIC_API_KEY": "sk-a-from-shell"}))
+        target_secrets(config, {"ANTHROPIC_API_KEY": "sk-a-from-shell"})
+    )
 
 
 def test_v4_targets_file_with_llm_targets_reads_as_agentv_442(tmp_path):
     """A 4.x file's `.agentv/targets.yaml`: `endpoint`, `deployment`, a `${{ VAR }}` key; an
     OpenAI base URL gets `/v1` as AgentV 4.42 gives it (in seed files it stays as written)."""
     (tmp_path / ".agentv").mkdir()
-    (tmp_path / ".agentv" / "targets.yaml").write_text(yaml.safe_dump({"targets": [
-        {"name": "gpt", "provider": "openai", "endpoint": "http://llm.local/api", "deployment": "gpt-x",
-         "api_key": "${{ LLM_KEY }}", "max_output_tokens": 64, "temperature": 0},
-        {"name": "versioned", "provider": "openai", "base_url": "http://llm.local/v1/", "model": "m"}]}),
-        encoding="utf-8")
+    (tmp_path / ".agentv" / "targets.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "targets": [
+                    {
+                        "name": "gpt",
+                        "provider": "openai",
+                        "endpoint": "http://llm.local/api",
+                        "deployment": "gpt-x",
+                        "api_key": "${{ LLM_KEY }}",
+                        "max_output_tokens": 64,
+                        "temperature": 0,
+                    },
+                    {"name": "versioned", "provider": "openai", "base_url": "http://llm.local/v1/", "model": "m"},
+                ]
+            }
+        ),
+        encoding="utf-8",
+    )
     path = tmp_path / "e.yaml"
-    path.write_text(yaml.safe_dump({"execution": {"targets": ["gpt", "versioned"]},
-                                    "tests": [{"id": "a", "input": "hi"}]}), encoding="utf-8")
+    path.write_text(
+        yaml.safe_dump({"execution": {"targets": ["gpt", "versioned"]}, "tests": [{"id": "a", "input": "hi"}]}),
+        encoding="utf-8",
+    )
     config = load_project(path)
     gpt = config.model("gpt").target.llm
     assert (gpt.model, gpt.base_url, gpt.api_key_env, gpt.max_output_tokens, gpt.temperature) == (
-        "gpt-x", "http://llm.local/api/v1", "LLM_KEY", 64, 0)
+        "gpt-x",
+        "http://llm.local/api/v1",
+        "LLM_KEY",
+        64,
+        0,
+    )
     assert config.model("versioned").target.llm.base_url == "http://llm.local/v1"
     (tmp_path / "seed").mkdir()
     seed = write(tmp_path / "seed", {"gpt": {"provider": "openai", "model": "m", "base_url": "http://llm.local/api"}})

@@ -19,14 +19,23 @@ from bat_pipeline.engine.verdicts import check_partition
 
 
 def case(*assertions: Assertion, fmt="seed", threshold=0.8, expected=None) -> AgentvCase:
-    return AgentvCase(id="t", prompt="p", input=[Message(role="user", content="p")], assertions=list(assertions),
-                      expected_output=expected or [], threshold=threshold, format=fmt, eval_file=Path("/tmp/e.yaml"))
+    return AgentvCase(
+        id="t",
+        prompt="p",
+        input=[Message(role="user", content="p")],
+        assertions=list(assertions),
+        expected_output=expected or [],
+        threshold=threshold,
+        format=fmt,
+        eval_file=Path("/tmp/e.yaml"),
+    )
 
 
 def grade(answer: str, the_case: AgentvCase, runner=None) -> Episode:
     task = Task(id="t", turns=["p"], expected=Expected(status=None), agentv=the_case)
-    episode = Episode(model_name="tgt", task_id="t", final_status="completed", final_output=answer,
-                      aux={"attempt_index": 0})
+    episode = Episode(
+        model_name="tgt", task_id="t", final_status="completed", final_output=answer, aux={"attempt_index": 0}
+    )
     return check_partition([episode], [task], options=runner)[0]
 
 
@@ -34,25 +43,28 @@ def a(type_: str, value=None, **fields) -> Assertion:
     return Assertion(name=fields.pop("name", type_), type=type_, value=value, **fields)
 
 
-@pytest.mark.parametrize("assertion, answer, held", [
-    (a("contains", "CLEAR"), "decision CLEAR", True),
-    (a("contains", "clear"), "decision CLEAR", False),
-    (a("icontains", "clear"), "decision CLEAR", True),
-    (a("contains", "CLEAR", negate=True), "decision CLEAR", False),
-    (a("contains-any", ["X", "CLEAR"]), "CLEAR", True),
-    (a("contains-all", ["X", "CLEAR"]), "CLEAR", False),
-    (a("icontains-all", ["x", "clear"]), "X CLEAR", True),
-    (a("starts-with", "dec"), "  decision", True),
-    (a("ends-with", "sion"), "decision \n", True),
-    (a("regex", r"^dec\w+$"), "decision", True),
-    (a("regex", "DEC", options={"flags": "i"}), "decision", True),
-    (a("equals", "ok"), " ok\n", True),
-    (a("equals", "ok"), "okay", False),
-    (a("is-json"), '{"a": 1}', True),
-    (a("is-json"), "{a: 1}", False),
-    (a("json-subset", {"d": "C", "n": {"x": [1]}}), '{"d": "C", "n": {"x": [1, 2]}, "e": 0}', True),
-    (a("json-subset", {"d": "C"}), '{"d": "R"}', False),
-])
+@pytest.mark.parametrize(
+    "assertion, answer, held",
+    [
+        (a("contains", "CLEAR"), "decision CLEAR", True),
+        (a("contains", "clear"), "decision CLEAR", False),
+        (a("icontains", "clear"), "decision CLEAR", True),
+        (a("contains", "CLEAR", negate=True), "decision CLEAR", False),
+        (a("contains-any", ["X", "CLEAR"]), "CLEAR", True),
+        (a("contains-all", ["X", "CLEAR"]), "CLEAR", False),
+        (a("icontains-all", ["x", "clear"]), "X CLEAR", True),
+        (a("starts-with", "dec"), "  decision", True),
+        (a("ends-with", "sion"), "decision \n", True),
+        (a("regex", r"^dec\w+$"), "decision", True),
+        (a("regex", "DEC", options={"flags": "i"}), "decision", True),
+        (a("equals", "ok"), " ok\n", True),
+        (a("equals", "ok"), "okay", False),
+        (a("is-json"), '{"a": 1}', True),
+        (a("is-json"), "{a: 1}", False),
+        (a("json-subset", {"d": "C", "n": {"x": [1]}}), '{"d": "C", "n": {"x": [1, 2]}, "e": 0}', True),
+        (a("json-subset", {"d": "C"}), '{"d": "R"}', False),
+    ],
+)
 def test_text_checks(assertion, answer, held):
     rows = [r for r in grade(answer, case(assertion)).scores if r.scorer == "text"]
     assert len(rows) == 1 and rows[0].passed is held and rows[0].value == (1.0 if held else 0.0), rows[0].reason
@@ -73,15 +85,18 @@ def test_a_bad_regex_is_a_grader_error_not_a_failure():
     assert result_line(episode)["error"].startswith("regex: invalid regex")
 
 
-@pytest.mark.parametrize("graders, answer, score, passed", [
-    # weighted mean 2/3 < 0.8
-    ([a("contains", "a", weight=2), a("contains", "z", name="z")], "a", 2 / 3, False),
-    ([a("contains", "a", weight=4), a("contains", "z", name="z")], "a", 0.8, True),
-    # a failed required grader makes the score 0
-    ([a("contains", "a", weight=9), a("contains", "z", name="z", required=True)], "a", 0.0, False),
-    # a numeric required / min_score lowers the bar of that grader only
-    ([a("contains", "a", weight=9), a("contains", "z", name="z", required=True, min_score=0.0)], "a", 0.9, True),
-])
+@pytest.mark.parametrize(
+    "graders, answer, score, passed",
+    [
+        # weighted mean 2/3 < 0.8
+        ([a("contains", "a", weight=2), a("contains", "z", name="z")], "a", 2 / 3, False),
+        ([a("contains", "a", weight=4), a("contains", "z", name="z")], "a", 0.8, True),
+        # a failed required grader makes the score 0
+        ([a("contains", "a", weight=9), a("contains", "z", name="z", required=True)], "a", 0.0, False),
+        # a numeric required / min_score lowers the bar of that grader only
+        ([a("contains", "a", weight=9), a("contains", "z", name="z", required=True, min_score=0.0)], "a", 0.9, True),
+    ],
+)
 def test_the_pass_rule(graders, answer, score, passed):
     episode = grade(answer, case(*graders))
     gating = [r for r in episode.scores if r.gating]
@@ -111,23 +126,31 @@ class Ended:
 SCRIPT = a("script", name="s", required=True)
 
 
-@pytest.mark.parametrize("fmt, ended, value, passed, error", [
-    ("seed", Ended(stdout='{"pass": true, "score": 1, "reason": "ok", "checks": []}'), 1.0, True, None),
-    ("seed", Ended(stdout='{"pass": false, "score": 0.9}'), 0.9, False, None),
-    ("seed", Ended(stdout='{"score": 0.5, "assertions": [{"text": "x", "passed": true}]}'), 0.5, False, None),
-    ("seed", Ended(stdout='{"score": 0.5, "hits": ["a"], "misses": ["b"], "reasoning": "r"}'), 0.5, False, None),
-    ("seed", Ended(stdout='{"checks": [{"text": "a", "pass": true}, {"text": "b", "pass": false}]}'), 0.5,
-     False, None),
-    ("seed", Ended(), 1.0, True, None),
-    ("seed", Ended(exit_code=1), 0.0, False, None),
-    ("seed", Ended(exit_code=1, stderr="Traceback: boom"), None, None, "boom"),
-    ("seed", Ended(stdout="not json"), None, None, "unreadable"),
-    ("seed", Ended(timed_out=True, exit_code=None), None, None, "timed out"),
-    ("seed", Ended(exit_code=None, start_error="nope: no such file"), None, None, "could not start"),
-    ("v4", Ended(stdout='{"pass": false, "score": 0.9}'), 0.9, True, None),  # 4.42 reads only the score
-    ("v4", Ended(exit_code=1, stderr="boom"), 0.0, False, None),  # 4.42: non-zero exit scores 0
-    ("v4", Ended(stdout='log line\n{"score": 1}'), 1.0, True, None),
-])
+@pytest.mark.parametrize(
+    "fmt, ended, value, passed, error",
+    [
+        ("seed", Ended(stdout='{"pass": true, "score": 1, "reason": "ok", "checks": []}'), 1.0, True, None),
+        ("seed", Ended(stdout='{"pass": false, "score": 0.9}'), 0.9, False, None),
+        ("seed", Ended(stdout='{"score": 0.5, "assertions": [{"text": "x", "passed": true}]}'), 0.5, False, None),
+        ("seed", Ended(stdout='{"score": 0.5, "hits": ["a"], "misses": ["b"], "reasoning": "r"}'), 0.5, False, None),
+        (
+            "seed",
+            Ended(stdout='{"checks": [{"text": "a", "pass": true}, {"text": "b", "pass": false}]}'),
+            0.5,
+            False,
+            None,
+        ),
+        ("seed", Ended(), 1.0, True, None),
+        ("seed", Ended(exit_code=1), 0.0, False, None),
+        ("seed", Ended(exit_code=1, stderr="Traceback: boom"), None, None, "boom"),
+        ("seed", Ended(stdout="not json"), None, None, "unreadable"),
+        ("seed", Ended(timed_out=True, exit_code=None), None, None, "timed out"),
+        ("seed", Ended(exit_code=None, start_error="nope: no such file"), None, None, "could not start"),
+        ("v4", Ended(stdout='{"pass": false, "score": 0.9}'), 0.9, True, None),  # 4.42 reads only the score
+        ("v4", Ended(exit_code=1, stderr="boom"), 0.0, False, None),  # 4.42: non-zero exit scores 0
+        ("v4", Ended(stdout='log line\n{"score": 1}'), 1.0, True, None),
+    ],
+)
 def test_script_verdicts(fmt, ended, value, passed, error):
     row = read_verdict(SCRIPT, case(SCRIPT, fmt=fmt), ended)
     assert (row.value, row.passed) == (value, passed), row.reason
@@ -153,9 +176,28 @@ def test_script_grader_gets_both_generations_of_fields():
     command, cwd, stdin, timeout = runner.calls[0]
     assert command == ["python3", "g.py"] and cwd == Path("/tmp/sub") and timeout == 7
     sent = json.loads(stdin)
-    for field in ("test_id", "target", "input", "expected_output", "criteria", "output", "output_messages",
-                  "tool_calls", "tokens", "wall_ms", "messages", "input_files", "metadata", "trace_summary",
-                  "token_usage", "cost_usd", "duration_ms", "start_time", "end_time", "config"):
+    for field in (
+        "test_id",
+        "target",
+        "input",
+        "expected_output",
+        "criteria",
+        "output",
+        "output_messages",
+        "tool_calls",
+        "tokens",
+        "wall_ms",
+        "messages",
+        "input_files",
+        "metadata",
+        "trace_summary",
+        "token_usage",
+        "cost_usd",
+        "duration_ms",
+        "start_time",
+        "end_time",
+        "config",
+    ):
         assert field in sent, field
     assert sent["output"] == "answer" and sent["target"] == "tgt" and sent["input"][0]["content"] == "p"
 

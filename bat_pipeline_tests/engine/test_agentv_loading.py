@@ -32,16 +32,22 @@ def test_the_example_is_a_seed_file_with_one_batch_target():
     assert config.models[0].name == "batch_cli" and config.agent_id == "screening"
     target = suite.targets[0]
     assert target.batch and target.cwd == EXAMPLE.parent
-    assert target.healthcheck is not None and target.healthcheck.command == ["python3", "batch_runner.py", "--healthcheck"]
+    assert target.healthcheck is not None and target.healthcheck.command == [
+        "python3",
+        "batch_runner.py",
+        "--healthcheck",
+    ]
     tasks = suite_tasks(suite)
     assert [t.id for t in tasks] == ["case-001", "case-002", "case-003"]
     assert tasks[0].expected.status is None  # bat-cli's checks stay off
     assert tasks[0].turns[0].startswith("@[System]:\nYou are a batch processor.\n\n@[User]:\n{")
     graders = tasks[0].agentv.assertions
-    assert [(g.name, g.type, g.required) for g in graders] == [("decision-check", "script", True),
-                                                              ("is-json", "is-json", True),
-                                                              ("screened", "trajectory", True),
-                                                              ("llm-rubric", "llm-rubric", True)]
+    assert [(g.name, g.type, g.required) for g in graders] == [
+        ("decision-check", "script", True),
+        ("is-json", "is-json", True),
+        ("screened", "trajectory", True),
+        ("llm-rubric", "llm-rubric", True),
+    ]
 
 
 def test_which_file_is_what(tmp_path):
@@ -55,16 +61,42 @@ def test_which_file_is_what(tmp_path):
 
 
 def test_v4_file_with_targets_found_upward(tmp_path):
-    write(tmp_path / ".agentv" / "targets.yaml",
-          {"targets": [{"name": "local", "provider": "cli", "command_template": "python3 a.py {PROMPT}",
-                        "provider_batching": False, "healthcheck": {"command": "true", "timeout_seconds": 5}},
-                       {"name": "other", **CLI}]})
-    eval_file = write(tmp_path / "evals" / "deep" / "e.yaml", {
-        "execution": {"target": "local", "threshold": 0.5},
-        "tests": [{"id": "t1", "input": "hello", "expected_output": "hi", "criteria": "greets",
-                   "assertions": [{"type": "contains", "value": "hi"}, {"type": "code_grader", "command": ["x"]}]},
-                  {"id": "t2", "input_messages": [{"role": "user", "content": "q"}],
-                   "execution": {"threshold": 0.9}, "evaluators": [{"type": "equals", "value": "a"}]}]})
+    write(
+        tmp_path / ".agentv" / "targets.yaml",
+        {
+            "targets": [
+                {
+                    "name": "local",
+                    "provider": "cli",
+                    "command_template": "python3 a.py {PROMPT}",
+                    "provider_batching": False,
+                    "healthcheck": {"command": "true", "timeout_seconds": 5},
+                },
+                {"name": "other", **CLI},
+            ]
+        },
+    )
+    eval_file = write(
+        tmp_path / "evals" / "deep" / "e.yaml",
+        {
+            "execution": {"target": "local", "threshold": 0.5},
+            "tests": [
+                {
+                    "id": "t1",
+                    "input": "hello",
+                    "expected_output": "hi",
+                    "criteria": "greets",
+                    "assertions": [{"type": "contains", "value": "hi"}, {"type": "code_grader", "command": ["x"]}],
+                },
+                {
+                    "id": "t2",
+                    "input_messages": [{"role": "user", "content": "q"}],
+                    "execution": {"threshold": 0.9},
+                    "evaluators": [{"type": "equals", "value": "a"}],
+                },
+            ],
+        },
+    )
     suite = load_suite(eval_file)
     assert suite.format == "v4" and [t.name for t in suite.targets] == ["local"]
     assert suite.targets[0].healthcheck.timeout_s == 5 and suite.targets[0].cwd == eval_file.parent
@@ -94,28 +126,47 @@ def test_prompts_render_vars_and_messages():
     assert render("Hi {{who.name}}, {{ n }} {{ missing }}", variables) == "Hi Ada, 3 {{ missing }}"
 
 
-@pytest.mark.parametrize("written, expected", [
-    ("not_contains", ("contains", True)), ("not-contains", ("contains", True)),
-    ("contains", ("contains", False)), ("code-judge", ("script", False)), ("tool_trajectory", ("trajectory", False)),
-    ("Is_Json", ("is-json", False)), ("starts_with", ("starts-with", False)),
-])
+@pytest.mark.parametrize(
+    "written, expected",
+    [
+        ("not_contains", ("contains", True)),
+        ("not-contains", ("contains", True)),
+        ("contains", ("contains", False)),
+        ("code-judge", ("script", False)),
+        ("tool_trajectory", ("trajectory", False)),
+        ("Is_Json", ("is-json", False)),
+        ("starts_with", ("starts-with", False)),
+    ],
+)
 def test_grader_type_spellings(tmp_path, written, expected):
-    eval_file = write(tmp_path / "e.yaml", {"providers": {"t": CLI},
-                                            "tests": [{"id": "a", "vars": {"input": "x"},
-                                                       "assert": [{"type": written, "value": "v",
-                                                                   "max_steps": 3}]}]})
+    eval_file = write(
+        tmp_path / "e.yaml",
+        {
+            "providers": {"t": CLI},
+            "tests": [{"id": "a", "vars": {"input": "x"}, "assert": [{"type": written, "value": "v", "max_steps": 3}]}],
+        },
+    )
     grader = load_suite(eval_file).tests[0].assertions[0]
     assert (grader.type, grader.negate) == expected
 
 
-@pytest.mark.parametrize("test, field, message", [
-    ({"vars": {"input": "x"}}, "id", "needs an `id`"),
-    ({"id": "a"}, "vars.input", "no input"),
-    ({"id": "a", "vars": {"input": "x"}, "assert": [{"type": "latency", "threshold": 9}]}, "assert[0].type",
-     "not supported"),
-    ({"id": "a", "vars": {"input": "x"}, "assert": [{"type": "contains", "weight": -1}]}, "assert[0].weight",
-     "greater than or equal"),
-])
+@pytest.mark.parametrize(
+    "test, field, message",
+    [
+        ({"vars": {"input": "x"}}, "id", "needs an `id`"),
+        ({"id": "a"}, "vars.input", "no input"),
+        (
+            {"id": "a", "vars": {"input": "x"}, "assert": [{"type": "latency", "threshold": 9}]},
+            "assert[0].type",
+            "not supported",
+        ),
+        (
+            {"id": "a", "vars": {"input": "x"}, "assert": [{"type": "contains", "weight": -1}]},
+            "assert[0].weight",
+            "greater than or equal",
+        ),
+    ],
+)
 def test_refusals_name_file_entry_and_field(tmp_path, test, field, message):
     eval_file = write(tmp_path / "e.yaml", {"providers": {"t": CLI}, "tests": [test]})
     with pytest.raises(InputError, match=message) as caught:
@@ -125,28 +176,39 @@ def test_refusals_name_file_entry_and_field(tmp_path, test, field, message):
 
 
 def test_duplicate_ids_and_unrunnable_providers_are_refused(tmp_path):
-    eval_file = write(tmp_path / "e.yaml", {"providers": {"t": CLI},
-                                            "tests": [{"id": "a", "vars": {"input": "x"}}] * 2})
+    eval_file = write(
+        tmp_path / "e.yaml", {"providers": {"t": CLI}, "tests": [{"id": "a", "vars": {"input": "x"}}] * 2}
+    )
     with pytest.raises(InputError, match=r"duplicate id 'a' \(also tests\[0\]\)"):
         load_suite(eval_file)
-    eval_file = write(tmp_path / "f.yaml", {"providers": {"t": {"provider": "gemini", "model": "m"}},
-                                            "tests": [{"id": "a", "vars": {"input": "x"}}]})
+    eval_file = write(
+        tmp_path / "f.yaml",
+        {"providers": {"t": {"provider": "gemini", "model": "m"}}, "tests": [{"id": "a", "vars": {"input": "x"}}]},
+    )
     with pytest.raises(InputError, match="provider 'gemini' cannot be run yet"):
         load_suite(eval_file)
 
 
 def test_variables_in_targets(tmp_path):
-    eval_file = write(tmp_path / "e.yaml", {"providers": {"t": {**CLI, "command": "run ${{ TOOL }}"}},
-                                            "tests": [{"id": "a", "vars": {"input": "x"}}]})
+    eval_file = write(
+        tmp_path / "e.yaml",
+        {"providers": {"t": {**CLI, "command": "run ${{ TOOL }}"}}, "tests": [{"id": "a", "vars": {"input": "x"}}]},
+    )
     assert load_suite(eval_file, TargetOptions(environ={"TOOL": "x.py"})).targets[0].command == "run x.py"
     with pytest.raises(InputError, match="TOOL"):
         load_suite(eval_file, TargetOptions(environ={}))
 
 
 def test_env_variables_of_newer_provider_files(tmp_path):
-    providers = {"providers": [{"id": "t", "provider": "cli",
-                                "config": {"command": "run {{ env.TOOL }} --k ${{ KEY }}",
-                                           "env": {"MODE": "{{env.MODE}}"}}}]}
+    providers = {
+        "providers": [
+            {
+                "id": "t",
+                "provider": "cli",
+                "config": {"command": "run {{ env.TOOL }} --k ${{ KEY }}", "env": {"MODE": "{{env.MODE}}"}},
+            }
+        ]
+    }
     write(tmp_path / ".agentv" / "providers.yaml", providers)
     eval_file = write(tmp_path / "e.yaml", {"tests": [{"id": "a", "input": "x"}]})
     target = load_suite(eval_file, TargetOptions(environ={"TOOL": "x.py", "KEY": "k", "MODE": "m"})).targets[0]

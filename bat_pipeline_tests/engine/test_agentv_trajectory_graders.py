@@ -39,16 +39,35 @@ def v4_file(folder: Path, tests: list[dict]) -> Path:
 def graded(eval_file: Path, calls: dict[str, list[dict]]):
     suite = load_suite(eval_file)
     tasks = suite_tasks(suite)
-    records = {t.id: {"id": t.id, "output": [{"role": "assistant", "tool_calls": calls.get(t.id, [])},
-                                            {"role": "assistant", "content": "done"}]} for t in tasks}
-    episodes = [answered_episode(t, "local", 0, answer_from_record(records[t.id], suite.format),
-                                 wall_ms=1.0, started_at="2026-01-01T00:00:00Z") for t in tasks]
+    records = {
+        t.id: {
+            "id": t.id,
+            "output": [
+                {"role": "assistant", "tool_calls": calls.get(t.id, [])},
+                {"role": "assistant", "content": "done"},
+            ],
+        }
+        for t in tasks
+    }
+    episodes = [
+        answered_episode(
+            t,
+            "local",
+            0,
+            answer_from_record(records[t.id], suite.format),
+            wall_ms=1.0,
+            started_at="2026-01-01T00:00:00Z",
+        )
+        for t in tasks
+    ]
     return suite, {e.task_id: e for e in check_partition(episodes, tasks)}
 
 
 def test_every_agentv442_case_scores_as_agentv_through_a_4x_file(tmp_path):
-    tests = [{"id": c["id"], "input": "go", "assertions": [{"name": "calls", "type": "tool-trajectory",
-                                                           **c["assertion"]}]} for c in CASES]
+    tests = [
+        {"id": c["id"], "input": "go", "assertions": [{"name": "calls", "type": "tool-trajectory", **c["assertion"]}]}
+        for c in CASES
+    ]
     suite, episodes = graded(v4_file(tmp_path, tests), {c["id"]: c["calls"] for c in CASES})
     assert suite.format == "v4" and len(episodes) == len(CASES)
     for c in CASES:
@@ -63,11 +82,17 @@ def test_every_agentv442_case_scores_as_agentv_through_a_4x_file(tmp_path):
 
 
 def test_a_seed_file_reads_exact_as_strict_and_weighs_the_grader(tmp_path):
-    grader = {"name": "calls", "type": "trajectory", "mode": "exact", "expected": [{"tool": "a"}],
-              "weight": 3}
-    eval_file = write(tmp_path / "e.yaml", {"providers": {"local": TARGET}, "tests": [
-        {"id": "extra", "vars": {"input": "go"}, "assert": [grader, {"type": "contains", "value": "done"}]},
-        {"id": "same", "vars": {"input": "go"}, "assert": [grader]}]})
+    grader = {"name": "calls", "type": "trajectory", "mode": "exact", "expected": [{"tool": "a"}], "weight": 3}
+    eval_file = write(
+        tmp_path / "e.yaml",
+        {
+            "providers": {"local": TARGET},
+            "tests": [
+                {"id": "extra", "vars": {"input": "go"}, "assert": [grader, {"type": "contains", "value": "done"}]},
+                {"id": "same", "vars": {"input": "go"}, "assert": [grader]},
+            ],
+        },
+    )
     _, episodes = graded(eval_file, {"extra": [{"tool": "a"}, {"tool": "b"}], "same": [{"tool": "a"}]})
     [row] = [r for r in episodes["extra"].scores if r.scorer == "tool_trajectory"]
     # strict outside 4.x files: the extra call is a miss; seed graders are required
@@ -78,12 +103,16 @@ def test_a_seed_file_reads_exact_as_strict_and_weighs_the_grader(tmp_path):
 
 
 def test_newer_trajectory_kinds(tmp_path):
-    graders = [{"name": "a", "type": "trajectory:tool-used", "min": 1},
-               {"name": "seq", "type": "trajectory:tool_sequence", "steps": ["a", {"tool": "b", "args": {"x": 1}}]},
-               {"name": "args", "type": "trajectory:tool-args-match", "tool": "b", "args": {"x": 1}},
-               {"name": "steps", "type": "trajectory:step-count", "max": 2}]
-    eval_file = write(tmp_path / "e.yaml", {"providers": {"local": TARGET}, "tests": [
-        {"id": "t", "vars": {"input": "go"}, "assert": graders}]})
+    graders = [
+        {"name": "a", "type": "trajectory:tool-used", "min": 1},
+        {"name": "seq", "type": "trajectory:tool_sequence", "steps": ["a", {"tool": "b", "args": {"x": 1}}]},
+        {"name": "args", "type": "trajectory:tool-args-match", "tool": "b", "args": {"x": 1}},
+        {"name": "steps", "type": "trajectory:step-count", "max": 2},
+    ]
+    eval_file = write(
+        tmp_path / "e.yaml",
+        {"providers": {"local": TARGET}, "tests": [{"id": "t", "vars": {"input": "go"}, "assert": graders}]},
+    )
     calls = [{"tool": "a"}, {"tool": "b", "input": {"x": 1, "y": 2}}]
     _, episodes = graded(eval_file, {"t": calls})
     rows = {r.criterion: r for r in episodes["t"].scores if r.scorer == "tool_trajectory"}
@@ -95,19 +124,30 @@ def test_newer_trajectory_kinds(tmp_path):
 
 
 def test_4x_leniencies_warn_where_seed_files_refuse(tmp_path):
-    lenient = [{"name": "loose", "type": "tool_trajectory", "mode": "any_order", "expected": [{"tool": "a"}]},
-               {"name": "odd", "type": "tool-trajectory", "mode": "in_order", "args_match": "partial",
-                "expected": [{"tool": "a", "args": {"x": 1}, "argsMatch": "fuzzy"}]}]
-    suite, episodes = graded(v4_file(tmp_path, [{"id": "t", "input": "go", "assertions": lenient}]),
-                             {"t": [{"tool": "a", "input": {"x": 1}}]})
+    lenient = [
+        {"name": "loose", "type": "tool_trajectory", "mode": "any_order", "expected": [{"tool": "a"}]},
+        {
+            "name": "odd",
+            "type": "tool-trajectory",
+            "mode": "in_order",
+            "args_match": "partial",
+            "expected": [{"tool": "a", "args": {"x": 1}, "argsMatch": "fuzzy"}],
+        },
+    ]
+    suite, episodes = graded(
+        v4_file(tmp_path, [{"id": "t", "input": "go", "assertions": lenient}]),
+        {"t": [{"tool": "a", "input": {"x": 1}}]},
+    )
     assert [g.name for g in suite.tests[0].assertions] == ["odd"]
     warnings = "\n".join(suite.warnings)
     assert "assertions[0]: left out: any_order needs `minimums`" in warnings
     assert "args_match 'partial'" in warnings and "expected[0].argsMatch 'fuzzy'" in warnings
     [row] = [r for r in episodes["t"].scores if r.scorer == "tool_trajectory"]
     assert row.value == 1.0 and episodes["t"].verdict.passed  # the default, exact, applies
-    seed = write(tmp_path / "s.yaml", {"providers": {"local": TARGET}, "tests": [
-        {"id": "t", "vars": {"input": "go"}, "assert": [lenient[1]]}]})
+    seed = write(
+        tmp_path / "s.yaml",
+        {"providers": {"local": TARGET}, "tests": [{"id": "t", "vars": {"input": "go"}, "assert": [lenient[1]]}]},
+    )
     with pytest.raises(InputError) as caught:
         load_suite(seed)
     assert caught.value.entry == "tests[0] (id 't')" and caught.value.field == "assert[0].expected[0].argsMatch"
@@ -116,11 +156,17 @@ def test_4x_leniencies_warn_where_seed_files_refuse(tmp_path):
 def test_an_agent_without_spans_is_a_grader_error(tmp_path):
     from bat_pipeline.engine.contracts import Episode
 
-    eval_file = write(tmp_path / "e.yaml", {"providers": {"local": TARGET}, "tests": [
-        {"id": "t", "vars": {"input": "go"}, "assert": [{"type": "trajectory", "max_steps": 1}]}]})
+    eval_file = write(
+        tmp_path / "e.yaml",
+        {
+            "providers": {"local": TARGET},
+            "tests": [{"id": "t", "vars": {"input": "go"}, "assert": [{"type": "trajectory", "max_steps": 1}]}],
+        },
+    )
     tasks = suite_tasks(load_suite(eval_file))
-    episode = Episode(model_name="agent", task_id="t", final_status="completed", final_output="x",
-                      aux={"attempt_index": 0})
+    episode = Episode(
+        model_name="agent", task_id="t", final_status="completed", final_output="x", aux={"attempt_index": 0}
+    )
     [checked] = check_partition([episode], tasks)
     rule = checked.scores[-1]
     assert rule.passed is None and "no spans were found" in rule.reason

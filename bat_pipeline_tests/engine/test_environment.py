@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from bat_pipeline.engine.config import load_eval_config
 from bat_pipeline.engine.environment import (
     MissingJudgeKey,
     agent_environment,
@@ -14,7 +15,6 @@ from bat_pipeline.engine.environment import (
     require_judge_key,
 )
 from bat_pipeline.engine.errors import InputError
-from bat_pipeline.engine.config import load_eval_config
 
 EVAL = """
 evaluation: {qualitative: true}
@@ -42,12 +42,22 @@ def config(tmp_path):
     return load_eval_config(folder, environ={})
 
 
-SHELL = {"PATH": "/bin", "SHELL_WINS": "shell", "LAYER": "shell", "JUDGE_KEY": "canary-judge",
-         "OPENAI_API_KEY": "openai-key", "JUDGE_SETTING": "canary-setting", "UNRELATED": "u",
-         "UV_CACHE_DIR": "/c", "LC_ALL": "C", "BASE_URL": "http://shell"}
+SHELL = {
+    "PATH": "/bin",
+    "SHELL_WINS": "shell",
+    "LAYER": "shell",
+    "JUDGE_KEY": "canary-judge",
+    "OPENAI_API_KEY": "openai-key",
+    "JUDGE_SETTING": "canary-setting",
+    "UNRELATED": "u",
+    "UV_CACHE_DIR": "/c",
+    "LC_ALL": "C",
+    "BASE_URL": "http://shell",
+}
 
 
 # --- the agent's environment -----------------------------------------------------------
+
 
 def test_dotenv_read_then_shell_wins(config):
     env = agent_environment(config, config.models[0], base_env=SHELL)
@@ -67,8 +77,9 @@ def test_model_variables_override_dotenv_and_shell(config):
 
 def test_an_inherited_base_url_is_removed_when_the_model_sets_none(config):
     assert "BASE_URL" not in agent_environment(config, config.models[1], base_env=SHELL)
-    assert "BASE_URL" not in agent_environment(config, config.models[1], base_env={},
-                                               dotenv={"BASE_URL": "http://dotenv"})
+    assert "BASE_URL" not in agent_environment(
+        config, config.models[1], base_env={}, dotenv={"BASE_URL": "http://dotenv"}
+    )
 
 
 def test_agent_env_then_model_env_win(config):
@@ -85,8 +96,12 @@ def test_dotenv_argument_mapping(config):
 def test_the_judge_key_never_reaches_the_agent(config):
     """api_key_env, the provider variable it maps to and judge.env's names, from the shell
     or the .env, in the default mode; an anthropic model does not need OPENAI_API_KEY."""
-    env = agent_environment(config, config.models[2], base_env=SHELL,
-                            dotenv={"JUDGE_KEY": "canary-dotenv", "JUDGE_SETTING": "canary-dotenv"})
+    env = agent_environment(
+        config,
+        config.models[2],
+        base_env=SHELL,
+        dotenv={"JUDGE_KEY": "canary-dotenv", "JUDGE_SETTING": "canary-dotenv"},
+    )
     assert "canary" not in " ".join(env.values())
     assert not {"JUDGE_KEY", "JUDGE_SETTING", "OPENAI_API_KEY"} & set(env)
     assert env["UNRELATED"] == "u"
@@ -124,11 +139,16 @@ def test_inherit_env_false_keeps_only_the_allow_list_from_the_shell(tmp_path):
 
 
 def test_a_key_shared_by_an_openai_judge_and_an_openai_model(tmp_path):
-    folder = make_agent(tmp_path, "evaluation: {qualitative: true}\njudge: {provider: openai, model: j}\n"
-                                  "models: ['openai:m', 'ollama:n']\n")
+    folder = make_agent(
+        tmp_path,
+        "evaluation: {qualitative: true}\njudge: {provider: openai, model: j}\nmodels: ['openai:m', 'ollama:n']\n",
+    )
     config = load_eval_config(folder, environ={})
     for minimal in (False, True):
-        assert agent_environment(config, config.models[0], base_env=SHELL, minimal=minimal)["OPENAI_API_KEY"] == "openai-key"
+        assert (
+            agent_environment(config, config.models[0], base_env=SHELL, minimal=minimal)["OPENAI_API_KEY"]
+            == "openai-key"
+        )
         assert "OPENAI_API_KEY" not in agent_environment(config, config.models[1], base_env=SHELL, minimal=minimal)
 
 
@@ -147,15 +167,22 @@ def test_blueprint_root_dotenv(tmp_path):
 
 # --- the judge's environment and key -----------------------------------------------------
 
+
 def judge_config(tmp_path, judge: str, dotenv: str | None = None, qualitative: bool = True):
-    folder = make_agent(tmp_path, f"evaluation: {{qualitative: {str(qualitative).lower()}}}\n"
-                                  f"judge: {judge}\nmodels: ['openai:m']\n", dotenv)
+    folder = make_agent(
+        tmp_path,
+        f"evaluation: {{qualitative: {str(qualitative).lower()}}}\njudge: {judge}\nmodels: ['openai:m']\n",
+        dotenv,
+    )
     return load_eval_config(folder, environ=project_environ(folder, {}))
 
 
 def test_api_key_env_is_copied_onto_the_providers_variable_then_judge_env(tmp_path):
-    config = judge_config(tmp_path, "{provider: anthropic, model: j, api_key_env: MY_KEY, env: {X: '$ANTHROPIC_API_KEY'}}",
-                          dotenv="MY_KEY=from-dotenv\n")
+    config = judge_config(
+        tmp_path,
+        "{provider: anthropic, model: j, api_key_env: MY_KEY, env: {X: '$ANTHROPIC_API_KEY'}}",
+        dotenv="MY_KEY=from-dotenv\n",
+    )
     assert config.judge.env == {"X": "from-dotenv"}  # $VAR sees the mapped variable
     env = judge_environment(config.judge, project_environ(config.agent_dir, {"ANTHROPIC_API_KEY": "shell"}))
     assert env["ANTHROPIC_API_KEY"] == "from-dotenv" and env["X"] == "from-dotenv"

@@ -15,11 +15,19 @@ from bat_pipeline.engine.config.project import load_project, project_kind, proje
 from bat_pipeline.engine.errors import InputError
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "bat_pipeline" / "example" / "weather_agent"
-SCENARIOS = {"scenarios": [
-    {"id": "weather-01", "starting_prompt": "Weather in Paris?", "conversation_plan": "Get it.",
-     "expected_trajectory": ["get_weather"], "max_turns": 2},
-    {"id": "sum-01", "starting_prompt": "Add 1 and 2", "expected_trajectory": ["add"]},
-    {"id": "weather-02", "starting_prompt": "Weather in Oslo?", "expected_trajectory": ["get_weather"]}]}
+SCENARIOS = {
+    "scenarios": [
+        {
+            "id": "weather-01",
+            "starting_prompt": "Weather in Paris?",
+            "conversation_plan": "Get it.",
+            "expected_trajectory": ["get_weather"],
+            "max_turns": 2,
+        },
+        {"id": "sum-01", "starting_prompt": "Add 1 and 2", "expected_trajectory": ["add"]},
+        {"id": "weather-02", "starting_prompt": "Weather in Oslo?", "expected_trajectory": ["get_weather"]},
+    ]
+}
 
 
 def write(folder: Path, name: str, data) -> Path:
@@ -33,15 +41,27 @@ def write(folder: Path, name: str, data) -> Path:
 def project(tmp_path):
     write(tmp_path, "datasets/agent.evalset.json", SCENARIOS)
     write(tmp_path, "model_configs/agent.yaml", {"generator": "a2a", "agent": str(EXAMPLE)})
-    write(tmp_path, "model_configs/user.yaml", {"provider": "openai", "model_id": "scripted-user",
-                                                "base_url": "http://127.0.0.1:9/v1", "max_turns": 4})
+    write(
+        tmp_path,
+        "model_configs/user.yaml",
+        {"provider": "openai", "model_id": "scripted-user", "base_url": "http://127.0.0.1:9/v1", "max_turns": 4},
+    )
     write(tmp_path, "model_configs/judge.yaml", {"provider": "openai", "model": "judge"})
-    run = {"dataset_config": "datasets/agent.evalset.json", "dataset_format": "agent-format",
-           "orchestrator": "agent", "model_config": "model_configs/agent.yaml",
-           "simulated_user_model_config": "model_configs/user.yaml", "runners": {"agent_runners": 3},
-           "scorers": {"trajectory_matcher": {"enforce_order": True}, "turn_count": {},
-                       "goal_completion": {"model_config": "model_configs/judge.yaml"}},
-           "reporting": {"csv": {"output_directory": "results"}}, "num_trials": 2}
+    run = {
+        "dataset_config": "datasets/agent.evalset.json",
+        "dataset_format": "agent-format",
+        "orchestrator": "agent",
+        "model_config": "model_configs/agent.yaml",
+        "simulated_user_model_config": "model_configs/user.yaml",
+        "runners": {"agent_runners": 3},
+        "scorers": {
+            "trajectory_matcher": {"enforce_order": True},
+            "turn_count": {},
+            "goal_completion": {"model_config": "model_configs/judge.yaml"},
+        },
+        "reporting": {"csv": {"output_directory": "results"}},
+        "num_trials": 2,
+    }
     return tmp_path, run
 
 
@@ -73,20 +93,26 @@ def test_scenarios_are_chosen_by_id_and_pattern(project):
 
 def test_an_a2a_url_names_its_models(project):
     folder, run = project
-    write(folder, "model_configs/agent.yaml", {"generator": "a2a", "url": "http://127.0.0.1:8123",
-                                               "models": ["openai:competent"]})
+    write(
+        folder,
+        "model_configs/agent.yaml",
+        {"generator": "a2a", "url": "http://127.0.0.1:8123", "models": ["openai:competent"]},
+    )
     config = load_project(write(folder, "run_config.yaml", run))
     assert config.agent.url == "http://127.0.0.1:8123" and config.agent_dir == folder.resolve()
     assert [m.name for m in config.models] == ["openai:competent"]
 
 
-@pytest.mark.parametrize(("model_config", "says"), [
-    ({"generator": "claude_code"}, "generator 'claude_code' (a CLI agent) is not run"),
-    ({"generator": "gemini_cli", "gemini_cli_version": "x"}, "generator 'gemini_cli'"),
-    ({"generator": "vertex"}, "generator 'vertex' is not run here"),
-    ({"generator": "a2a"}, "needs url"),
-    ({"generator": "a2a", "url": "http://127.0.0.1:1"}, "name the agent's model"),
-])
+@pytest.mark.parametrize(
+    ("model_config", "says"),
+    [
+        ({"generator": "claude_code"}, "generator 'claude_code' (a CLI agent) is not run"),
+        ({"generator": "gemini_cli", "gemini_cli_version": "x"}, "generator 'gemini_cli'"),
+        ({"generator": "vertex"}, "generator 'vertex' is not run here"),
+        ({"generator": "a2a"}, "needs url"),
+        ({"generator": "a2a", "url": "http://127.0.0.1:1"}, "name the agent's model"),
+    ],
+)
 def test_targets_refused_by_name(project, model_config, says):
     folder, run = project
     write(folder, "model_configs/agent.yaml", model_config)

@@ -28,40 +28,49 @@ from bat_pipeline.engine.scorers.turn_count import turn_count
 from bat_pipeline.engine.sql_results import compare_results, normalise_sql, run_query, sql_of
 
 
-@pytest.mark.parametrize(("expected", "actual", "value"), [
-    ([], [], 1.0),
-    (["a", "b"], ["b", "a"], 1.0),
-    (["a", "b"], ["a", "a", "b"], 1.0),          # sets: repetition does not count
-    (["a", "b"], ["a"], 0.5),
-    (["a", "b"], ["a", "c"], 1 / 3),
-    (["a"], [], 0.0),
-    (["a"], ["b"], 0.0),
-])
+@pytest.mark.parametrize(
+    ("expected", "actual", "value"),
+    [
+        ([], [], 1.0),
+        (["a", "b"], ["b", "a"], 1.0),
+        (["a", "b"], ["a", "a", "b"], 1.0),  # sets: repetition does not count
+        (["a", "b"], ["a"], 0.5),
+        (["a", "b"], ["a", "c"], 1 / 3),
+        (["a"], [], 0.0),
+        (["a"], ["b"], 0.0),
+    ],
+)
 def test_jaccard(expected, actual, value):
     assert jaccard(expected, actual) == pytest.approx(value)
 
 
-@pytest.mark.parametrize(("expected", "actual", "value"), [
-    ([], [], 1.0),
-    (["a", "b"], ["a", "b"], 1.0),
-    (["a", "b"], ["b", "a"], 0.0),               # two substitutions of two
-    (["a", "b", "c"], ["a", "c"], 2 / 3),        # one deletion of three
-    (["a"], ["a", "a", "a", "a"], 0.25),         # three insertions, longer is 4
-    (["a", "b"], [], 0.0),
-    (["k", "i", "t", "t", "e", "n"], ["s", "i", "t", "t", "i", "n", "g"], 1 - 3 / 7),
-])
+@pytest.mark.parametrize(
+    ("expected", "actual", "value"),
+    [
+        ([], [], 1.0),
+        (["a", "b"], ["a", "b"], 1.0),
+        (["a", "b"], ["b", "a"], 0.0),  # two substitutions of two
+        (["a", "b", "c"], ["a", "c"], 2 / 3),  # one deletion of three
+        (["a"], ["a", "a", "a", "a"], 0.25),  # three insertions, longer is 4
+        (["a", "b"], [], 0.0),
+        (["k", "i", "t", "t", "e", "n"], ["s", "i", "t", "t", "i", "n", "g"], 1 - 3 / 7),
+    ],
+)
 def test_levenshtein_similarity(expected, actual, value):
     assert sequence_similarity(expected, actual) == pytest.approx(value)
 
 
-@pytest.mark.parametrize(("expected", "actual", "enforce_order", "value", "exact"), [
-    (["get_weather"], ["get_weather"], False, 1.0, True),
-    (["a", "b"], ["b", "a"], False, 1.0, False),
-    (["a", "b"], ["b", "a"], True, 0.0, False),
-    (["list_instances"], ["cloud-sql__list_instances"], False, 1.0, True),   # a bare name matches server__name
-    (["cloud-sql__list_instances"], ["mcp__cloud-sql__list_instances"], False, 1.0, True),
-    (["cloud-sql__list_instances"], ["other__list_instances"], False, 0.0, False),
-])
+@pytest.mark.parametrize(
+    ("expected", "actual", "enforce_order", "value", "exact"),
+    [
+        (["get_weather"], ["get_weather"], False, 1.0, True),
+        (["a", "b"], ["b", "a"], False, 1.0, False),
+        (["a", "b"], ["b", "a"], True, 0.0, False),
+        (["list_instances"], ["cloud-sql__list_instances"], False, 1.0, True),  # a bare name matches server__name
+        (["cloud-sql__list_instances"], ["mcp__cloud-sql__list_instances"], False, 1.0, True),
+        (["cloud-sql__list_instances"], ["other__list_instances"], False, 0.0, False),
+    ],
+)
 def test_trajectory_matcher_rows(expected, actual, enforce_order, value, exact):
     main, exact_row, other = match_rows(expected, actual, enforce_order=enforce_order)
     assert main.criterion == "trajectory_matcher" and main.gating and main.value == pytest.approx(value)
@@ -81,8 +90,9 @@ def test_filter_native_tools_and_canonical_names():
 
 def _item(scenario: Scenario, steps=(), output="", log: ConversationLog | None = None) -> ScoringInput:
     trajectory = Trajectory(found=True, turns=[Turn(user="go", steps=[ToolStep(name=n) for n in steps])])
-    episode = Episode(model_name="m", task_id="t", final_output=output,
-                      aux={"conversation": log.model_dump()} if log else {})
+    episode = Episode(
+        model_name="m", task_id="t", final_output=output, aux={"conversation": log.model_dump()} if log else {}
+    )
     episode.trace.trajectory = trajectory
     return ScoringInput(task=Task(id="t", turns=["go"], scenario=scenario), episode=episode)
 
@@ -94,19 +104,23 @@ def test_the_scorer_reads_the_trajectory_and_the_run_configs_options():
 
 
 def test_turn_count_is_the_number_of_turns():
-    log = ConversationLog(turns=[ConversationTurn(user="a"), ConversationTurn(user="b", generated=True)],
-                          ended="terminated", max_turns=4)
+    log = ConversationLog(
+        turns=[ConversationTurn(user="a"), ConversationTurn(user="b", generated=True)], ended="terminated", max_turns=4
+    )
     [row] = turn_count(_item(Scenario(), log=log))
     assert row.raw == 2 and row.scale == "count" and row.value is None and not row.gating
     assert row.reason == "2 turns of at most 4; ended: terminated" and row.details["generated"] == 1
 
 
-@pytest.mark.parametrize(("golden", "answer", "passed"), [
-    ("SELECT 1;", "SELECT 1", True),
-    ("SELECT  a\nFROM t", "Here it is:\n```sql\nSELECT a FROM t;\n```", True),
-    ("SELECT a FROM t", "SELECT b FROM t", False),
-    ("SELECT 'Paris'", "SELECT 'paris'", False),
-])
+@pytest.mark.parametrize(
+    ("golden", "answer", "passed"),
+    [
+        ("SELECT 1;", "SELECT 1", True),
+        ("SELECT  a\nFROM t", "Here it is:\n```sql\nSELECT a FROM t;\n```", True),
+        ("SELECT a FROM t", "SELECT b FROM t", False),
+        ("SELECT 'Paris'", "SELECT 'paris'", False),
+    ],
+)
 def test_exact_match(golden, answer, passed):
     [row] = exact_match(_item(Scenario(golden_sql=golden), output=answer))
     assert row.passed is passed and row.gating and row.raw == (100.0 if passed else 0.0)
@@ -117,20 +131,23 @@ def test_exact_match_of_an_expected_answer():
     assert normalise_sql(" SELECT  1 ;; ") == "SELECT 1" and sql_of("no fence") == "no fence"
 
 
-@pytest.mark.parametrize(("golden", "generated", "equal", "says"), [
-    ([(1, "a"), (2, "b")], [(2, "b"), (1, "a")], True, "order aside"),
-    ([(1,), (1,)], [(1,)], False, "1 golden row(s) missing"),          # duplicates count
-    ([(1,)], [(1,), (1,)], False, "1 extra"),
-    ([(None, 1)], [(None, 1)], True, ""),                             # NULL equals NULL
-    ([(None,)], [(0,)], False, ""),
-    ([(1,)], [(1.0,)], True, ""),                                     # numbers by value
-    ([(decimal.Decimal("2.50"),)], [(2.5,)], True, ""),
-    ([(0.1 + 0.2,)], [(0.3,)], True, ""),
-    ([(1,)], [("1",)], False, "different types"),
-    ([(datetime.date(2026, 1, 2),)], [("2026-01-02",)], True, ""),
-    ([(1, 2)], [(1,)], False, "number of columns"),
-    ([], [], True, ""),
-])
+@pytest.mark.parametrize(
+    ("golden", "generated", "equal", "says"),
+    [
+        ([(1, "a"), (2, "b")], [(2, "b"), (1, "a")], True, "order aside"),
+        ([(1,), (1,)], [(1,)], False, "1 golden row(s) missing"),  # duplicates count
+        ([(1,)], [(1,), (1,)], False, "1 extra"),
+        ([(None, 1)], [(None, 1)], True, ""),  # NULL equals NULL
+        ([(None,)], [(0,)], False, ""),
+        ([(1,)], [(1.0,)], True, ""),  # numbers by value
+        ([(decimal.Decimal("2.50"),)], [(2.5,)], True, ""),
+        ([(0.1 + 0.2,)], [(0.3,)], True, ""),
+        ([(1,)], [("1",)], False, "different types"),
+        ([(datetime.date(2026, 1, 2),)], [("2026-01-02",)], True, ""),
+        ([(1, 2)], [(1,)], False, "number of columns"),
+        ([], [], True, ""),
+    ],
+)
 def test_result_set_comparison(golden, generated, equal, says):
     result = compare_results(golden, generated)
     assert result.equal is equal and says in result.reason
@@ -176,8 +193,10 @@ def test_the_database_is_opened_read_only(database):
 
 
 def test_llm_answers_are_read_and_scored():
-    goals, summary = parse_goals('<think>{"sub_goals": []}</think> {"sub_goals": [{"goal": "g", "met": true, '
-                                 '"reasoning": "r"}, {"goal": "h", "met": false, "reasoning": "s"}], "summary": "ok"}')
+    goals, summary = parse_goals(
+        '<think>{"sub_goals": []}</think> {"sub_goals": [{"goal": "g", "met": true, '
+        '"reasoning": "r"}, {"goal": "h", "met": false, "reasoning": "s"}], "summary": "ok"}'
+    )
     assert [g["met"] for g in goals] == [True, False] and summary == "ok"
     with pytest.raises(ValueError):
         parse_goals('{"sub_goals": [], "summary": ""}')

@@ -6,10 +6,12 @@ from bat_pipeline.engine.contracts import GateSettings
 from bat_pipeline.engine.gates import GateResult, evaluate_gates
 
 
-def gates(settings: GateSettings, *, pass_rate: float | None = 0.4, errors: int = 0,
-          previous: float | None = None) -> dict[str, GateResult]:
-    results = evaluate_gates(settings, model_key="openai-sloppy", pass_rate=pass_rate,
-                             error_episodes=errors, previous_pass_rate=previous)
+def gates(
+    settings: GateSettings, *, pass_rate: float | None = 0.4, errors: int = 0, previous: float | None = None
+) -> dict[str, GateResult]:
+    results = evaluate_gates(
+        settings, model_key="openai-sloppy", pass_rate=pass_rate, error_episodes=errors, previous_pass_rate=previous
+    )
     return {r.name: r for r in results}
 
 
@@ -45,8 +47,7 @@ def test_max_error_episodes():
 def test_max_regression_against_the_previous_run():
     failed = gates(GateSettings(max_regression=0.1), pass_rate=0.6, previous=0.9)["max_regression"]
     assert not failed.passed
-    assert failed.message == ("openai-sloppy: pass rate 0.60 vs previous 0.90, "
-                              "a drop of 0.30 > max_regression 0.10")
+    assert failed.message == ("openai-sloppy: pass rate 0.60 vs previous 0.90, a drop of 0.30 > max_regression 0.10")
     within = gates(GateSettings(max_regression=0.2), pass_rate=0.1, previous=0.3)["max_regression"]
     assert within.passed and "a drop of 0.20 <= max_regression 0.20" in within.message
     better = gates(GateSettings(max_regression=0.0), pass_rate=0.9, previous=0.5)["max_regression"]
@@ -59,8 +60,13 @@ def test_max_regression_without_a_previous_run_passes_and_says_so():
 
 
 def test_all_gates_in_settings_order():
-    results = evaluate_gates(GateSettings(min_pass_rate=0.5, max_error_episodes=0, max_regression=0.1),
-                             model_key="m", pass_rate=0.5, error_episodes=0, previous_pass_rate=0.5)
+    results = evaluate_gates(
+        GateSettings(min_pass_rate=0.5, max_error_episodes=0, max_regression=0.1),
+        model_key="m",
+        pass_rate=0.5,
+        error_episodes=0,
+        previous_pass_rate=0.5,
+    )
     assert [r.name for r in results] == ["min_pass_rate", "max_error_episodes", "max_regression"]
     assert all(r.passed for r in results)
 
@@ -75,13 +81,15 @@ def _episode(task: str, *, eval_error: str | None = None, status: str = "error",
 def test_nothing_ran_when_every_episode_errored():
     from bat_pipeline.engine.gates import nothing_ran
 
-    episodes = [_episode("a", eval_error="ConnectError: connection refused"),
-                _episode("b", eval_error="ConnectError: connection refused"),
-                _episode("c", output="model call failed: 401 invalid api key")]
+    episodes = [
+        _episode("a", eval_error="ConnectError: connection refused"),
+        _episode("b", eval_error="ConnectError: connection refused"),
+        _episode("c", output="model call failed: 401 invalid api key"),
+    ]
     message = nothing_ran(episodes, "openai:m")
     assert message.startswith("every episode of openai:m errored (3), so nothing was measured: ")
     assert "ConnectError: connection refused (2 of 3" in message
     only_status = nothing_ran([_episode("c", output="model call failed: 401")], "openai:m")
     assert only_status.endswith("the agent ended in status error: model call failed: 401")
-    assert nothing_ran(episodes + [_episode("d", status="completed")], "openai:m") is None
+    assert nothing_ran([*episodes, _episode("d", status="completed")], "openai:m") is None
     assert nothing_ran([], "openai:m") is None

@@ -15,16 +15,19 @@ from bat_pipeline.engine.llm_judges.view import cut_long
 from bat_pipeline.engine.yaml_rubrics import score
 
 
-@pytest.mark.parametrize(("text", "label", "how", "value", "passed"), [
-    ("Clear and correct.\n4", "4", "last line", 0.75, True),
-    ("reasoning\n  5  \n\n", "5", "last line", 1.0, True),
-    ("The grade is 1", "1", "last three lines", 0.0, False),        # contained, not exact: lowest label
-    ("a\nb\nI hesitate between 4 and 2.\nFinal: three", "2", "last three lines", 0.25, True),
-    ("Grade 3\nline two\nline three\nline four", None, "none", 0.0, False),  # only the last three lines count
-    ("no digits at all", None, "none", 0.0, False),
-    ("", None, "none", 0.0, False),
-    ("<think>5\n5</think>I'd say\n2", "2", "last line", 0.25, True),
-])
+@pytest.mark.parametrize(
+    ("text", "label", "how", "value", "passed"),
+    [
+        ("Clear and correct.\n4", "4", "last line", 0.75, True),
+        ("reasoning\n  5  \n\n", "5", "last line", 1.0, True),
+        ("The grade is 1", "1", "last three lines", 0.0, False),  # contained, not exact: lowest label
+        ("a\nb\nI hesitate between 4 and 2.\nFinal: three", "2", "last three lines", 0.25, True),
+        ("Grade 3\nline two\nline three\nline four", None, "none", 0.0, False),  # only the last three lines count
+        ("no digits at all", None, "none", 0.0, False),
+        ("", None, "none", 0.0, False),
+        ("<think>5\n5</think>I'd say\n2", "2", "last line", 0.25, True),
+    ],
+)
 def test_choice_parsing(text: str, label: str | None, how: str, value: float, passed: bool) -> None:
     found = parse_choice(text)
     assert (found.label, found.how, found.score, found.passed) == (label, how, value, passed)
@@ -38,8 +41,9 @@ def test_long_input_keeps_the_first_16000_and_last_1000_characters() -> None:
     assert "[… 3000 characters cut …]" in cut and "b" not in cut
 
 
-@pytest.mark.parametrize(("unit", "grade"), [(0.95, "A"), (0.9, "A"), (0.85, "B"), (0.7, "C"), (0.65, "D"),
-                                             (0.59, "F")])
+@pytest.mark.parametrize(
+    ("unit", "grade"), [(0.95, "A"), (0.9, "A"), (0.85, "B"), (0.7, "C"), (0.65, "D"), (0.59, "F")]
+)
 def test_letter_grades(unit: float, grade: str) -> None:
     assert letter_grade(unit) == grade
 
@@ -59,15 +63,19 @@ def test_pattern_rubrics_have_universal_and_own_dimensions_and_gates() -> None:
     react = pattern_rubric("react")
     assert len(react.criteria) == 10 and react.criteria[7].name == "thought_action_pairing"
     assert [(g.criterion, g.minimum) for g in react.gates()] == [
-        ("step_order", 3), ("termination", 2), ("thought_action_pairing", 3)]
+        ("step_order", 3),
+        ("termination", 2),
+        ("thought_action_pairing", 3),
+    ]
     for name in ("cove", "reflexion", "rag"):
         assert len(pattern_rubric(name).criteria) == 10
 
 
 def row(value: float | None, sample: int = 0, judge: str = "j1", criterion: str = "c", **over: object) -> ScoreRow:
     fields: dict[str, object] = {"reason": f"run {sample}", **over}
-    return ScoreRow(scorer="s", criterion=criterion, value=value, raw=value, scale="0..1", sample=sample,
-                    judge=judge, **fields)
+    return ScoreRow(
+        scorer="s", criterion=criterion, value=value, raw=value, scale="0..1", sample=sample, judge=judge, **fields
+    )
 
 
 def test_median_and_spread_of_runs() -> None:
@@ -82,8 +90,11 @@ def test_median_and_spread_of_runs() -> None:
 
 
 def test_only_the_summing_row_gates_and_passed_is_the_majority() -> None:
-    runs = [[row(1.0, passed=True, gating=True)], [row(0.0, passed=False, gating=True)],
-            [row(1.0, passed=True, gating=True)]]
+    runs = [
+        [row(1.0, passed=True, gating=True)],
+        [row(0.0, passed=False, gating=True)],
+        [row(1.0, passed=True, gating=True)],
+    ]
     rows = sampled(runs, None)
     assert [r.gating for r in rows] == [False, False, False, True]
     assert rows[-1].passed is True and rows[-1].value == 1.0

@@ -14,8 +14,8 @@ import pytest
 from bat_pipeline.engine.contracts import (
     A2AEvent,
     AgentStep,
-    ErrorStep,
     Episode,
+    ErrorStep,
     ModelStep,
     ToolStep,
     Trajectory,
@@ -27,10 +27,9 @@ from bat_pipeline.engine.judge_view import (
     render_episode_for_judge,
     render_trajectory,
 )
+from bat_pipeline_tests.support.paths import REFERENCE
 
 GOLDEN = Path(__file__).parent / "golden"
-from bat_pipeline_tests.reference import REFERENCE
-
 
 
 def reference_episode(run: str, name: str) -> Episode:
@@ -56,15 +55,27 @@ def long_turn(n: int, text_len: int = 50) -> Turn:
 
 
 def big_trajectory() -> Trajectory:
-    nested = ToolStep(name="delegate", args={"q": "z" * 3000}, steps=[
-        AgentStep(agent="Helper", asked="a" * 2000, answered="b" * 5000, status="completed",
-                  steps=[ModelStep(model="h", said="c" * 4000), ErrorStep(span="db", error="e" * 900)]),
-    ])
-    return Trajectory(found=True, turns=[
-        long_turn(40, 800),
-        Turn(user="u" * 3000, steps=[nested, *long_turn(9, 2000).steps]),
-        Turn(user="nothing happened"),
-    ])
+    nested = ToolStep(
+        name="delegate",
+        args={"q": "z" * 3000},
+        steps=[
+            AgentStep(
+                agent="Helper",
+                asked="a" * 2000,
+                answered="b" * 5000,
+                status="completed",
+                steps=[ModelStep(model="h", said="c" * 4000), ErrorStep(span="db", error="e" * 900)],
+            ),
+        ],
+    )
+    return Trajectory(
+        found=True,
+        turns=[
+            long_turn(40, 800),
+            Turn(user="u" * 3000, steps=[nested, *long_turn(9, 2000).steps]),
+            Turn(user="nothing happened"),
+        ],
+    )
 
 
 def step_numbers(text: str) -> list[int]:
@@ -73,18 +84,47 @@ def step_numbers(text: str) -> list[int]:
 
 # --- notation ------------------------------------------------------------------------
 
+
 def test_each_step_kind_and_nesting():
-    traj = Trajectory(found=True, turns=[Turn(user="Plan my trip", steps=[
-        ModelStep(node="plan", model="gpt", said="<ok>", called=["book"], tokens_in=5, tokens_out=2,
-                  tokens_cached=3, reasoning_tokens=1),
-        ToolStep(node="act", name="book", args={"city": "Paris", "n": 2}, result="done", steps=[
-            AgentStep(agent="Booker", asked="book it", answered="booked", status="completed", steps=[
-                ToolStep(name="pay", args="card", error="declined"),
-            ]),
-        ]),
-        ErrorStep(span="router", error="timeout"),
-        ModelStep(model="gpt", error="HTTP 400"),
-    ])])
+    traj = Trajectory(
+        found=True,
+        turns=[
+            Turn(
+                user="Plan my trip",
+                steps=[
+                    ModelStep(
+                        node="plan",
+                        model="gpt",
+                        said="<ok>",
+                        called=["book"],
+                        tokens_in=5,
+                        tokens_out=2,
+                        tokens_cached=3,
+                        reasoning_tokens=1,
+                    ),
+                    ToolStep(
+                        node="act",
+                        name="book",
+                        args={"city": "Paris", "n": 2},
+                        result="done",
+                        steps=[
+                            AgentStep(
+                                agent="Booker",
+                                asked="book it",
+                                answered="booked",
+                                status="completed",
+                                steps=[
+                                    ToolStep(name="pay", args="card", error="declined"),
+                                ],
+                            ),
+                        ],
+                    ),
+                    ErrorStep(span="router", error="timeout"),
+                    ModelStep(model="gpt", error="HTTP 400"),
+                ],
+            )
+        ],
+    )
     text = render_trajectory(traj, max_chars=10_000)
     assert text.startswith(TRAJECTORY_LEGEND)
     lines = text.splitlines()[2:]
@@ -95,7 +135,7 @@ def test_each_step_kind_and_nesting():
         '        [3] agent Booker: asked "book it" -> "booked" (state completed)',
         '            [4] tool pay("card") -> FAILED: declined',
         '    [5] error in span "router": timeout',
-        '    [6] model gpt: FAILED: HTTP 400 | tokens 0 in, 0 out',
+        "    [6] model gpt: FAILED: HTTP 400 | tokens 0 in, 0 out",
     ]
 
 
@@ -115,6 +155,7 @@ def test_deterministic():
 
 
 # --- budget --------------------------------------------------------------------------
+
 
 def test_budget_never_exceeded():
     traj = big_trajectory()
@@ -136,7 +177,7 @@ def test_fields_are_shortened_before_steps_are_dropped():
     text = render_trajectory(traj, max_chars=len(full) // 3)
     assert not re.search(r"… \d+ steps? omitted", text)
     assert step_numbers(text) == [1, 2, 3, 4, 5, 6]
-    assert "…\"" in text
+    assert '…"' in text
 
 
 def test_middle_steps_dropped_first_and_last_kept():
@@ -144,8 +185,8 @@ def test_middle_steps_dropped_first_and_last_kept():
     text = render_trajectory(traj, max_chars=2500)
     assert len(text) <= 2500
     numbers = step_numbers(text)
-    assert numbers[0] == 1 and 30 in numbers          # first and last of turn 1
-    assert 31 in numbers and 42 in numbers            # first and last of turn 2
+    assert numbers[0] == 1 and 30 in numbers  # first and last of turn 1
+    assert 31 in numbers and 42 in numbers  # first and last of turn 2
     assert len(numbers) < 42
     markers = re.findall(r"… (\d+) steps? omitted \(\[(\d+)\](?:–\[(\d+)\])?\) …", text)
     assert markers
@@ -156,9 +197,10 @@ def test_middle_steps_dropped_first_and_last_kept():
 
 
 def test_nested_steps_count_in_the_marker():
-    outer = [ToolStep(name=f"t{i}", result="r" * 200,
-                      steps=[ModelStep(model="m", said="s" * 200) for _ in range(3)])
-             for i in range(8)]
+    outer = [
+        ToolStep(name=f"t{i}", result="r" * 200, steps=[ModelStep(model="m", said="s" * 200) for _ in range(3)])
+        for i in range(8)
+    ]
     traj = Trajectory(found=True, turns=[Turn(user="go", steps=outer)])
     text = render_trajectory(traj, max_chars=1800)
     assert len(text) <= 1800
@@ -191,13 +233,19 @@ def test_budget_below_one_is_refused():
 
 # --- events fallback -----------------------------------------------------------------
 
+
 def events_episode(n_turns: int = 2, per_turn: int = 3) -> Episode:
     events = []
     for turn in range(n_turns):
         for i in range(per_turn):
-            events.append(A2AEvent(t_ms=turn * 100 + i * 10.4, task_status="working",
-                                   content_preview=f"chunk {turn}.{i}",
-                                   user_input=f"message {turn}" if i == 0 else None))
+            events.append(
+                A2AEvent(
+                    t_ms=turn * 100 + i * 10.4,
+                    task_status="working",
+                    content_preview=f"chunk {turn}.{i}",
+                    user_input=f"message {turn}" if i == 0 else None,
+                )
+            )
     return Episode(model_name="p:m", task_id="t", trace=EpisodeTrace(events=events))
 
 
@@ -225,17 +273,22 @@ def test_no_events_and_no_spans():
 
 def test_episode_with_spans_renders_its_trajectory():
     traj = Trajectory(found=True, turns=[long_turn(2)])
-    episode = Episode(model_name="p:m", task_id="t", trace=EpisodeTrace(trajectory=traj, events=[
-        A2AEvent(t_ms=1, task_status="completed", content_preview="not shown")]))
+    episode = Episode(
+        model_name="p:m",
+        task_id="t",
+        trace=EpisodeTrace(
+            trajectory=traj, events=[A2AEvent(t_ms=1, task_status="completed", content_preview="not shown")]
+        ),
+    )
     assert render_episode_for_judge(episode, max_chars=9000) == render_trajectory(traj, max_chars=9000)
 
 
 # --- reference episodes --------------------------------------------------------------
 
+
 def test_golden_reference_trajectory():
     episode = reference_episode("bad", "compare_two_cities_budget__try0")
-    assert_golden("judge_view_compare_two_cities_budget_bad.txt",
-                  render_episode_for_judge(episode, max_chars=24000))
+    assert_golden("judge_view_compare_two_cities_budget_bad.txt", render_episode_for_judge(episode, max_chars=24000))
 
 
 def test_golden_reference_trajectory_tight_budget():
@@ -249,8 +302,7 @@ def test_golden_reference_trajectory_tight_budget():
 def test_golden_reference_events():
     episode = reference_episode("bad", "self_check_no_errors__try0")
     episode.trace.trajectory = Trajectory(found=False)
-    assert_golden("judge_view_self_check_no_errors_bad_events.txt",
-                  render_episode_for_judge(episode, max_chars=24000))
+    assert_golden("judge_view_self_check_no_errors_bad_events.txt", render_episode_for_judge(episode, max_chars=24000))
 
 
 @pytest.mark.parametrize("budget", [1, 50, 200, 400, 800, 1500, 24000])

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.config import load_eval_config, load_tasks
+from bat_pipeline.engine.errors import InputError
 
 FOLDER = Path(__file__).parent / "bad_inputs"
 CASES = yaml.safe_load((FOLDER / "cases.yaml").read_text())

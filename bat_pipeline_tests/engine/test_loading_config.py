@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.config import load_eval_config
+from bat_pipeline.engine.errors import InputError
 
 ENV = {"HOME": "/home/u", "MY_KEY": "secret", "HOST": "gpu1"}
 
@@ -46,7 +46,12 @@ def test_defaults(tmp_path):
     config = load_eval_config(agent(tmp_path, "models: ['openai:gpt-x']"), environ=ENV)
     ev = config.evaluation
     assert (ev.dataset, ev.output_dir, ev.k, ev.qualitative, ev.run_name) == (
-        "eval/input/tasks.json", "eval/output", 1, False, "benchmark")
+        "eval/input/tasks.json",
+        "eval/output",
+        1,
+        False,
+        "benchmark",
+    )
     assert (ev.agent_startup_timeout_s, ev.agent_shutdown_timeout_s, ev.concurrency) == (45, 10, 4)
     assert config.judge is None and config.agent.command is None
 
@@ -162,13 +167,20 @@ def test_qualitative_without_judge(tmp_path):
 
 def test_unknown_prompt_key_lists_allowed(tmp_path):
     error = refused(tmp_path, "judge: {provider: openai, model: j, prompts: {relevence: x}}\nmodels: ['openai:a']\n")
-    assert_names(error, "judge", "prompts.relevence", "did you mean 'relevance'",
-                 "relevance, task_completion, hallucination, tool_call")
+    assert_names(
+        error,
+        "judge",
+        "prompts.relevence",
+        "did you mean 'relevance'",
+        "relevance, task_completion, hallucination, tool_call",
+    )
 
 
 def test_prompt_too_long(tmp_path):
     long = "x" * 1001
-    error = refused(tmp_path, f"judge: {{provider: openai, model: j, prompts: {{tool_call: {long}}}}}\nmodels: ['openai:a']\n")
+    error = refused(
+        tmp_path, f"judge: {{provider: openai, model: j, prompts: {{tool_call: {long}}}}}\nmodels: ['openai:a']\n"
+    )
     assert_names(error, "judge", "prompts.tool_call", "1001", "1000")
 
 
@@ -237,10 +249,15 @@ def test_unbalanced_command_quotes(tmp_path):
     assert_names(error, "agent", "command", "cannot split")
 
 
-@pytest.mark.parametrize(("cron", "phrase"), [
-    ("0 3 * *", "has 4 fields"), ("0 25 * * *", "'25' is not a valid hour (0-23)"), ("*/x * * * *", "step 'x'"),
-    ("0 3 * * funday", "'funday' is not a valid day of week"),
-])
+@pytest.mark.parametrize(
+    ("cron", "phrase"),
+    [
+        ("0 3 * *", "has 4 fields"),
+        ("0 25 * * *", "'25' is not a valid hour (0-23)"),
+        ("*/x * * * *", "step 'x'"),
+        ("0 3 * * funday", "'funday' is not a valid day of week"),
+    ],
+)
 def test_a_schedule_that_would_not_run_is_refused(tmp_path, cron, phrase):
     error = refused(tmp_path, f"evaluation: {{schedule: '{cron}'}}\nmodels: ['openai:m']\n")
     assert_names(error, "evaluation", "schedule", phrase)
@@ -248,5 +265,9 @@ def test_a_schedule_that_would_not_run_is_refused(tmp_path, cron, phrase):
 
 @pytest.mark.parametrize("cron", ["0 3 * * *", "*/15 8-18 * * mon-fri", "0 0 1,15 jan,jul 0", "@daily"])
 def test_schedules_dagster_takes(tmp_path, cron):
-    assert load_eval_config(agent(tmp_path, f"evaluation: {{schedule: '{cron}'}}\nmodels: ['openai:m']\n"),
-                            environ=ENV).evaluation.schedule == cron
+    assert (
+        load_eval_config(
+            agent(tmp_path, f"evaluation: {{schedule: '{cron}'}}\nmodels: ['openai:m']\n"), environ=ENV
+        ).evaluation.schedule
+        == cron
+    )

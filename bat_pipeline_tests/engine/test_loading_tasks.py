@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from bat_pipeline.engine.errors import InputError
-from bat_pipeline.engine.contracts.names import MAX_FILE_STEM_BYTES, task_file_stem
 from bat_pipeline.engine.config import load_tasks
+from bat_pipeline.engine.contracts.names import MAX_FILE_STEM_BYTES, task_file_stem
+from bat_pipeline.engine.errors import InputError
 
 
 def write(tmp_path, data) -> str:
@@ -27,11 +27,20 @@ def refused(tmp_path, data) -> InputError:
 
 
 def test_full_task_and_defaults(tmp_path):
-    tasks = load_tasks(write(tmp_path, [
-        {"id": "a", "turns": ["hi"]},
-        {"id": "b", "turns": ["x", "y"], "expected": {"status": None, "tool_calls": [{"name": "search"}]},
-         "meta": {"category": "c"}},
-    ]))
+    tasks = load_tasks(
+        write(
+            tmp_path,
+            [
+                {"id": "a", "turns": ["hi"]},
+                {
+                    "id": "b",
+                    "turns": ["x", "y"],
+                    "expected": {"status": None, "tool_calls": [{"name": "search"}]},
+                    "meta": {"category": "c"},
+                },
+            ],
+        )
+    )
     assert tasks[0].expected.status == "completed" and tasks[0].expected.no_errors is False
     assert tasks[1].expected.status is None and tasks[1].expected.tool_calls[0].times == 1
 
@@ -91,8 +100,9 @@ def test_task_not_an_object(tmp_path):
 
 
 def test_ids_giving_the_same_file_name_are_refused_naming_both(tmp_path):
-    error = refused(tmp_path, [{"id": "a b", "turns": ["x"]}, {"id": "c", "turns": ["x"]},
-                               {"id": "a_b", "turns": ["y"]}])
+    error = refused(
+        tmp_path, [{"id": "a b", "turns": ["x"]}, {"id": "c", "turns": ["x"]}, {"id": "a_b", "turns": ["y"]}]
+    )
     assert error.entry == "tasks[2] (id 'a_b')" and error.field == "id"
     assert "'a b' (tasks[0])" in str(error) and "a_b__try<n>.json" in str(error)
 
@@ -110,7 +120,7 @@ def test_long_ids_sharing_a_prefix_are_accepted_with_distinct_file_names(tmp_pat
     assert [t.id for t in tasks] == [first, second]
     stems = [task_file_stem(t.id) for t in tasks]
     assert stems[0] != stems[1]
-    for stem, task_id in zip(stems, (first, second)):
+    for stem, task_id in zip(stems, (first, second), strict=True):
         assert len(stem.encode()) <= MAX_FILE_STEM_BYTES
         assert stem == "x" * (MAX_FILE_STEM_BYTES - 9) + "-" + hashlib.sha256(task_id.encode()).hexdigest()[:8]
     assert task_file_stem("a/b.c") == "a_b.c"

@@ -14,20 +14,27 @@ from bat_pipeline.engine.measures.code_quality import code_blocks, complexity_sc
 from bat_pipeline.engine.measures.partition import partition_measures
 from bat_pipeline.engine.measures.performance import percentile, performance, time_score
 from bat_pipeline.engine.verdicts import check_partition
-from bat_pipeline_tests.resources.judge_server import weather_episode
+from bat_pipeline_tests.support.judge_server import weather_episode
 
 # 10 answers: cat ×4 (3 right, 1 said dog), dog ×4 (2 right, 1 cat, 1 bird), bird ×2 (both right)
-PAIRS = ([("cat", "cat")] * 3 + [("cat", "dog")] + [("dog", "dog")] * 2 + [("dog", "cat"), ("dog", "bird")]
-         + [("bird", "bird")] * 2)
+PAIRS = (
+    [("cat", "cat")] * 3
+    + [("cat", "dog")]
+    + [("dog", "dog")] * 2
+    + [("dog", "cat"), ("dog", "bird")]
+    + [("bird", "bird")] * 2
+)
 
 
 def test_classification_by_hand() -> None:
     report = classify(PAIRS)
     assert report.count == 10 and report.accuracy == pytest.approx(0.7)
     assert report.labels == ["bird", "cat", "dog"]
-    assert report.confusion == {"bird": {"bird": 2, "cat": 0, "dog": 0},
-                                "cat": {"bird": 0, "cat": 3, "dog": 1},
-                                "dog": {"bird": 1, "cat": 1, "dog": 2}}
+    assert report.confusion == {
+        "bird": {"bird": 2, "cat": 0, "dog": 0},
+        "cat": {"bird": 0, "cat": 3, "dog": 1},
+        "dog": {"bird": 1, "cat": 1, "dog": 2},
+    }
     cat, dog, bird = report.per_label["cat"], report.per_label["dog"], report.per_label["bird"]
     # cat: predicted 4 times, 3 right; expected 4 times, 3 found
     assert (cat.precision, cat.recall, cat.f1, cat.support) == (0.75, 0.75, pytest.approx(0.75), 4)
@@ -58,14 +65,20 @@ def test_reading_expected_and_predicted_labels() -> None:
     assert predicted_label("not json", "decision", ["reject"]) == "not json"
     cities = ["Paris", "Rome", "Oslo"]
     assert predicted_label("It is sunny in rome; Paris is cloudy.", None, cities) == "Rome"  # named first
-    assert predicted_label("Berlin", None, cities) == "Berlin"                            # short: as written
+    assert predicted_label("Berlin", None, cities) == "Berlin"  # short: as written
     assert predicted_label("I cannot tell which city you mean, sorry about that.", None, cities) == "(other)"
 
 
-@pytest.mark.parametrize(("seconds", "threshold", "penalty", "score"), [
-    (5, 10, 1, 1.0), (10, 10, 1, 1.0), (20, 10, 1, math.exp(-1)), (15, 10, 2, math.exp(-1)),
-    (40, 10, 0.5, math.exp(-1.5)),
-])
+@pytest.mark.parametrize(
+    ("seconds", "threshold", "penalty", "score"),
+    [
+        (5, 10, 1, 1.0),
+        (10, 10, 1, 1.0),
+        (20, 10, 1, math.exp(-1)),
+        (15, 10, 2, math.exp(-1)),
+        (40, 10, 0.5, math.exp(-1.5)),
+    ],
+)
 def test_time_decays_exponentially_past_the_threshold(seconds, threshold, penalty, score) -> None:
     assert time_score(seconds, threshold, penalty) == pytest.approx(score)
 
@@ -85,11 +98,16 @@ def test_code_blocks_and_tool_reports() -> None:
     answer = "Here:\n```python\ndef f():\n    return 1\n```\nand\n```py\nx = 2\n```\n```bash\nls\n```"
     assert code_blocks(answer) == "def f():\n    return 1\n\nx = 2\n"
     assert code_blocks("```\nplain\n```") is None and code_blocks("no code") is None
-    findings, parses = read_ruff([{"code": "F401", "message": "unused", "location": {"row": 1}},
-                                  {"code": None, "message": "SyntaxError: bad", "location": {"row": 2}}])
+    findings, parses = read_ruff(
+        [
+            {"code": "F401", "message": "unused", "location": {"row": 1}},
+            {"code": None, "message": "SyntaxError: bad", "location": {"row": 2}},
+        ]
+    )
     assert [f.code for f in findings] == ["F401", "syntax"] and parses is False
-    assert read_radon({"a.py": [{"name": "f", "complexity": 4, "classname": None},
-                                {"name": "m", "complexity": 12, "classname": "C"}]}) == {"f": 4, "C.m": 12}
+    assert read_radon(
+        {"a.py": [{"name": "f", "complexity": 4, "classname": None}, {"name": "m", "complexity": 12, "classname": "C"}]}
+    ) == {"f": 4, "C.m": 12}
     assert (lint_score(0), lint_score(3), lint_score(12)) == (1.0, pytest.approx(0.7), 0.0)
     assert (complexity_score(10), complexity_score(15), complexity_score(25)) == (1.0, 0.5, 0.0)
 
@@ -100,14 +118,21 @@ class Options:
 
 
 def test_label_and_time_rows_and_the_partition_measures() -> None:
-    tasks = [Task(id=f"t{i}", turns=["?"], expected=Expected(status=None, expected_output={"decision": want}))
-             for i, want in enumerate(["accept", "reject", "reject"])]
-    episodes = [weather_episode(task_id=f"t{i}", answer_text=said) for i, said in
-                enumerate(['{"decision": "accept"}', "Accept.", '{"decision": "reject"}'])]
+    tasks = [
+        Task(id=f"t{i}", turns=["?"], expected=Expected(status=None, expected_output={"decision": want}))
+        for i, want in enumerate(["accept", "reject", "reject"])
+    ]
+    episodes = [
+        weather_episode(task_id=f"t{i}", answer_text=said)
+        for i, said in enumerate(['{"decision": "accept"}', "Accept.", '{"decision": "reject"}'])
+    ]
     episodes = check_partition(episodes, tasks, options=Options())
     label_rows = [r for e in episodes for r in e.scores if r.scorer == "label"]
-    assert [(r.passed, r.details["predicted"]) for r in label_rows] == [(True, "accept"), (False, "Accept"),
-                                                                        (True, "reject")]
+    assert [(r.passed, r.details["predicted"]) for r in label_rows] == [
+        (True, "accept"),
+        (False, "Accept"),
+        (True, "reject"),
+    ]
     assert all(not r.gating for r in label_rows)
     time_rows = [r for e in episodes for r in e.scores if r.scorer == "time"]
     assert [(r.raw, r.passed) for r in time_rows] == [(0.9, False)] * 3

@@ -24,7 +24,11 @@ def test_levels_read_as_bat_adk_reads_them(tmp_path):
     write(tmp_path, "d.py", "App(telemetry_privacy_floor=choose())\n")
     floors = privacy_floors(tmp_path)
     assert [(f.location, f.level) for f in floors] == [
-        ("a.py:1", "content"), ("b.py:2", "full"), ("c.py:1", "none"), ("d.py:1", None)]
+        ("a.py:1", "content"),
+        ("b.py:2", "full"),
+        ("c.py:1", "none"),
+        ("d.py:1", None),
+    ]
 
 
 def test_text_that_is_not_a_keyword_does_not_count(tmp_path):

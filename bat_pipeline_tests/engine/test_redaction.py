@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from bat_pipeline.engine.contracts import A2AEvent, Episode, EpisodeTrace
 from bat_pipeline.engine.config import load_eval_config
+from bat_pipeline.engine.contracts import A2AEvent, Episode, EpisodeTrace
 from bat_pipeline.engine.redaction import MIN_SECRET_CHARS, REDACTED, Redactor, looks_secret, secret_values
 from bat_pipeline.resources.evaluation import EvaluationResource
 
@@ -20,8 +20,12 @@ models:
   - "openai:m2"
 """
 DOTENV = "JUDGE_KEY=judge-key-from-dotenv-01\nDB_SECRET=dotenv-secret-0123456\nGREETING=hello-there-everyone\n"
-SHELL = {"PATH": "/bin", "OPENAI_API_KEY": "openai-shell-key-0123456", "ANTHROPIC_API_KEY": "anthropic-key-0123456",
-         "GITHUB_TOKEN": "shell-only-token-0123456"}
+SHELL = {
+    "PATH": "/bin",
+    "OPENAI_API_KEY": "openai-shell-key-0123456",
+    "ANTHROPIC_API_KEY": "anthropic-key-0123456",
+    "GITHUB_TOKEN": "shell-only-token-0123456",
+}
 
 
 @pytest.fixture
@@ -42,13 +46,27 @@ def test_names_that_say_secret():
 
 def test_secret_values_come_from_the_keys_and_the_layers_the_pipeline_sets(folder):
     config = load_eval_config(folder, environ={})
-    agent_envs = {"anthropic-m1": {"ANTHROPIC_API_KEY": "anthropic-key-0123456", "OPENAI_API_KEY": "not-its-key-012"},
-                  "openai-m2": {"OPENAI_API_KEY": "openai-shell-key-0123456"}}
-    values = secret_values(config, judge_key="the-judge-key-0123456", agent_envs=agent_envs,
-                           dotenv={"DB_SECRET": "dotenv-secret-0123456", "GREETING": "hello-there-everyone"})
-    assert sorted(values) == sorted([
-        "the-judge-key-0123456", "anthropic-key-0123456", "openai-shell-key-0123456",
-        "dotenv-secret-0123456", "agent-password-0123456", "model-token-0123456789", "judge-token-0123456789"])
+    agent_envs = {
+        "anthropic-m1": {"ANTHROPIC_API_KEY": "anthropic-key-0123456", "OPENAI_API_KEY": "not-its-key-012"},
+        "openai-m2": {"OPENAI_API_KEY": "openai-shell-key-0123456"},
+    }
+    values = secret_values(
+        config,
+        judge_key="the-judge-key-0123456",
+        agent_envs=agent_envs,
+        dotenv={"DB_SECRET": "dotenv-secret-0123456", "GREETING": "hello-there-everyone"},
+    )
+    assert sorted(values) == sorted(
+        [
+            "the-judge-key-0123456",
+            "anthropic-key-0123456",
+            "openai-shell-key-0123456",
+            "dotenv-secret-0123456",
+            "agent-password-0123456",
+            "model-token-0123456789",
+            "judge-token-0123456789",
+        ]
+    )
 
 
 def test_the_resource_redacts_what_an_agent_folder_makes_secret(folder, monkeypatch):
@@ -58,11 +76,17 @@ def test_the_resource_redacts_what_an_agent_folder_makes_secret(folder, monkeypa
     redactor = EvaluationResource(agent_dir=str(folder), storage_root=str(folder / "home")).redactor()
     assert set(redactor.values) == {
         "judge-key-from-dotenv-01",  # the judge's key, found in the .env
-        "dotenv-secret-0123456", "agent-password-0123456", "model-token-0123456789", "judge-token-0123456789",
-        "anthropic-key-0123456", "openai-shell-key-0123456",  # each model's provider key, as its agent gets it
+        "dotenv-secret-0123456",
+        "agent-password-0123456",
+        "model-token-0123456789",
+        "judge-token-0123456789",
+        "anthropic-key-0123456",
+        "openai-shell-key-0123456",  # each model's provider key, as its agent gets it
     }
-    assert redactor.text("shell-only-token-0123456 hello-there-everyone") == \
-        "shell-only-token-0123456 hello-there-everyone"
+    assert (
+        redactor.text("shell-only-token-0123456 hello-there-everyone")
+        == "shell-only-token-0123456 hello-there-everyone"
+    )
 
 
 def test_short_values_are_not_secrets():
@@ -87,10 +111,17 @@ def test_longest_first_and_json_escaped_forms():
 def test_data_and_records():
     secret = "sk-record-canary-42abcdef"
     redactor = Redactor([secret])
-    assert redactor.data({secret: [secret, 3, None, (f"a{secret}",)]}) == {REDACTED: [REDACTED, 3, None, (f"a{REDACTED}",)]}
-    episode = Episode(model_name="openai:m", task_id="t", final_status="completed", final_output=f"key {secret}",
-                      aux={"attempt_index": 0},
-                      trace=EpisodeTrace(events=[A2AEvent(t_ms=1, task_status="completed", content_preview=secret)]))
+    assert redactor.data({secret: [secret, 3, None, (f"a{secret}",)]}) == {
+        REDACTED: [REDACTED, 3, None, (f"a{REDACTED}",)]
+    }
+    episode = Episode(
+        model_name="openai:m",
+        task_id="t",
+        final_status="completed",
+        final_output=f"key {secret}",
+        aux={"attempt_index": 0},
+        trace=EpisodeTrace(events=[A2AEvent(t_ms=1, task_status="completed", content_preview=secret)]),
+    )
     clean = redactor.record(episode)
     assert isinstance(clean, Episode) and secret not in clean.model_dump_json()
     assert clean.final_output == f"key {REDACTED}" and clean.trace.events[0].content_preview == REDACTED

@@ -9,12 +9,9 @@ import pytest
 
 from bat_pipeline.engine.spans import load_spans
 from bat_pipeline.engine.trajectories import build_trajectory, recorded_tool_calls
-
-
-from bat_pipeline_tests.reference import REFERENCE
+from bat_pipeline_tests.support.paths import REFERENCE
 
 EPISODES = sorted(REFERENCE.glob("*/episodes/*.json"))
-
 
 
 def turns_of(task_id: str) -> list[str]:

@@ -13,7 +13,7 @@ from bat_pipeline.engine.judge_samples import MEDIAN
 from bat_pipeline.engine.reports.build import PartitionInput, build_report
 from bat_pipeline.engine.reports.html import render_html
 from bat_pipeline.engine.reports.markdown import MAX_CHARS, render_markdown
-from bat_pipeline_tests.resources.judge_server import weather_episode
+from bat_pipeline_tests.support.judge_server import weather_episode
 
 
 def episode(task: str, passed: bool, value: float, *, attempt: int = 0, answer: str = "Paris: sunny, 21 C."):
@@ -21,26 +21,49 @@ def episode(task: str, passed: bool, value: float, *, attempt: int = 0, answer: 
     found.verdict = Verdict(passed=passed, reason="ok" if passed else "status: wrong")
     found.scores = [
         ScoreRow(scorer="status", criterion="status", value=float(passed), passed=passed, gating=True, reason="s"),
-        ScoreRow(scorer="choice", criterion="outcome", value=value, raw=value, judge="openai:j", sample=0,
-                 reason="run 0"),
-        ScoreRow(scorer="choice", criterion="outcome", value=value, raw=value, judge="openai:j", sample=MEDIAN,
-                 reason="median", details={"spread": 0.25}),
+        ScoreRow(
+            scorer="choice", criterion="outcome", value=value, raw=value, judge="openai:j", sample=0, reason="run 0"
+        ),
+        ScoreRow(
+            scorer="choice",
+            criterion="outcome",
+            value=value,
+            raw=value,
+            judge="openai:j",
+            sample=MEDIAN,
+            reason="median",
+            details={"spread": 0.25},
+        ),
     ]
     return found
 
 
 def part(key: str, *episodes) -> PartitionInput:
-    return PartitionInput(key=key, model=f"openai:{key}", episodes=list(episodes),
-                          metrics={"summary": {"latency_ms": {"p50": 900.0, "p95": 1200.0}, "pass_at_k": 0.5},
-                                   "classification": {"count": 2, "accuracy": 0.5, "labels": ["a", "b"],
-                                                      "per_label": {}, "confusion": {"a": {"a": 1, "b": 1},
-                                                                                     "b": {"a": 0, "b": 0}}}})
+    return PartitionInput(
+        key=key,
+        model=f"openai:{key}",
+        episodes=list(episodes),
+        metrics={
+            "summary": {"latency_ms": {"p50": 900.0, "p95": 1200.0}, "pass_at_k": 0.5},
+            "classification": {
+                "count": 2,
+                "accuracy": 0.5,
+                "labels": ["a", "b"],
+                "per_label": {},
+                "confusion": {"a": {"a": 1, "b": 1}, "b": {"a": 0, "b": 0}},
+            },
+        },
+    )
 
 
-NOW = [part("good", episode("t1", True, 1.0), episode("t2", False, 0.5)),
-       part("bad", episode("t1", False, 0.25), episode("t2", False, 0.0))]
-BEFORE = [part("good", episode("t1", True, 1.0), episode("t2", True, 1.0)),
-          part("bad", episode("t1", False, 0.25), episode("t2", False, 0.0))]
+NOW = [
+    part("good", episode("t1", True, 1.0), episode("t2", False, 0.5)),
+    part("bad", episode("t1", False, 0.25), episode("t2", False, 0.0)),
+]
+BEFORE = [
+    part("good", episode("t1", True, 1.0), episode("t2", True, 1.0)),
+    part("bad", episode("t1", False, 0.25), episode("t2", False, 0.0)),
+]
 
 
 def report(**over):
@@ -54,21 +77,28 @@ def test_partitions_tasks_and_the_median_rows_with_the_last_word():
     outcome = next(s for s in good.scores if s.scorer == "choice")
     assert outcome.mean == 0.75 and outcome.count == 2 and outcome.spread == 0.25  # the median rows only
     assert {t.task_id: (t.cells["good"].passed, t.cells["bad"].mean_score) for t in built.tasks} == {
-        "t1": (1, 0.25), "t2": (0, 0.0)}
+        "t1": (1, 0.25),
+        "t2": (0, 0.0),
+    }
     assert [t.task_id for t in built.worst_tasks()] == ["t2", "t1"]
     assert len(built.episodes) == 4 and built.episodes[0].rows[0].scorer == "status"
 
 
 def test_regressions_against_the_previous_run():
     found = {(r.partition, r.what, r.before, r.after) for r in report().regressions}
-    assert found == {("good", "pass rate", 1.0, 0.5), ("good", "choice/outcome", 1.0, 0.75),
-                     ("good", "status/status", 1.0, 0.5), ("good", "task t2", 1.0, 0.0)}
+    assert found == {
+        ("good", "pass rate", 1.0, 0.5),
+        ("good", "choice/outcome", 1.0, 0.75),
+        ("good", "status/status", 1.0, 0.5),
+        ("good", "task t2", 1.0, 0.0),
+    }
     first = build_report("run-1", "agent", BEFORE, generated_at="now")
     assert first.regressions == [] and first.previous_run_id is None
 
 
-@pytest.mark.parametrize(("value", "colour"), [(0.8, "high"), (0.79, "medium"), (0.5, "medium"), (0.49, "low"),
-                                               (None, "none")])
+@pytest.mark.parametrize(
+    ("value", "colour"), [(0.8, "high"), (0.79, "medium"), (0.5, "medium"), (0.49, "low"), (None, "none")]
+)
 def test_colours_by_threshold(value, colour):
     assert report().colour(value) == colour
 
@@ -83,9 +113,13 @@ def test_markdown_for_a_pull_request_comment():
     assert text.startswith("## Evaluation of `agent` — run `run-2`")
     assert "| good | openai:good | 2 | 🟡 50% | -50 pts | 0.9s |" in text
     assert "### Regressions against run `run-1`" in text and "- **good** pass rate: 1.00 → 0.50" in text
-    assert text.index("| t2 |") < text.index("| t1 |")   # worst first
-    many = build_report("r", "agent", [part("p", *[episode(f"task-{i}-" + "x" * 300, False, 0.1)
-                                                   for i in range(400)])], generated_at="now")
+    assert text.index("| t2 |") < text.index("| t1 |")  # worst first
+    many = build_report(
+        "r",
+        "agent",
+        [part("p", *[episode(f"task-{i}-" + "x" * 300, False, 0.1) for i in range(400)])],
+        generated_at="now",
+    )
     assert len(render_markdown(many, worst=400)) <= MAX_CHARS
 
 
@@ -97,7 +131,17 @@ def test_html_is_self_contained_and_escapes_what_it_shows():
     # No request leaves the page: no linked file, stylesheet, image, font or script source.
     assert not re.search(r"<link\b|<img\b|<[^>]*\s(?:src|href)=|@import|url\(", page)
     assert page.count("<script") == 1 and '<script type="application/json" id="report-data">' in page
-    for test_id in ("partitions-table", "tasks-table", "scores-p", "chart-pass-rate", "chart-scores-p",
-                    "chart-confusion-p", "classification-p", "episode", "score-rows", "trajectory"):
+    for test_id in (
+        "partitions-table",
+        "tasks-table",
+        "scores-p",
+        "chart-pass-rate",
+        "chart-scores-p",
+        "chart-confusion-p",
+        "classification-p",
+        "episode",
+        "score-rows",
+        "trajectory",
+    ):
         assert f'data-testid="{test_id}"' in page
     assert 'class="num score-high">1.00' in page

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bat_pipeline.engine.contracts import JudgeSettings, RUBRICS
+from bat_pipeline.engine.contracts import RUBRICS, JudgeSettings
 from bat_pipeline.engine.rubrics import (
     JSON_SCHEMA,
     JudgeAnswerError,
@@ -15,7 +15,7 @@ from bat_pipeline.engine.rubrics import (
     rubrics_for,
     skipped_rubrics,
 )
-from bat_pipeline_tests.resources.judge_server import weather_episode, weather_task
+from bat_pipeline_tests.support.judge_server import weather_episode, weather_task
 
 
 def settings(**over) -> JudgeSettings:
@@ -23,6 +23,7 @@ def settings(**over) -> JudgeSettings:
 
 
 # --- which rubrics ---------------------------------------------------------------------
+
 
 def test_full_mode_asks_all_four_when_tools_are_expected():
     assert rubrics_for(weather_task(), "full") == list(RUBRICS)
@@ -41,6 +42,7 @@ def test_outcome_mode_asks_only_task_completion():
 
 
 # --- prompts ---------------------------------------------------------------------------
+
 
 def test_messages_hold_the_request_answer_and_steps():
     messages = build_messages("task_completion", weather_task(), weather_episode(), settings())
@@ -65,12 +67,12 @@ def test_relevance_prompt_does_not_show_the_expected_outcome():
 
 def test_operator_prompt_is_added_as_context():
     note = "Count an answer in Fahrenheit as complete."
-    with_note = build_messages("task_completion", weather_task(), weather_episode(),
-                               settings(prompts={"task_completion": note}))
+    with_note = build_messages(
+        "task_completion", weather_task(), weather_episode(), settings(prompts={"task_completion": note})
+    )
     without = build_messages("task_completion", weather_task(), weather_episode(), settings())
     assert note in with_note[0]["content"] and note not in without[0]["content"]
-    other = build_messages("relevance", weather_task(), weather_episode(),
-                           settings(prompts={"task_completion": note}))
+    other = build_messages("relevance", weather_task(), weather_episode(), settings(prompts={"task_completion": note}))
     assert note not in other[0]["content"]
 
 
@@ -110,6 +112,7 @@ def test_schema_requires_reasoning_and_score():
 
 # --- answers ---------------------------------------------------------------------------
 
+
 def test_plain_json():
     assert parse_answer('{"reasoning": "fine", "score": 0.75}') == (0.75, "fine")
 
@@ -139,17 +142,20 @@ def test_missing_reasoning_is_empty():
     assert parse_answer('{"score": 0}') == (0.0, "")
 
 
-@pytest.mark.parametrize("text, message", [
-    ("", "empty"),
-    ("I think it is good.", "no JSON object"),
-    ('{"reasoning": "x"}', "no JSON object"),
-    ('{"reasoning": "x", "score": 7}', "outside 0..1"),
-    ('{"reasoning": "x", "score": -0.1}', "outside 0..1"),
-    ('{"reasoning": "x", "score": "high"}', "not a number"),
-    ('{"reasoning": "x", "score": true}', "not a number"),
-    ('{"reasoning": "x", "score": NaN}', "not a number"),
-    ('<think>{"score": 0.5}</think> no answer', "no JSON object"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("", "empty"),
+        ("I think it is good.", "no JSON object"),
+        ('{"reasoning": "x"}', "no JSON object"),
+        ('{"reasoning": "x", "score": 7}', "outside 0..1"),
+        ('{"reasoning": "x", "score": -0.1}', "outside 0..1"),
+        ('{"reasoning": "x", "score": "high"}', "not a number"),
+        ('{"reasoning": "x", "score": true}', "not a number"),
+        ('{"reasoning": "x", "score": NaN}', "not a number"),
+        ('<think>{"score": 0.5}</think> no answer', "no JSON object"),
+    ],
+)
 def test_unusable_answers_raise(text, message):
     with pytest.raises(JudgeAnswerError, match=message):
         parse_answer(text)

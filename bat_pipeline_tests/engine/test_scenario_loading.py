@@ -15,10 +15,17 @@ from bat_pipeline.engine.environment import agent_environment, require_simulated
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.simulated_user import is_terminate, reply_text, user_messages
 
-SCENARIO = {"id": "list-instances-01", "starting_prompt": "List all instances in ${PROJECT_ID}",
-            "conversation_plan": "Ensure the agent calls list_instances.",
-            "expected_trajectory": ["cloud-sql__list_instances"], "env": {"GOOGLE_CLOUD_PROJECT": "p", "N": 3},
-            "max_turns": 4, "kind": "agent", "expected_skills": ["sql"], "prompt_timeout_seconds": 30}
+SCENARIO = {
+    "id": "list-instances-01",
+    "starting_prompt": "List all instances in ${PROJECT_ID}",
+    "conversation_plan": "Ensure the agent calls list_instances.",
+    "expected_trajectory": ["cloud-sql__list_instances"],
+    "env": {"GOOGLE_CLOUD_PROJECT": "p", "N": 3},
+    "max_turns": 4,
+    "kind": "agent",
+    "expected_skills": ["sql"],
+    "prompt_timeout_seconds": 30,
+}
 
 
 def write(tmp_path, data, name="data.json"):
@@ -46,10 +53,17 @@ def test_an_unset_variable_in_an_evalset_is_refused(tmp_path):
 
 
 def test_bat_cli_tasks_and_scenarios_mix_in_one_file(tmp_path):
-    data = [{"id": "plain", "turns": ["hi"]},
-            {"id": "with_plan", "turns": ["hi", "more"], "conversation_plan": "say 'x'", "max_turns": 4,
-             "expected": {"status": "completed"}},
-            {"id": "scenario", "starting_prompt": "go", "expected_trajectory": ["t"]}]
+    data = [
+        {"id": "plain", "turns": ["hi"]},
+        {
+            "id": "with_plan",
+            "turns": ["hi", "more"],
+            "conversation_plan": "say 'x'",
+            "max_turns": 4,
+            "expected": {"status": "completed"},
+        },
+        {"id": "scenario", "starting_prompt": "go", "expected_trajectory": ["t"]},
+    ]
     plain, with_plan, scenario = load_tasks(write(tmp_path, data))
     assert plain.scenario is None and plain.expected.status == "completed"
     assert with_plan.turns == ["hi", "more"] and with_plan.scenario.conversation_plan == "say 'x'"
@@ -61,8 +75,16 @@ def test_bat_cli_tasks_and_scenarios_mix_in_one_file(tmp_path):
 
 
 def test_turn_limits_come_from_the_scenario_then_the_simulated_user_then_one(tmp_path):
-    tasks = load_tasks(write(tmp_path, [{"id": "a", "starting_prompt": "x", "max_turns": 3},
-                                        {"id": "b", "starting_prompt": "x"}, {"id": "c", "turns": ["1", "2"]}]))
+    tasks = load_tasks(
+        write(
+            tmp_path,
+            [
+                {"id": "a", "starting_prompt": "x", "max_turns": 3},
+                {"id": "b", "starting_prompt": "x"},
+                {"id": "c", "turns": ["1", "2"]},
+            ],
+        )
+    )
     assert [turn_limit(t) for t in tasks] == [3, 1, 2]
     assert [turn_limit(t, 5) for t in tasks] == [3, 5, 2]
 
@@ -100,8 +122,15 @@ def test_a_simulated_user_in_shorthand_and_its_missing_key(tmp_path, monkeypatch
 def test_a_plan_with_turns_left_needs_a_simulated_user(tmp_path):
     folder = make_agent(tmp_path, 'models: ["openai:m"]\n')
     config = load_eval_config(folder)
-    tasks = load_tasks(write(tmp_path, [{"id": "a", "starting_prompt": "x", "conversation_plan": "p", "max_turns": 2},
-                                        {"id": "b", "starting_prompt": "x", "conversation_plan": "p"}]))
+    tasks = load_tasks(
+        write(
+            tmp_path,
+            [
+                {"id": "a", "starting_prompt": "x", "conversation_plan": "p", "max_turns": 2},
+                {"id": "b", "starting_prompt": "x", "conversation_plan": "p"},
+            ],
+        )
+    )
     with pytest.raises(InputError, match=r"simulated_user.*scenario 'a' has a conversation plan"):
         scenarios_needing_user(config, tasks)
     assert scenarios_needing_user(config, tasks[1:]) == []  # one turn: nobody to ask

@@ -8,6 +8,7 @@ import uuid
 
 import pytest
 
+from bat_pipeline.engine.config import load_eval_config
 from bat_pipeline.engine.contracts import (
     AgentStep,
     Episode,
@@ -21,7 +22,6 @@ from bat_pipeline.engine.contracts import (
 )
 from bat_pipeline.engine.contracts.episode import EpisodeTrace
 from bat_pipeline.engine.errors import InputError
-from bat_pipeline.engine.config import load_eval_config
 from bat_pipeline.engine.score_stats import criterion_stats, scorer_stats, scores_table
 from bat_pipeline.engine.scorers import ScoringInput, check, registered
 from bat_pipeline.engine.verdicts import NO_SPANS, check_partition, score_checks, verdict_from_rows
@@ -59,10 +59,17 @@ def task(meta: dict | None = None, **expected) -> Task:
 
 
 def episode(*steps, status="completed", output="", found=True, totals: Totals | None = None, **aux) -> Episode:
-    trajectory = Trajectory(found=found, turns=[Turn(user="hi", steps=list(steps))] if found else [],
-                            totals=totals or Totals())
-    return Episode(model_name="p:m", task_id="t", final_status=status, final_output=output, aux=aux,
-                   trace=EpisodeTrace(trajectory=trajectory))
+    trajectory = Trajectory(
+        found=found, turns=[Turn(user="hi", steps=list(steps))] if found else [], totals=totals or Totals()
+    )
+    return Episode(
+        model_name="p:m",
+        task_id="t",
+        final_status=status,
+        final_output=output,
+        aux=aux,
+        trace=EpisodeTrace(trajectory=trajectory),
+    )
 
 
 def scorers_of(rows: list[ScoreRow]) -> list[str]:
@@ -70,6 +77,7 @@ def scorers_of(rows: list[ScoreRow]) -> list[str]:
 
 
 # --- selection and the rows of each scorer ---------------------------------------------
+
 
 def test_builtin_check_scorers_in_order():
     builtin = [s.name for s in registered("check") if s.fn.__module__.startswith("bat_pipeline.engine.scorers.")]
@@ -82,30 +90,59 @@ def test_builtin_check_scorers_in_order():
 def test_the_tasks_expectations_select_the_scorers():
     assert scorers_of(score_checks(task(status=None), episode())) == []
     assert scorers_of(score_checks(task(output_must_contain=["a", "b"]), episode())) == ["status", "output", "output"]
-    full = task(output_must_contain=["a"], tool_calls=[{"name": "x"}], agent_calls=[{"agent": "A"}],
-                max_tokens=9, no_errors=True, trajectory={"max_steps": 3})
+    full = task(
+        output_must_contain=["a"],
+        tool_calls=[{"name": "x"}],
+        agent_calls=[{"agent": "A"}],
+        max_tokens=9,
+        no_errors=True,
+        trajectory={"max_steps": 3},
+    )
     assert scorers_of(score_checks(full, episode())) == [
-        "status", "output", "tool_calls", "agent_calls", "limits", "errors", "trajectory", "trajectory"]
+        "status",
+        "output",
+        "tool_calls",
+        "agent_calls",
+        "limits",
+        "errors",
+        "trajectory",
+        "trajectory",
+    ]
 
 
 def test_a_check_row_is_pass_fail_and_gating():
-    ok, = score_checks(task(), episode())
-    failed, = score_checks(task(), episode(status="input-required"))
+    (ok,) = score_checks(task(), episode())
+    (failed,) = score_checks(task(), episode(status="input-required"))
     assert (ok.value, ok.raw, ok.scale, ok.passed, ok.gating, ok.sample, ok.judge) == (
-        1.0, 1.0, "pass/fail", True, True, 0, None)
+        1.0,
+        1.0,
+        "pass/fail",
+        True,
+        True,
+        0,
+        None,
+    )
     assert (failed.value, failed.raw, failed.passed, failed.reason) == (
-        0.0, 0.0, False, "ended input-required, expected completed")
+        0.0,
+        0.0,
+        False,
+        "ended input-required, expected completed",
+    )
 
 
 def test_output_has_one_criterion_per_phrase():
     rows = score_checks(task(status=None, output_must_contain=["22", "Rome"]), episode(output="22°C"))
     assert [(r.criterion, r.passed, r.details["phrase"]) for r in rows] == [
-        ("output[0]", True, "22"), ("output[1]", False, "Rome")]
+        ("output[0]", True, "22"),
+        ("output[1]", False, "Rome"),
+    ]
 
 
 def test_tool_calls_row_counts_matching_and_other_calls():
-    rows = score_checks(task(status=None, tool_calls=[{"name": "w", "args_subset": {"c": 1}, "times": 2}]),
-                        episode(ToolStep(name="w", args={"c": 1}), ToolStep(name="w", args={"c": 2})))
+    rows = score_checks(
+        task(status=None, tool_calls=[{"name": "w", "args_subset": {"c": 1}, "times": 2}]),
+        episode(ToolStep(name="w", args={"c": 1}), ToolStep(name="w", args={"c": 2})),
+    )
     (row,) = rows
     assert (row.scorer, row.criterion, row.passed) == ("tool_calls", "tool_call:w", False)
     assert row.details == {"calls": 1, "other_arguments": 1, "times": 2}
@@ -119,8 +156,12 @@ def test_agent_calls_row_per_agent():
 def test_limits_rows_only_for_the_limits_set():
     totals = Totals(model_calls=3, tokens_in=10, tokens_out=5)
     (calls,) = score_checks(task(status=None, max_model_calls=2), episode(totals=totals))
-    assert (calls.scorer, calls.criterion, calls.passed, calls.details) == ("limits", "model_calls", False,
-                                                                             {"used": 3, "limit": 2})
+    assert (calls.scorer, calls.criterion, calls.passed, calls.details) == (
+        "limits",
+        "model_calls",
+        False,
+        {"used": 3, "limit": 2},
+    )
     both = score_checks(task(status=None, max_model_calls=3, max_tokens=15), episode(totals=totals))
     assert [(r.criterion, r.passed) for r in both] == [("model_calls", True), ("tokens", True)]
 
@@ -132,9 +173,13 @@ def test_errors_row_counts_failed_steps():
 
 # --- the rows that stand for others ------------------------------------------------------
 
+
 def test_no_trajectory_one_spans_row_where_the_first_trajectory_scorer_would_be():
-    rows = score_checks(task(meta={"use": "needs_spans"}, output_must_contain=["x"], tool_calls=[{"name": "t"}],
-                             no_errors=True), episode(output="x", found=False), HERE)
+    rows = score_checks(
+        task(meta={"use": "needs_spans"}, output_must_contain=["x"], tool_calls=[{"name": "t"}], no_errors=True),
+        episode(output="x", found=False),
+        HERE,
+    )
     assert scorers_of(rows) == ["spans", "status", "output"]
     assert (rows[0].criterion, rows[0].passed, rows[0].gating, rows[0].reason) == ("spans", False, True, NO_SPANS)
 
@@ -152,21 +197,33 @@ def test_a_task_gone_from_the_dataset_is_one_failed_attempt_row():
 
 # --- project scorers -----------------------------------------------------------------------
 
+
 def test_a_project_scorer_applies_only_when_its_module_is_named():
     marked = task(meta={"use": "needs_spans"})
     assert scorers_of(score_checks(marked, episode())) == ["status"]
     assert scorers_of(score_checks(marked, episode(), HERE)) == ["test_needs_spans", "status"]
 
 
-@pytest.mark.parametrize("use, why", [
-    ("raises", "scorer failed: raised RuntimeError: no luck"),
-    ("stray", "scorer failed: returned a row of scorer 'status'; a scorer returns ScoreRow objects named 'test_stray'"),
-])
+@pytest.mark.parametrize(
+    "use, why",
+    [
+        ("raises", "scorer failed: raised RuntimeError: no luck"),
+        (
+            "stray",
+            "scorer failed: returned a row of scorer 'status'; a scorer returns ScoreRow objects named 'test_stray'",
+        ),
+    ],
+)
 def test_a_broken_scorer_leaves_a_null_row_that_does_not_gate(use, why):
     rows = score_checks(task(meta={"use": use}), episode(), HERE)
     broken = rows[-1]
     assert (broken.scorer, broken.value, broken.passed, broken.gating, broken.reason) == (
-        f"test_{use}", None, None, False, why)
+        f"test_{use}",
+        None,
+        None,
+        False,
+        why,
+    )
     assert verdict_from_rows(rows).passed
 
 
@@ -183,7 +240,8 @@ def test_a_project_module_in_the_agent_folder_is_imported_when_eval_yaml_is_read
     (tmp_path / f"{name}.py").write_text(
         "from bat_pipeline.engine.scorers import ScoreRow, check\n"
         f"@check('{name}')\n"
-        f"def scorer(item):\n    return [ScoreRow(scorer='{name}', criterion='c', value=0.5)]\n")
+        f"def scorer(item):\n    return [ScoreRow(scorer='{name}', criterion='c', value=0.5)]\n"
+    )
     config = load_eval_config(tmp_path, environ={})
     (checked,) = check_partition([episode()], [task()], config)
     assert scorers_of(checked.scores) == ["status", name]
@@ -203,9 +261,12 @@ def test_a_project_module_that_raises_is_refused_naming_the_entry(tmp_path):
 
 # --- the verdict and a partition -------------------------------------------------------------
 
+
 def test_the_verdict_counts_only_gating_rows():
-    rows = [ScoreRow(scorer="s", criterion="a", passed=True, gating=True, reason="fine"),
-            ScoreRow(scorer="j", criterion="b", value=0.1, passed=False, gating=False)]
+    rows = [
+        ScoreRow(scorer="s", criterion="a", passed=True, gating=True, reason="fine"),
+        ScoreRow(scorer="j", criterion="b", value=0.1, passed=False, gating=False),
+    ]
     verdict = verdict_from_rows(rows)
     assert (verdict.passed, verdict.reason, [c.check for c in verdict.checks]) == (True, "a ok: fine", ["a"])
 
@@ -220,31 +281,50 @@ def test_no_gating_rows_pass_with_an_empty_reason():
 
 
 def test_a_partition_keeps_other_scorers_rows_and_replaces_its_own():
-    judged = episode(output="x").model_copy(update={"scores": [
-        ScoreRow(scorer="status", criterion="status", passed=False, gating=True, reason="stale"),
-        ScoreRow(scorer="relevance", criterion="response_relevance", value=0.8, judge="openai:judge")]})
+    judged = episode(output="x").model_copy(
+        update={
+            "scores": [
+                ScoreRow(scorer="status", criterion="status", passed=False, gating=True, reason="stale"),
+                ScoreRow(scorer="relevance", criterion="response_relevance", value=0.8, judge="openai:judge"),
+            ]
+        }
+    )
     (checked,) = check_partition([judged], [task(output_must_contain=["x"])])
     assert [(r.scorer, r.criterion) for r in checked.scores] == [
-        ("status", "status"), ("output", "output[0]"), ("relevance", "response_relevance")]
+        ("status", "status"),
+        ("output", "output[0]"),
+        ("relevance", "response_relevance"),
+    ]
     assert checked.verdict.passed and "stale" not in checked.verdict.reason
 
 
 # --- statistics of rows ------------------------------------------------------------------------
 
+
 def test_criterion_stats_over_values_and_decisions():
-    rows = [ScoreRow(scorer="s", criterion="c", value=v, passed=p)
-            for v, p in ((0.2, True), (0.6, False), (None, None))]
+    rows = [
+        ScoreRow(scorer="s", criterion="c", value=v, passed=p) for v, p in ((0.2, True), (0.6, False), (None, None))
+    ]
     stats = criterion_stats(rows)
     assert (stats.min, stats.max, stats.count, stats.passed, stats.failed) == (0.2, 0.6, 2, 1, 1)
     assert stats.avg == pytest.approx(0.4)
-    assert criterion_stats(rows[2:]).model_dump() == {"avg": None, "min": None, "max": None, "count": 0,
-                                                      "passed": 0, "failed": 0}
+    assert criterion_stats(rows[2:]).model_dump() == {
+        "avg": None,
+        "min": None,
+        "max": None,
+        "count": 0,
+        "passed": 0,
+        "failed": 0,
+    }
 
 
 def test_scorer_stats_in_order_of_first_appearance_and_the_table():
     first = episode().model_copy(update={"scores": [ScoreRow(scorer="b", criterion="y", value=1 / 3)]})
-    second = episode().model_copy(update={"scores": [ScoreRow(scorer="a", criterion="x", value=1.0, passed=True),
-                                                     ScoreRow(scorer="b", criterion="x")]})
+    second = episode().model_copy(
+        update={
+            "scores": [ScoreRow(scorer="a", criterion="x", value=1.0, passed=True), ScoreRow(scorer="b", criterion="x")]
+        }
+    )
     stats = scorer_stats([first, second])
     assert [(s, list(c)) for s, c in stats.items()] == [("b", ["y", "x"]), ("a", ["x"])]
     assert scores_table(stats) == [

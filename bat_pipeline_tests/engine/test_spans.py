@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -93,8 +93,10 @@ def test_wrong_types_and_missing_ids_are_skipped_and_counted(tmp_path: Path):
         {**good[0], "span_id": "x5", "name": None},
     ]
     path = tmp_path / "a.jsonl"
-    path.write_text("".join((b if isinstance(b, str) else json.dumps(b)) + "\n" for b in bad)
-                    + "".join(json.dumps(x) + "\n" for x in good))
+    path.write_text(
+        "".join((b if isinstance(b, str) else json.dumps(b)) + "\n" for b in bad)
+        + "".join(json.dumps(x) + "\n" for x in good)
+    )
     index = load_spans([path])
     assert len(index) == 4
     assert index.files[0].malformed == len(bad)
@@ -103,7 +105,7 @@ def test_wrong_types_and_missing_ids_are_skipped_and_counted(tmp_path: Path):
 
 def test_duplicate_span_ids_keep_the_first(tmp_path: Path):
     lines = recorded().lines()
-    twice = lines + [{**lines[0], "name": "again"}]
+    twice = [*lines, {**lines[0], "name": "again"}]
     index = load_spans([write_lines(tmp_path / "a.jsonl", twice)])
     assert len(index) == 4 and index.files[0].duplicates == 1
     assert index.by_span_id[lines[0]["span_id"]].name == lines[0]["name"]
@@ -172,8 +174,15 @@ def test_lines_nested_too_deep_are_skipped_naming_file_and_line(tmp_path: Path):
     deep_value = json.loads("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1))
     just_deep = {**good[0], "span_id": "d1", "attributes": {"a": deep_value}}
     path = tmp_path / "a.jsonl"
-    path.write_text(json.dumps(good[0]) + "\n" + recursion + "\n" + json.dumps(just_deep) + "\n"
-                    + "".join(json.dumps(x) + "\n" for x in good[1:]))
+    path.write_text(
+        json.dumps(good[0])
+        + "\n"
+        + recursion
+        + "\n"
+        + json.dumps(just_deep)
+        + "\n"
+        + "".join(json.dumps(x) + "\n" for x in good[1:])
+    )
     index = load_spans([path])
     assert len(index) == 4 and index.files[0].too_deep == [2, 3]
     assert index.messages() == [f"lines 2, 3 of {path} skipped: nested deeper than {MAX_DEPTH} levels"]
@@ -182,8 +191,11 @@ def test_lines_nested_too_deep_are_skipped_naming_file_and_line(tmp_path: Path):
 def test_deep_json_text_inside_an_attribute_stays_text(tmp_path: Path):
     agent = Agent()
     deep_args = "[" * 100_000 + "]" * 100_000
-    with agent.root("c__try0"), agent.graph(), agent.tool("search", input_value=deep_args,
-                                                         output='{"type": "tool", "data": ' + "[" * 100_000):
+    with (
+        agent.root("c__try0"),
+        agent.graph(),
+        agent.tool("search", input_value=deep_args, output='{"type": "tool", "data": ' + "[" * 100_000),
+    ):
         pass
     index = load_spans([agent.write(tmp_path / "a.jsonl")])
     trajectory = build_trajectory(index, "c__try0", ["hi"])
@@ -220,8 +232,9 @@ def test_span_files_quiet_for_the_settle_time_cost_no_wait(tmp_path: Path):
     path = recorded().write(tmp_path / "a.jsonl")
     fake = FakeTime(time.time())
     _age(path, 5, fake.now)
-    assert wait_until_quiet([path, tmp_path / "missing.jsonl"], settle_s=0.5, wait_s=10,
-                            clock=fake.clock, sleep=fake.sleep) == (0.0, True)
+    assert wait_until_quiet(
+        [path, tmp_path / "missing.jsonl"], settle_s=0.5, wait_s=10, clock=fake.clock, sleep=fake.sleep
+    ) == (0.0, True)
     assert fake.slept == 0
 
 
@@ -229,12 +242,15 @@ def test_span_files_are_read_once_no_longer_written_to(tmp_path: Path):
     folder = tmp_path / "called"
     path = recorded().write(tmp_path / "a.jsonl")
     fake = FakeTime(time.time())
-    _age(path, 0.2, fake.now)
+    # Written 0.1 s ago: not quiet before the append at 0.4 s (0.2 s ago would make it quiet
+    # at 0.3 s to the nanosecond, on one side or the other of the settle time by rounding).
+    _age(path, 0.1, fake.now)
 
     def append(target: Path, conversation: str) -> Callable[[], None]:
         def write() -> None:
             write_lines(target, recorded(conversation).lines(), append=True)
             _age(target, 0, fake.now)
+
         return write
 
     # The file is appended to at 0.4 s, then a file appears in the folder at 0.8 s.
@@ -263,6 +279,7 @@ def test_quiet_time_counts_from_when_the_writer_last_had_spans(tmp_path: Path):
     path = recorded().write(tmp_path / "a.jsonl")
     fake = FakeTime(time.time())
     _age(path, 5, fake.now)
-    waited, quiet = wait_until_quiet([path], settle_s=1.5, wait_s=10, since=fake.now - 0.5,
-                                     clock=fake.clock, sleep=fake.sleep)
+    waited, quiet = wait_until_quiet(
+        [path], settle_s=1.5, wait_s=10, since=fake.now - 0.5, clock=fake.clock, sleep=fake.sleep
+    )
     assert quiet and 1.0 <= waited < 1.1

@@ -17,17 +17,22 @@ def line(test_id, **fields) -> str:
 
 
 def test_batch_lines_are_routed_by_id():
-    text = "\n".join([
-        line("a", text="A", output=[{"role": "assistant", "tool_calls": [CALL]}]),
-        "{not json",
-        line("c", text="C1"), line("c", text="C2"),
-        line("stranger", text="?"),
-        json.dumps({"text": "no id"}),
-    ])
+    text = "\n".join(
+        [
+            line("a", text="A", output=[{"role": "assistant", "tool_calls": [CALL]}]),
+            "{not json",
+            line("c", text="C1"),
+            line("c", text="C2"),
+            line("stranger", text="?"),
+            json.dumps({"text": "no id"}),
+        ]
+    )
     batch = read_batch(text, ["a", "b", "c"], "seed", file="out.jsonl")
     assert batch.answers["a"].text == "A" and batch.answers["a"].tool_calls == [CALL]
-    assert batch.errors["b"] == ("no record for this test in out.jsonl (line 2 is not JSON (Expecting property "
-                                 "name enclosed in double quotes); line 6 has no `id`)")
+    assert batch.errors["b"] == (
+        "no record for this test in out.jsonl (line 2 is not JSON (Expecting property "
+        "name enclosed in double quotes); line 6 has no `id`)"
+    )
     assert batch.errors["c"] == "id 'c' appears on lines 3, 4 of out.jsonl"
     assert batch.warnings == ["out.jsonl: line 5: id 'stranger' is no test of the file; ignored"]
 
@@ -43,8 +48,9 @@ def test_answer_text_per_format():
 
 def test_tool_calls_become_the_trajectory_and_survive_the_spans_step(tmp_path):
     task = Task(id="a", turns=["prompt"])
-    answer = answer_from_output(json.dumps({"text": "A", "output": [{"role": "assistant", "tool_calls": [CALL]}]}),
-                                "seed")
+    answer = answer_from_output(
+        json.dumps({"text": "A", "output": [{"role": "assistant", "tool_calls": [CALL]}]}), "seed"
+    )
     episode = answered_episode(task, "tgt", 0, answer, wall_ms=12.0, started_at="now")
     assert episode.aux["trajectory_source"] == TRAJECTORY_SOURCE
     [call] = episode.trace.tool_calls

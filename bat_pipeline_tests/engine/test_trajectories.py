@@ -6,8 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from opentelemetry import context as otel_context
-from opentelemetry import trace
+from opentelemetry import context as otel_context, trace
 
 from bat_pipeline.engine.contracts import AgentStep, ErrorStep, ModelStep, ToolStep, Trajectory
 from bat_pipeline.engine.spans import load_spans
@@ -34,11 +33,17 @@ def steps(t: Trajectory, turn: int = 0) -> list:
 def test_model_step_keeps_output_tokens_and_node_never_input(tmp_path):
     a = Agent()
     with a.root(CONV), a.graph("react"):
-        a.llm("hello", tokens=(10, 5), extra={"llm.token_count.prompt_details.cache_read": 4,
-                                               "llm.token_count.completion_details.reasoning": 2})
+        a.llm(
+            "hello",
+            tokens=(10, 5),
+            extra={"llm.token_count.prompt_details.cache_read": 4, "llm.token_count.completion_details.reasoning": 2},
+        )
     t = build(tmp_path, a)
-    assert steps(t) == [ModelStep(node="react", model="m", tokens_in=10, tokens_out=5, tokens_cached=4,
-                                  reasoning_tokens=2, said="hello")]
+    assert steps(t) == [
+        ModelStep(
+            node="react", model="m", tokens_in=10, tokens_out=5, tokens_cached=4, reasoning_tokens=2, said="hello"
+        )
+    ]
     assert "never shown" not in t.model_dump_json()
     assert (t.found, t.totals.model_calls, t.totals.tokens_in, t.totals.tokens_cached) == (True, 1, 10, 4)
 
@@ -90,8 +95,13 @@ def test_tool_args_from_decided_call_with_same_id(tmp_path):
 def test_tool_args_from_oldest_unused_decided_call_with_same_name(tmp_path):
     a = Agent()
     with a.root(CONV), a.graph():
-        a.llm(calls=[(None, "get_weather", {"city": "Paris"}), (None, "add", {"a": 1}),
-                     (None, "get_weather", {"city": "Rome"})])
+        a.llm(
+            calls=[
+                (None, "get_weather", {"city": "Paris"}),
+                (None, "add", {"a": 1}),
+                (None, "get_weather", {"city": "Rome"}),
+            ]
+        )
         for city in ("Paris", "Rome", "Oslo"):
             with a.tool("get_weather", city):
                 pass
@@ -103,8 +113,11 @@ def test_tool_args_from_oldest_unused_decided_call_with_same_name(tmp_path):
 def test_failed_model_is_one_model_step_with_error(tmp_path):
     a = Agent()
     exc = ValueError("HTTP 400")
-    with a.root(CONV), a.chain("LangGraph", error="RuntimeError: wrapped"), \
-            a.chain("react", "react", error="RuntimeError: wrapped"):
+    with (
+        a.root(CONV),
+        a.chain("LangGraph", error="RuntimeError: wrapped"),
+        a.chain("react", "react", error="RuntimeError: wrapped"),
+    ):
         a.llm(exception=exc)
     t = build(tmp_path, a)
     assert [(s.kind, s.error) for s in steps(t)] == [("model", "ValueError: HTTP 400")]
@@ -114,8 +127,12 @@ def test_failed_model_is_one_model_step_with_error(tmp_path):
 def test_failed_span_without_failed_descendant_is_an_error_step(tmp_path):
     a = Agent()
     description = 'KeyError("state")Traceback (most recent call last):\n  File "graph.py", line 3'
-    with a.root(CONV), a.chain("LangGraph", error=description), a.chain("react", "react", error=description), \
-            a.chain("route", error=description):
+    with (
+        a.root(CONV),
+        a.chain("LangGraph", error=description),
+        a.chain("react", "react", error=description),
+        a.chain("route", error=description),
+    ):
         pass
     t = build(tmp_path, a)
     assert steps(t) == [ErrorStep(node="react", span="route", error='KeyError("state")')]
@@ -133,23 +150,39 @@ def test_said_from_content_blocks(tmp_path):
     a = Agent()
     p = "llm.output_messages.0.message.contents"
     with a.root(CONV), a.graph():
-        a.llm(extra={f"{p}.0.message_content.type": "text", f"{p}.0.message_content.text": "Part one.",
-                     f"{p}.1.message_content.type": "image", f"{p}.1.message_content.image": "x.png",
-                     f"{p}.2.message_content.text": "Part two."})
+        a.llm(
+            extra={
+                f"{p}.0.message_content.type": "text",
+                f"{p}.0.message_content.text": "Part one.",
+                f"{p}.1.message_content.type": "image",
+                f"{p}.1.message_content.image": "x.png",
+                f"{p}.2.message_content.text": "Part two.",
+            }
+        )
     assert steps(build(tmp_path, a))[0].said == "Part one.\nPart two."
 
 
 def test_tool_result_from_langgraph_command(tmp_path):
-    command = json.dumps({"graph": None, "goto": [], "resume": None, "update": {
-        "messages": [json.loads(tool_message([{"type": "text", "text": "booked"}], "id-9"))],
-        "status": "done"}})
+    command = json.dumps(
+        {
+            "graph": None,
+            "goto": [],
+            "resume": None,
+            "update": {
+                "messages": [json.loads(tool_message([{"type": "text", "text": "booked"}], "id-9"))],
+                "status": "done",
+            },
+        }
+    )
     a = Agent()
     with a.root(CONV), a.graph():
         a.llm(calls=[("id-9", "book", {"flight": "AF1"})])
         with a.tool("book", None, command):
             pass
-    assert steps(build(tmp_path, a))[1].model_dump(include={"args", "result"}) == \
-        {"args": {"flight": "AF1"}, "result": "booked"}
+    assert steps(build(tmp_path, a))[1].model_dump(include={"args", "result"}) == {
+        "args": {"flight": "AF1"},
+        "result": "booked",
+    }
 
 
 def test_long_fields_are_cut_and_marked(tmp_path):
@@ -221,8 +254,10 @@ def called_agent(clock: Clock, *, with_call_failure: bool = False) -> tuple[Agen
     caller, planner = Agent("Caller", clock), Agent("Planner", clock)
     with caller.root(CONV), caller.graph("react"):
         caller.llm(calls=[("id-1", "ask_planner", {"goal": "trip"})])
-        with caller.tool("ask_planner", "trip", tool_message("plan: Rome", "id-1")), \
-                caller.call_agent("Planner", "Plan a trip", "plan: Rome"):
+        with (
+            caller.tool("ask_planner", "trip", tool_message("plan: Rome", "id-1")),
+            caller.call_agent("Planner", "Plan a trip", "plan: Rome"),
+        ):
             with planner.root("planner-ctx", context=otel_context.get_current()), planner.graph("plan"):
                 planner.llm(calls=[("p-1", "search", {"q": "Rome"})], model="small")
                 with planner.tool("search", '{"q": "Rome"}', "Rome is nice"):
@@ -239,8 +274,13 @@ def test_called_agent_steps_from_its_own_file_nest_under_the_agent_step(tmp_path
     t = build(tmp_path, caller, planner)
     tool = steps(t)[1]
     (agent,) = tool.steps
-    assert (agent.agent, agent.asked, agent.answered, agent.status, agent.node) == \
-        ("Planner", "Plan a trip", "plan: Rome", "completed", "react")
+    assert (agent.agent, agent.asked, agent.answered, agent.status, agent.node) == (
+        "Planner",
+        "Plan a trip",
+        "plan: Rome",
+        "completed",
+        "react",
+    )
     assert [(s.kind, s.node) for s in agent.steps] == [("model", "plan"), ("tool", "plan")]
     assert (t.totals.model_calls, t.totals.tool_calls, t.totals.agent_calls) == (3, 2, 1)
 

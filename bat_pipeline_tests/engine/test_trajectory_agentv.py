@@ -43,8 +43,11 @@ def summary(case: dict[str, Any], agentv4: bool) -> Any:
 def test_the_fixture_covers_every_mode_and_argument_mode():
     assert len(CASES) >= 30
     assert {c["assertion"]["mode"] for c in CASES} == {"in_order", "exact", "any_order", "superset", "subset"}
-    arg_modes = {json.dumps(item.get("args_match", item.get("argsMatch")))
-                 for c in CASES for item in c["assertion"].get("expected", [])}
+    arg_modes = {
+        json.dumps(item.get("args_match", item.get("argsMatch")))
+        for c in CASES
+        for item in c["assertion"].get("expected", [])
+    }
     assert {'"superset"', '"subset"', '"ignore"', "null", '["x", "loc.city"]'} <= arg_modes
 
 

@@ -69,8 +69,9 @@ MODES = [
 ]
 
 
-@pytest.mark.parametrize(("mode", "items", "made", "value", "passed"), [case[1:] for case in MODES],
-                         ids=[case[0] for case in MODES])
+@pytest.mark.parametrize(
+    ("mode", "items", "made", "value", "passed"), [case[1:] for case in MODES], ids=[case[0] for case in MODES]
+)
 def test_modes(mode, items, made, value, passed):
     assert run({"mode": mode, "expected": items}, made) == (pytest.approx(value), passed)
 
@@ -122,8 +123,9 @@ ARGS = [
 ]
 
 
-@pytest.mark.parametrize(("args_mode", "want", "got", "matches"), [case[1:] for case in ARGS],
-                         ids=[case[0] for case in ARGS])
+@pytest.mark.parametrize(
+    ("args_mode", "want", "got", "matches"), [case[1:] for case in ARGS], ids=[case[0] for case in ARGS]
+)
 def test_argument_modes(args_mode, want, got, matches):
     item = {"tool": "get_weather", "args": want, "args_mode": args_mode}
     assert run({"mode": "strict", "expected": [item]}, calls(("get_weather", got))) == (float(matches), matches)
@@ -134,7 +136,11 @@ def test_args_mode_spellings_and_assertion_default(spelling):
     made = calls(("a", {"x": 1, "y": 2}))
     assert run({"mode": "strict", "expected": [{"tool": "a", "args": {"x": 1}, spelling: "superset"}]}, made)[1]
     assert run({"mode": "strict", spelling: "superset", "expected": [{"tool": "a", "args": {"x": 1}}]}, made)[1]
-    item_wins = {"mode": "strict", spelling: "superset", "expected": [{"tool": "a", "args": {"x": 1}, "args_mode": "exact"}]}
+    item_wins = {
+        "mode": "strict",
+        spelling: "superset",
+        "expected": [{"tool": "a", "args": {"x": 1}, "args_mode": "exact"}],
+    }
     assert not run(item_wins, made)[1]
 
 
@@ -155,7 +161,13 @@ COUNTS = [
     ("min short", {"counts": {"a": {"min": 3}}}, calls("a", "b", "a"), 0.0, False),
     ("max holds", {"counts": {"a": {"max": 2}}}, calls("a", "a"), 1.0, True),
     ("max over", {"counts": {"a": {"max": 1}}}, calls("a", "a"), 0.0, False),
-    ("range", {"counts": {"a": {"min": 1, "max": 2}, "b": {"min": 1, "max": 2}}}, calls("a", "a", "a", "b"), 0.5, False),
+    (
+        "range",
+        {"counts": {"a": {"min": 1, "max": 2}, "b": {"min": 1, "max": 2}}},
+        calls("a", "a", "a", "b"),
+        0.5,
+        False,
+    ),
     ("exact holds", {"counts": {"a": {"exact": 2}}}, calls("a", "a"), 1.0, True),
     ("exact over", {"counts": {"a": {"exact": 1}}}, calls("a", "a"), 0.0, False),
     ("exact zero", {"counts": {"z": {"exact": 0}}}, calls("a"), 1.0, True),
@@ -166,13 +178,19 @@ COUNTS = [
     ("max_steps over", {"max_steps": 2}, calls("a", "b", "c"), 0.0, False),
     ("max_steps zero", {"max_steps": 0}, calls(), 1.0, True),
     # a mode's aspects and the counts' add up: 2 of 2 in order, count fails → 2 of 3
-    ("with a mode", {"mode": "in_order", "expected": expected("a", "b"), "counts": {"a": {"exact": 1}}},
-     calls("a", "a", "b"), 2 / 3, False),
+    (
+        "with a mode",
+        {"mode": "in_order", "expected": expected("a", "b"), "counts": {"a": {"exact": 1}}},
+        calls("a", "a", "b"),
+        2 / 3,
+        False,
+    ),
 ]
 
 
-@pytest.mark.parametrize(("assertion", "made", "value", "passed"), [case[1:] for case in COUNTS],
-                         ids=[case[0] for case in COUNTS])
+@pytest.mark.parametrize(
+    ("assertion", "made", "value", "passed"), [case[1:] for case in COUNTS], ids=[case[0] for case in COUNTS]
+)
 def test_counts_forbidden_and_max_steps(assertion, made, value, passed):
     assert run(assertion, made) == (pytest.approx(value), passed)
 
@@ -184,8 +202,9 @@ DURATIONS = [
 ]
 
 
-@pytest.mark.parametrize(("made", "value", "passed"), [case[1:] for case in DURATIONS],
-                         ids=[case[0] for case in DURATIONS])
+@pytest.mark.parametrize(
+    ("made", "value", "passed"), [case[1:] for case in DURATIONS], ids=[case[0] for case in DURATIONS]
+)
 @pytest.mark.parametrize("mode", ["strict", "in_order", "unordered", "subset", "superset"])
 def test_durations_of_matched_calls(mode, made, value, passed):
     assertion = {"mode": mode, "expected": [{"tool": "a", "max_duration_ms": 100}]}
@@ -193,16 +212,23 @@ def test_durations_of_matched_calls(mode, made, value, passed):
 
 
 def test_checks_explain_misses():
-    assertion = TrajectoryAssertion.model_validate({
-        "mode": "in_order", "expected": expected({"tool": "get_weather", "args": {"city": "Rome"}}, "add", "sum"),
-        "forbidden": ["delete"], "counts": {"add": {"max": 1}}})
+    assertion = TrajectoryAssertion.model_validate(
+        {
+            "mode": "in_order",
+            "expected": expected({"tool": "get_weather", "args": {"city": "Rome"}}, "add", "sum"),
+            "forbidden": ["delete"],
+            "counts": {"add": {"max": 1}},
+        }
+    )
     made = calls(("get_weather", {"city": "Paris"}), "add", "delete", "add")
     by_name = {c.criterion: c for c in evaluate(assertion, made)}
     assert list(by_name) == ["in_order", "count:add", "forbidden:delete"]
     sequence = by_name["in_order"]
     assert (sequence.hits, sequence.aspects) == (1, 3)
-    assert sequence.details["misses"] == ['expected get_weather {"city": "Rome"}: called with other arguments '
-                                          '({"city": "Paris"})', "expected sum: never called"]
+    assert sequence.details["misses"] == [
+        'expected get_weather {"city": "Rome"}: called with other arguments ({"city": "Paris"})',
+        "expected sum: never called",
+    ]
     assert sequence.details["matched"] == [[1, 1]]
     assert by_name["count:add"].reason == "add: 2 calls, at most 1 expected"
     assert by_name["forbidden:delete"].reason == "delete: 1 call, forbidden"
@@ -210,14 +236,30 @@ def test_checks_explain_misses():
 
 MISSES = [
     ("in_order", expected("b", "a"), calls("a", "b"), ["expected b: called, but not in this order"]),
-    ("unordered", expected("a", "a"), calls("a"),
-     ["expected a: every call that fits is taken by another expected call"]),
-    ("superset", expected({"tool": "a", "args": {"x": 1}}), calls(("a", {"x": 2})),
-     ['expected a {"x": 1}: called with other arguments ({"x": 2})']),
-    ("strict", expected({"tool": "a", "args": {"x": 1}}), calls(("a", {"x": 2}), "b"),
-     ['call 1 (a) has other arguments ({"x": 2})', "extra call 2 (b)"]),
-    ("subset", expected({"tool": "a", "args": {"x": 1}}), calls(("a", {"x": 2}), "c"),
-     ["call 1 (a) is not allowed with these arguments", "call 2 (c) is not allowed"]),
+    (
+        "unordered",
+        expected("a", "a"),
+        calls("a"),
+        ["expected a: every call that fits is taken by another expected call"],
+    ),
+    (
+        "superset",
+        expected({"tool": "a", "args": {"x": 1}}),
+        calls(("a", {"x": 2})),
+        ['expected a {"x": 1}: called with other arguments ({"x": 2})'],
+    ),
+    (
+        "strict",
+        expected({"tool": "a", "args": {"x": 1}}),
+        calls(("a", {"x": 2}), "b"),
+        ['call 1 (a) has other arguments ({"x": 2})', "extra call 2 (b)"],
+    ),
+    (
+        "subset",
+        expected({"tool": "a", "args": {"x": 1}}),
+        calls(("a", {"x": 2}), "c"),
+        ["call 1 (a) is not allowed with these arguments", "call 2 (c) is not allowed"],
+    ),
 ]
 
 

@@ -15,8 +15,10 @@ from bat_pipeline_tests.engine.verdict_corpus import cases, golden_path
 
 def test_rows_give_the_golden_verdict_of_every_case():
     golden = json.loads(gzip.decompress(golden_path().read_bytes()))
-    verdicts = {case_id: verdict_from_rows(score_checks(task, episode)).model_dump(mode="json")
-                for case_id, task, episode in cases()}
+    verdicts = {
+        case_id: verdict_from_rows(score_checks(task, episode)).model_dump(mode="json")
+        for case_id, task, episode in cases()
+    }
     assert set(verdicts) == set(golden)
     differ = [case_id for case_id in verdicts if verdicts[case_id] != golden[case_id]]
     assert not differ, (f"{len(differ)} differ", differ[:3], verdicts[differ[0]] if differ else None)

@@ -9,8 +9,8 @@ import pytest
 
 from bat_pipeline.engine.contracts import (
     AgentStep,
-    ErrorStep,
     Episode,
+    ErrorStep,
     ModelStep,
     Task,
     ToolStep,
@@ -21,7 +21,7 @@ from bat_pipeline.engine.contracts import (
 from bat_pipeline.engine.contracts.episode import EpisodeTrace
 from bat_pipeline.engine.scorers.arguments import args_contain
 from bat_pipeline.engine.verdicts import NO_SPANS, attempt_row, score_checks, verdict_from_rows
-from bat_pipeline_tests.reference import REFERENCE
+from bat_pipeline_tests.support.paths import REFERENCE
 
 
 def task(**expected) -> Task:
@@ -34,8 +34,13 @@ def trajectory(*steps, totals: Totals | None = None) -> Trajectory:
 
 def decide(task: Task, status: str | None, output: str | None, trajectory: Trajectory):
     """The verdict of an episode that ended in `status` with `output` and `trajectory`."""
-    episode = Episode(model_name="p:m", task_id=task.id, final_status=status, final_output=output or "",
-                      trace=EpisodeTrace(trajectory=trajectory))
+    episode = Episode(
+        model_name="p:m",
+        task_id=task.id,
+        final_status=status,
+        final_output=output or "",
+        trace=EpisodeTrace(trajectory=trajectory),
+    )
     return verdict_from_rows(score_checks(task, episode))
 
 
@@ -46,6 +51,7 @@ def check(verdict, name):
 
 
 # --- status and output -------------------------------------------------------------
+
 
 def test_status_pass_and_fail():
     assert decide(task(), "completed", "", Trajectory()).passed
@@ -66,8 +72,7 @@ def test_missing_final_status_fails():
 
 
 def test_each_phrase_is_its_own_check():
-    verdict = decide(task(output_must_contain=["22", "sunny", "Berlin"]), "completed",
-                     "sunny, 22°C", Trajectory())
+    verdict = decide(task(output_must_contain=["22", "sunny", "Berlin"]), "completed", "sunny, 22°C", Trajectory())
     assert [c.passed for c in verdict.checks] == [True, True, True, False]
     assert [c.check for c in verdict.checks] == ["status", "output[0]", "output[1]", "output[2]"]
     assert not verdict.passed
@@ -89,9 +94,11 @@ def test_reason_lists_every_check_pass_or_fail_in_order():
 
 # --- span checks -------------------------------------------------------------------
 
+
 def test_no_spans_is_one_failed_check():
-    verdict = decide(task(tool_calls=[{"name": "x"}], max_tokens=5, no_errors=True),
-                     "completed", "", Trajectory(found=False))
+    verdict = decide(
+        task(tool_calls=[{"name": "x"}], max_tokens=5, no_errors=True), "completed", "", Trajectory(found=False)
+    )
     assert not verdict.passed
     assert [c.check for c in verdict.checks] == ["status", "spans"]
     assert check(verdict, "spans").detail == NO_SPANS
@@ -107,11 +114,11 @@ def test_tool_call_counted_with_args_subset():
         ToolStep(name="get_weather", args={"city": "Paris", "unit": "C"}),
         ToolStep(name="get_weather", args={"city": "Berlin"}),
     )
-    ok = decide(task(tool_calls=[{"name": "get_weather", "args_subset": {"city": "Paris"}}]),
-                "completed", "", traj)
+    ok = decide(task(tool_calls=[{"name": "get_weather", "args_subset": {"city": "Paris"}}]), "completed", "", traj)
     assert ok.passed
-    twice = decide(task(tool_calls=[{"name": "get_weather", "args_subset": {"city": "Paris"}, "times": 2}]),
-                   "completed", "", traj)
+    twice = decide(
+        task(tool_calls=[{"name": "get_weather", "args_subset": {"city": "Paris"}, "times": 2}]), "completed", "", traj
+    )
     assert not twice.passed
     assert "1 more with other arguments" in check(twice, "tool_call:get_weather").detail
 
@@ -128,8 +135,15 @@ def test_nested_tool_calls_are_counted():
         ToolStep(name="delegate", steps=[AgentStep(agent="Helper", steps=[inner])]),
         AgentStep(agent="Helper", steps=[ToolStep(name="search", args={"q": "x"})]),
     )
-    verdict = decide(task(tool_calls=[{"name": "search", "args_subset": {"q": "x"}, "times": 2}],
-                          agent_calls=[{"agent": "Helper", "times": 2}]), "completed", "", traj)
+    verdict = decide(
+        task(
+            tool_calls=[{"name": "search", "args_subset": {"q": "x"}, "times": 2}],
+            agent_calls=[{"agent": "Helper", "times": 2}],
+        ),
+        "completed",
+        "",
+        traj,
+    )
     assert verdict.passed, verdict.reason
 
 
@@ -178,12 +192,27 @@ def test_no_errors_false_does_not_check_errors():
 
 def test_check_order():
     verdict = decide(
-        task(output_must_contain=["a"], tool_calls=[{"name": "x"}], agent_calls=[{"agent": "A"}],
-             max_model_calls=1, max_tokens=1, no_errors=True),
-        "completed", "a", trajectory(),
+        task(
+            output_must_contain=["a"],
+            tool_calls=[{"name": "x"}],
+            agent_calls=[{"agent": "A"}],
+            max_model_calls=1,
+            max_tokens=1,
+            no_errors=True,
+        ),
+        "completed",
+        "a",
+        trajectory(),
     )
     assert [c.check for c in verdict.checks] == [
-        "status", "output[0]", "tool_call:x", "agent_call:A", "model_calls", "tokens", "no_errors"]
+        "status",
+        "output[0]",
+        "tool_call:x",
+        "agent_call:A",
+        "model_calls",
+        "tokens",
+        "no_errors",
+    ]
 
 
 def test_error_verdict():
@@ -195,35 +224,39 @@ def test_error_verdict():
 
 # --- args_contain ------------------------------------------------------------------
 
-@pytest.mark.parametrize("actual, expected, result", [
-    ({"a": 1, "b": 2}, {"a": 1}, True),
-    ({"a": 1}, {"a": 1, "b": 2}, False),
-    ({"a": {"b": {"c": 1, "d": 2}}}, {"a": {"b": {"c": 1}}}, True),
-    ({"a": {"b": {"c": 2}}}, {"a": {"b": {"c": 1}}}, False),
-    ({"a": "x"}, {"a": {}}, False),
-    ({"a": {}}, {"a": {}}, True),
-    (17, 17.0, True),
-    (17.5, 17, False),
-    ("17", 17, False),
-    (17, "17", False),
-    (True, 1, False),
-    (1, True, False),
-    (False, 0, False),
-    (True, True, True),
-    (None, None, True),
-    (None, "", False),
-    (0, None, False),
-    ("Paris", "Paris", True),
-    ("paris", "Paris", False),
-    ("x", {"a": 1}, False),
-    ({"a": [1, 2, 3]}, {"a": [3, 1]}, True),
-    ({"a": [1, 2]}, {"a": [1, 1]}, False),
-    ({"a": [1, 1, 2]}, {"a": [1, 1]}, True),
-    ([], [], True),
-    ([1], [], True),
-    ("abc", ["a"], False),
-    ({"a": 1}, [1], False),
-])
+
+@pytest.mark.parametrize(
+    "actual, expected, result",
+    [
+        ({"a": 1, "b": 2}, {"a": 1}, True),
+        ({"a": 1}, {"a": 1, "b": 2}, False),
+        ({"a": {"b": {"c": 1, "d": 2}}}, {"a": {"b": {"c": 1}}}, True),
+        ({"a": {"b": {"c": 2}}}, {"a": {"b": {"c": 1}}}, False),
+        ({"a": "x"}, {"a": {}}, False),
+        ({"a": {}}, {"a": {}}, True),
+        (17, 17.0, True),
+        (17.5, 17, False),
+        ("17", 17, False),
+        (17, "17", False),
+        (True, 1, False),
+        (1, True, False),
+        (False, 0, False),
+        (True, True, True),
+        (None, None, True),
+        (None, "", False),
+        (0, None, False),
+        ("Paris", "Paris", True),
+        ("paris", "Paris", False),
+        ("x", {"a": 1}, False),
+        ({"a": [1, 2, 3]}, {"a": [3, 1]}, True),
+        ({"a": [1, 2]}, {"a": [1, 1]}, False),
+        ({"a": [1, 1, 2]}, {"a": [1, 1]}, True),
+        ([], [], True),
+        ([1], [], True),
+        ("abc", ["a"], False),
+        ({"a": 1}, [1], False),
+    ],
+)
 def test_args_contain(actual, expected, result):
     assert args_contain(actual, expected) is result
 
@@ -245,13 +278,15 @@ def test_nested_lists_of_dicts():
 
 # --- the reference evaluator's verdicts ---------------------------------------------
 
+
 def reference_cases():
     if not REFERENCE.is_dir():
         return []
     tasks = {t["id"]: t for t in json.loads((REFERENCE / "tasks.json").read_text())}
-    return [pytest.param(tasks[json.loads(p.read_text())["task_id"]], p,
-                         id=f"{p.parent.parent.name}/{p.stem}")
-            for p in sorted(REFERENCE.glob("*/episodes/*.json"))]
+    return [
+        pytest.param(tasks[json.loads(p.read_text())["task_id"]], p, id=f"{p.parent.parent.name}/{p.stem}")
+        for p in sorted(REFERENCE.glob("*/episodes/*.json"))
+    ]
 
 
 @pytest.mark.parametrize("raw_task, path", reference_cases())

@@ -13,28 +13,36 @@ from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.yaml_rubrics import BUILTIN, Rubric, load_rubric, score
 from bat_pipeline.engine.yaml_rubrics.scoring import medians, score_samples
 
-THREE = Rubric.model_validate({"name": "t", "criteria": [
-    {"name": "a", "weight": 2},
-    {"name": "b", "weight": 1, "min_value": 0, "max_value": 10},
-    {"name": "c", "weight": 1, "levels": {0: "none", 5: "all"}},
-]})
+THREE = Rubric.model_validate(
+    {
+        "name": "t",
+        "criteria": [
+            {"name": "a", "weight": 2},
+            {"name": "b", "weight": 1, "min_value": 0, "max_value": 10},
+            {"name": "c", "weight": 1, "levels": {0: "none", 5: "all"}},
+        ],
+    }
+)
 
 
-@pytest.mark.parametrize(("values", "weighted", "total", "missing"), [
-    ({"a": 1, "b": 10, "c": 5}, 1.0, 1.0, []),
-    ({"a": 0, "b": 0, "c": 0}, 0.0, 0.0, []),
-    # a .5 (×2), b 5/10 = .5, c 2.5/5 = .5
-    ({"a": 0.5, "b": 5, "c": 2.5}, 0.5, 0.5, []),
-    # clamping: a 3 → 1, b -4 → 0, c 9 → 1 ; weighted (2·1 + 0 + 1) / 4
-    ({"a": 3, "b": -4, "c": 9}, 0.75, 2 / 3, []),
-    # weights: a 1 (×2), b 0, c 0 → 2/4 ; unweighted mean 1/3
-    ({"a": 1, "b": 0, "c": 0}, 0.5, 1 / 3, []),
-    # missing: only a and b given → divided by their weight (3); c listed
-    ({"a": 1, "b": 4}, (2 * 1 + 0.4) / 3, 0.7, ["c"]),
-    # non-numbers are missing; numeric text is a number
-    ({"a": "x", "b": "10", "c": None}, 1.0, 1.0, ["a", "c"]),
-    ({}, 0.0, 0.0, ["a", "b", "c"]),
-])
+@pytest.mark.parametrize(
+    ("values", "weighted", "total", "missing"),
+    [
+        ({"a": 1, "b": 10, "c": 5}, 1.0, 1.0, []),
+        ({"a": 0, "b": 0, "c": 0}, 0.0, 0.0, []),
+        # a .5 (×2), b 5/10 = .5, c 2.5/5 = .5
+        ({"a": 0.5, "b": 5, "c": 2.5}, 0.5, 0.5, []),
+        # clamping: a 3 → 1, b -4 → 0, c 9 → 1 ; weighted (2·1 + 0 + 1) / 4
+        ({"a": 3, "b": -4, "c": 9}, 0.75, 2 / 3, []),
+        # weights: a 1 (×2), b 0, c 0 → 2/4 ; unweighted mean 1/3
+        ({"a": 1, "b": 0, "c": 0}, 0.5, 1 / 3, []),
+        # missing: only a and b given → divided by their weight (3); c listed
+        ({"a": 1, "b": 4}, (2 * 1 + 0.4) / 3, 0.7, ["c"]),
+        # non-numbers are missing; numeric text is a number
+        ({"a": "x", "b": "10", "c": None}, 1.0, 1.0, ["a", "c"]),
+        ({}, 0.0, 0.0, ["a", "b", "c"]),
+    ],
+)
 def test_weighted_scoring(values: dict[str, object], weighted: float, total: float, missing: list[str]) -> None:
     result = score(THREE, values)
     assert result.weighted_score == pytest.approx(weighted)
@@ -50,22 +58,29 @@ def test_defaults_weight_one_range_unit_levels_span() -> None:
     assert score(rubric, {"x": 0.5, "y": 2.5}).criterion_scores == {"x": 0.5, "y": 0.5}
 
 
-GATED = Rubric.model_validate({
-    "criteria": [{"name": "structure", "levels": {0: "", 5: ""}},
-                 {"name": "safety", "levels": {0: "", 5: ""}, "hard_gate": True, "minimum": 2}],
-    "hard_gates": [{"criterion": "structure", "minimum": 3}],
-    "thresholds": {"pass": 3.5, "excellent": 4.5, "warning": 2.5},
-})
+GATED = Rubric.model_validate(
+    {
+        "criteria": [
+            {"name": "structure", "levels": {0: "", 5: ""}},
+            {"name": "safety", "levels": {0: "", 5: ""}, "hard_gate": True, "minimum": 2},
+        ],
+        "hard_gates": [{"criterion": "structure", "minimum": 3}],
+        "thresholds": {"pass": 3.5, "excellent": 4.5, "warning": 2.5},
+    }
+)
 
 
-@pytest.mark.parametrize(("values", "failed", "band", "passed"), [
-    ({"structure": 5, "safety": 5}, [], "excellent", True),
-    ({"structure": 4, "safety": 4}, [], "pass", True),            # 0.8 ≥ 3.5/5
-    ({"structure": 3, "safety": 3}, [], "warning", False),        # 0.6: under pass, over warning
-    ({"structure": 2, "safety": 5}, ["structure"], "fail", False),
-    ({"structure": 5, "safety": 1}, ["safety"], "fail", False),   # a per-criterion gate
-    ({"structure": 5}, ["safety"], "fail", False),                # a missing gated criterion fails
-])
+@pytest.mark.parametrize(
+    ("values", "failed", "band", "passed"),
+    [
+        ({"structure": 5, "safety": 5}, [], "excellent", True),
+        ({"structure": 4, "safety": 4}, [], "pass", True),  # 0.8 ≥ 3.5/5
+        ({"structure": 3, "safety": 3}, [], "warning", False),  # 0.6: under pass, over warning
+        ({"structure": 2, "safety": 5}, ["structure"], "fail", False),
+        ({"structure": 5, "safety": 1}, ["safety"], "fail", False),  # a per-criterion gate
+        ({"structure": 5}, ["safety"], "fail", False),  # a missing gated criterion fails
+    ],
+)
 def test_gates_and_thresholds(values: dict[str, float], failed: list[str], band: str, passed: bool) -> None:
     result = score(GATED, values)
     assert [g.criterion for g in result.failed_gates] == failed
@@ -76,11 +91,15 @@ def test_gates_apply_to_medians_not_single_runs() -> None:
     runs = [{"structure": 5, "safety": 0}, {"structure": 2, "safety": 4}, {"structure": 4, "safety": 3}]
     assert medians(runs) == {"structure": 4, "safety": 3}
     result = score_samples(GATED, runs)
-    assert result.failed_gates == []          # one run under each gate; the medians pass
+    assert result.failed_gates == []  # one run under each gate; the medians pass
     assert result.weighted_score == pytest.approx(0.7)
     assert score_samples(GATED, runs[:2]).failed_gates == []  # medians: structure 3.5 ≥ 3, safety 2 ≥ 2
-    assert [g.criterion for g in score_samples(GATED, [{"structure": 1, "safety": 5}] * 2
-                                               + [{"structure": 5, "safety": 5}]).failed_gates] == ["structure"]
+    assert [
+        g.criterion
+        for g in score_samples(
+            GATED, [{"structure": 1, "safety": 5}] * 2 + [{"structure": 5, "safety": 5}]
+        ).failed_gates
+    ] == ["structure"]
 
 
 def test_agentic_v2_eval_record_shape() -> None:
@@ -95,8 +114,11 @@ def test_builtin_rubrics_load_with_our_texts() -> None:
         rubric = load_rubric(name)
         assert rubric.source == f"builtin:{name}" and all(c.description for c in rubric.criteria)
     default = load_rubric("default")
-    assert [(c.name, c.weight) for c in default.criteria] == [("Accuracy", 0.5), ("Completeness", 0.3),
-                                                              ("Efficiency", 0.2)]
+    assert [(c.name, c.weight) for c in default.criteria] == [
+        ("Accuracy", 0.5),
+        ("Completeness", 0.3),
+        ("Efficiency", 0.2),
+    ]
     assert [g.criterion for g in load_rubric("pattern").gates()] == ["structure", "termination"]
 
 
@@ -112,8 +134,9 @@ BROKEN = {  # the rubric's text → (the field named, words of the message)
 
 
 @pytest.mark.parametrize(("text", "expected"), BROKEN.items())
-def test_a_broken_rubric_is_refused_naming_file_and_field(tmp_path: Path, text: str,
-                                                         expected: tuple[str | None, str]) -> None:
+def test_a_broken_rubric_is_refused_naming_file_and_field(
+    tmp_path: Path, text: str, expected: tuple[str | None, str]
+) -> None:
     field, words = expected
     path = tmp_path / "mine.yaml"
     path.write_text(text)
@@ -126,7 +149,8 @@ def test_a_broken_rubric_is_refused_naming_file_and_field(tmp_path: Path, text: 
 def _agent(tmp_path: Path, judge: str) -> Path:
     (tmp_path / "eval").mkdir(exist_ok=True)
     (tmp_path / "eval" / "eval.yaml").write_text(
-        f"evaluation: {{qualitative: true}}\njudge: {judge}\nmodels: ['ollama:m']\n")
+        f"evaluation: {{qualitative: true}}\njudge: {judge}\nmodels: ['ollama:m']\n"
+    )
     return tmp_path
 
 
@@ -167,7 +191,8 @@ def test_a_named_eval_file_is_read_for_its_agent_folder(tmp_path: Path) -> None:
     agent = _agent(tmp_path, "{provider: ollama, model: j}")
     (agent / "eval" / "judges.yaml").write_text(
         "evaluation: {qualitative: true, agent_id: judged}\njudge: {provider: ollama, model: j, rubrics: [code]}\n"
-        "models: ['ollama:m']\n")
+        "models: ['ollama:m']\n"
+    )
     named = resolve_project(str(agent / "eval" / "judges.yaml"), tmp_path)
     assert named == (agent / "eval" / "judges.yaml").resolve()
     config = load_project(named)

@@ -10,36 +10,67 @@ import json
 import dagster as dg
 import yaml
 
-from bat_pipeline_tests.faults import support
+from bat_pipeline_tests.support.dagster_runs import episodes_in, evaluate, failure_messages, only_run_dir
+from bat_pipeline_tests.support.example_agent import JUDGE_KEY_VAR, LLM_URL_VAR, copy_example_agent
 
 USER_KEY_VAR = "SIMULATED_USER_KEY"
 ASSETS = ["task_specs", "agent_episodes", "span_trajectories", "episode_verdicts"]
 
 CLARIFY = {
-    "id": "clarify_city", "starting_prompt": "What's the weather like today?",
+    "id": "clarify_city",
+    "starting_prompt": "What's the weather like today?",
     "conversation_plan": "When the assistant asks for the city, answer 'Berlin'. Then check it remembers: "
-                         "'Which city did I ask about?'. Then you are done.",
-    "expected_trajectory": ["get_weather"], "max_turns": 5}
+    "'Which city did I ask about?'. Then you are done.",
+    "expected_trajectory": ["get_weather"],
+    "max_turns": 5,
+}
 CUT_SHORT = {
-    "id": "cut_short", "starting_prompt": "What is the weather in Paris?",
+    "id": "cut_short",
+    "starting_prompt": "What is the weather in Paris?",
     "conversation_plan": "Ask 'What is the weather in Rome?', then 'And in Oslo?', then 'Which city did I ask about?'.",
-    "expected_trajectory": ["get_weather", "get_weather"], "max_turns": 2}
-ONE_TURN = {"id": "one_turn", "starting_prompt": "Please add 17 and 25.", "conversation_plan": "Ask for the sum.",
-            "expected_trajectory": ["add"]}
+    "expected_trajectory": ["get_weather", "get_weather"],
+    "max_turns": 2,
+}
+ONE_TURN = {
+    "id": "one_turn",
+    "starting_prompt": "Please add 17 and 25.",
+    "conversation_plan": "Ask for the sum.",
+    "expected_trajectory": ["add"],
+}
 SELF_CHECK = {
-    "id": "self_check_scenario", "starting_prompt": "Run a quick self-check and report your status.",
-    "conversation_plan": "Then ask 'What is the weather in Paris?'.", "max_turns": 3}
+    "id": "self_check_scenario",
+    "starting_prompt": "Run a quick self-check and report your status.",
+    "conversation_plan": "Then ask 'What is the weather in Paris?'.",
+    "max_turns": 3,
+}
 
 
-def _agent(tmp_path, scenarios: list[dict], *, user_model: str = "scripted-user", models=("competent",),
-           tasks: tuple[str, ...] = (), qualitative: bool = False, **user: object):
-    agent = support.make_agent_copy(tmp_path / "agent", tasks=tasks, models=models, qualitative=qualitative,
-                                    dataset="eval/input/scenarios.json")
+def _agent(
+    tmp_path,
+    scenarios: list[dict],
+    *,
+    user_model: str = "scripted-user",
+    models=("competent",),
+    tasks: tuple[str, ...] = (),
+    qualitative: bool = False,
+    **user: object,
+):
+    agent = copy_example_agent(
+        tmp_path / "agent",
+        tasks=tasks,
+        models=models,
+        evaluation={"qualitative": qualitative, "dataset": "eval/input/scenarios.json"},
+    )
     (agent / "eval" / "input" / "scenarios.json").write_text(json.dumps({"scenarios": scenarios}))
     path = agent / "eval" / "eval.yaml"
     config = yaml.safe_load(path.read_text())
-    config["simulated_user"] = {"provider": "openai", "model": user_model, "base_url": "${BAT_DEMO_LLM_URL}/v1",
-                                "api_key_env": USER_KEY_VAR, **user}
+    config["simulated_user"] = {
+        "provider": "openai",
+        "model": user_model,
+        "base_url": "${BAT_DEMO_LLM_URL}/v1",
+        "api_key_env": USER_KEY_VAR,
+        **user,
+    }
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     return agent
 
@@ -47,29 +78,32 @@ def _agent(tmp_path, scenarios: list[dict], *, user_model: str = "scripted-user"
 def _run(agent, tmp_path, partition: str, assets: list[str] | None = ASSETS):
     instance = dg.DagsterInstance.ephemeral()
     try:
-        result = support.evaluate(agent, tmp_path / "home", instance, partition, assets=assets)
+        result = evaluate(agent, tmp_path / "home", instance, partition, assets=assets)
     finally:
         instance.dispose()
-    return result, support.episodes_in(support.only_run_dir(tmp_path / "home", partition))
+    return result, episodes_in(only_run_dir(tmp_path / "home", partition))
 
 
-def _env(monkeypatch, scripted):
-    monkeypatch.setenv(support.LLM_URL_VAR, scripted.url)
-    monkeypatch.setenv(support.JUDGE_KEY_VAR, "scripted-judge-takes-any-key")
+def _env(monkeypatch, scripted_llm):
+    monkeypatch.setenv(LLM_URL_VAR, scripted_llm.url)
+    monkeypatch.setenv(JUDGE_KEY_VAR, "scripted-judge-takes-any-key")
     monkeypatch.setenv(USER_KEY_VAR, "scripted-user-key-not-for-the-agent")
 
 
-def test_a_conversation_ends_on_terminate_and_on_max_turns(scripted, tmp_path, monkeypatch):
-    _env(monkeypatch, scripted)
+def test_a_conversation_ends_on_terminate_and_on_max_turns(scripted_llm, tmp_path, monkeypatch):
+    _env(monkeypatch, scripted_llm)
     agent = _agent(tmp_path, [CLARIFY, CUT_SHORT, ONE_TURN])
     result, episodes = _run(agent, tmp_path, "openai-competent")
-    assert result.success, support.failure_messages(result)
+    assert result.success, failure_messages(result)
 
     clarify = episodes["clarify_city__try0"]
     log = clarify["aux"]["conversation"]
     assert log["ended"] == "terminated" and log["max_turns"] == 5
     assert [(t["user"], t["generated"]) for t in log["turns"]] == [
-        ("What's the weather like today?", False), ("Berlin", True), ("Which city did I ask about?", True)]
+        ("What's the weather like today?", False),
+        ("Berlin", True),
+        ("Which city did I ask about?", True),
+    ]
     assert log["turns"][0]["status"] == "input-required" and "city" in log["turns"][0]["agent"]
     assert "15" in log["turns"][1]["agent"] and "Berlin" in log["turns"][2]["agent"]
     user = log["simulated_user"]
@@ -80,8 +114,7 @@ def test_a_conversation_ends_on_terminate_and_on_max_turns(scripted, tmp_path, m
     assert [turn["user"] for turn in trajectory["turns"]] == [t["user"] for t in log["turns"]]
     assert [s["name"] for s in trajectory["turns"][1]["steps"] if s["kind"] == "tool"] == ["get_weather"]
     assert trajectory["totals"]["tokens_in"] > 0
-    assert [e["user_input"] for e in clarify["trace"]["events"] if e["user_input"]] == [
-        t["user"] for t in log["turns"]]
+    assert [e["user_input"] for e in clarify["trace"]["events"] if e["user_input"]] == [t["user"] for t in log["turns"]]
 
     cut = episodes["cut_short__try0"]["aux"]["conversation"]
     assert cut["ended"] == "max_turns" and cut["max_turns"] == 2
@@ -95,15 +128,15 @@ def test_a_conversation_ends_on_terminate_and_on_max_turns(scripted, tmp_path, m
     assert all("eval_error" not in e["aux"] for e in episodes.values())
 
     # The simulated user's key reached the simulated user, never the agent.
-    agent_log = (support.only_run_dir(tmp_path / "home", "openai-competent") / "agent.log").read_text()
+    agent_log = (only_run_dir(tmp_path / "home", "openai-competent") / "agent.log").read_text()
     assert "scripted-user-key-not-for-the-agent" not in agent_log
 
 
-def test_a_conversation_ends_when_the_agent_fails(scripted, tmp_path, monkeypatch):
-    _env(monkeypatch, scripted)
+def test_a_conversation_ends_when_the_agent_fails(scripted_llm, tmp_path, monkeypatch):
+    _env(monkeypatch, scripted_llm)
     agent = _agent(tmp_path, [SELF_CHECK], models=("sloppy",))
     result, episodes = _run(agent, tmp_path, "openai-sloppy")
-    assert result.success, support.failure_messages(result)
+    assert result.success, failure_messages(result)
     episode = episodes["self_check_scenario__try0"]
     log = episode["aux"]["conversation"]
     assert log["ended"] == "agent_failed"
@@ -112,16 +145,16 @@ def test_a_conversation_ends_when_the_agent_fails(scripted, tmp_path, monkeypatc
     assert episode["final_status"] == "error" and "eval_error" not in episode["aux"]
 
 
-def test_a_simulated_user_outage_gives_error_episodes(scripted, tmp_path, monkeypatch):
-    _env(monkeypatch, scripted)
+def test_a_simulated_user_outage_gives_error_episodes(scripted_llm, tmp_path, monkeypatch):
+    _env(monkeypatch, scripted_llm)
     model = "outage-user"
     agent = _agent(tmp_path, [CLARIFY, {**CUT_SHORT, "max_turns": 3}], user_model=model, max_retries=1)
-    scripted.set_model(model, error_rate=1.0, error_status=503, retry_after=0)
+    scripted_llm.set_model(model, error_rate=1.0, error_status=503, retry_after=0)
     try:
         result, episodes = _run(agent, tmp_path, "openai-competent")
     finally:
-        scripted.set_model(model, error_rate=0.0)
-    assert result.success, support.failure_messages(result)
+        scripted_llm.set_model(model, error_rate=0.0)
+    assert result.success, failure_messages(result)
     assert sorted(episodes) == ["clarify_city__try0", "cut_short__try0"]
     for episode in episodes.values():
         log = episode["aux"]["conversation"]
@@ -131,19 +164,23 @@ def test_a_simulated_user_outage_gives_error_episodes(scripted, tmp_path, monkey
         assert "SimulatedUserError" in episode["aux"]["eval_error"]
         assert episode["final_status"] == "error"
         assert episode["verdict"]["passed"] is False
-    assert scripted.stats()["by_model"][model] == 4  # two conversations, each asked twice
+    assert scripted_llm.stats()["by_model"][model] == 4  # two conversations, each asked twice
 
 
-def test_a_scenarios_scores_from_the_episode_to_the_warehouse(scripted, tmp_path, monkeypatch):
-    _env(monkeypatch, scripted)
+def test_a_scenarios_scores_from_the_episode_to_the_warehouse(scripted_llm, tmp_path, monkeypatch):
+    _env(monkeypatch, scripted_llm)
     # A bat-cli task carrying scenario fields runs beside the scenario, with bat-cli's checks too.
-    with_plan = {"id": "weather_then_recall", "turns": ["What is the weather in Rome?"],
-                 "conversation_plan": "Then ask 'Which city did I ask about?'. It must say Rome.",
-                 "expected_trajectory": ["get_weather"], "max_turns": 3,
-                 "expected": {"output_must_contain": ["Rome"]}}
+    with_plan = {
+        "id": "weather_then_recall",
+        "turns": ["What is the weather in Rome?"],
+        "conversation_plan": "Then ask 'Which city did I ask about?'. It must say Rome.",
+        "expected_trajectory": ["get_weather"],
+        "max_turns": 3,
+        "expected": {"output_must_contain": ["Rome"]},
+    }
     agent = _agent(tmp_path, [CLARIFY, with_plan], qualitative=True)
     result, episodes = _run(agent, tmp_path, "openai-competent", assets=None)
-    assert result.success, support.failure_messages(result)
+    assert result.success, failure_messages(result)
 
     clarify = {r["criterion"]: r for r in episodes["clarify_city__try0"]["scores"]}
     assert clarify["trajectory_matcher"]["value"] == 1.0 and clarify["trajectory_matcher"]["gating"]
@@ -165,9 +202,11 @@ def test_a_scenarios_scores_from_the_episode_to_the_warehouse(scripted, tmp_path
     import duckdb
 
     with duckdb.connect(str(tmp_path / "home" / "warehouse.duckdb"), read_only=True) as db:
-        stored = db.execute("SELECT criterion, value, raw, scale FROM episode_scores WHERE task_id = 'clarify_city' "
-                            "AND scorer IN ('trajectory_matcher', 'turn_count', 'goal_completion') "
-                            "ORDER BY criterion").fetchall()
+        stored = db.execute(
+            "SELECT criterion, value, raw, scale FROM episode_scores WHERE task_id = 'clarify_city' "
+            "AND scorer IN ('trajectory_matcher', 'turn_count', 'goal_completion') "
+            "ORDER BY criterion"
+        ).fetchall()
     assert ("turn_count", None, 3.0, "count") in stored
     assert ("goal_completion", 1.0, 100.0, "0..100") in stored
 

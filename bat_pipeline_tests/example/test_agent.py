@@ -2,38 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
-import uuid
 from pathlib import Path
 
 import pytest
 
-from bat_pipeline.example.agent.a2a_call import Exchange, connect, send_text
-from bat_pipeline_tests.example.processes import Agent, launch_agent, read_spans, wait_for_spans
-from bat_pipeline_tests.example.spans import roots, shape_errors, totals
+from bat_pipeline_tests.support.example_agent import Agent, conversation_id, converse, launch_agent
+from bat_pipeline_tests.support.processes import processes
+from bat_pipeline_tests.support.spans import read_spans, roots, shape_errors, totals, wait_for_spans
 
-pytestmark = pytest.mark.slow
-
-
-def converse(agent: Agent, turns: list[str], conversation: str) -> list[Exchange]:
-    """Send the turns in order; a turn after input-required continues that task."""
-
-    async def run() -> list[Exchange]:
-        client = await connect(agent.url)
-        out: list[Exchange] = []
-        try:
-            for text in turns:
-                task = out[-1].task_id if out and out[-1].state == "input-required" else None
-                out.append(await send_text(client, text, conversation, task_id=task))
-        finally:
-            await client.close()
-        return out
-
-    return asyncio.run(run())
-
-
-def conversation_id(name: str) -> str:
-    return f"{name}__{uuid.uuid4().hex[:8]}"
+pytestmark = pytest.mark.slow(seconds=12)
 
 
 def spans_of(agent: Agent, conversation: str, turns: int) -> list[dict]:
@@ -56,7 +33,10 @@ def test_history_across_turns_and_input_required(agents: dict[str, Agent]) -> No
     assert "Berlin" in recall.text
     spans = spans_of(agents["competent"], conversation, 3)
     assert [r["attributes"]["bat.a2a.task_state"] for r in roots(spans, conversation)] == [
-        "input-required", "completed", "completed"]
+        "input-required",
+        "completed",
+        "completed",
+    ]
 
 
 def test_sub_agent_call_continues_the_trace_in_the_forecaster_file(agents: dict[str, Agent]) -> None:
@@ -64,15 +44,18 @@ def test_sub_agent_call_continues_the_trace_in_the_forecaster_file(agents: dict[
     [exchange] = converse(agent, ["What is the forecast for Rome tomorrow?"], conversation)
     assert exchange.state == "completed" and "sunny, 28°C" in exchange.text
     [root] = roots(spans_of(agent, conversation, 1), conversation)
-    client_spans = [s for s in read_spans(agent.spans_file)
-                    if s["trace_id"] == root["trace_id"] and s["kind"] == "CLIENT"]
+    client_spans = [
+        s for s in read_spans(agent.spans_file) if s["trace_id"] == root["trace_id"] and s["kind"] == "CLIENT"
+    ]
     assert len(client_spans) == 1
     call = client_spans[0]["attributes"]
     assert (call["gen_ai.operation.name"], call["gen_ai.agent.name"], call["bat.a2a.task_state"]) == (
-        "invoke_agent", "Forecaster", "completed")
+        "invoke_agent",
+        "Forecaster",
+        "completed",
+    )
     assert "Rome" in call["input.value"] and "28°C" in call["output.value"]
-    theirs = wait_for_spans(agent.forecaster_spans_file,
-                            lambda s: any(x["trace_id"] == root["trace_id"] for x in s))
+    theirs = wait_for_spans(agent.forecaster_spans_file, lambda s: any(x["trace_id"] == root["trace_id"] for x in s))
     theirs = [s for s in theirs if s["trace_id"] == root["trace_id"]]
     forecaster_root = next(s for s in theirs if s["name"] == "invoke_agent Forecaster")
     assert forecaster_root["parent_span_id"] == client_spans[0]["span_id"]
@@ -85,32 +68,37 @@ def test_graph_nodes_sit_two_levels_below_the_root(agents: dict[str, Agent]) -> 
     spans = spans_of(agent, conversation, 1)
     [root] = roots(spans, conversation)
     by_id = {s["span_id"]: s for s in spans}
-    steps = [s for s in spans if s["trace_id"] == root["trace_id"]
-             and s["attributes"].get("openinference.span.kind") in ("LLM", "TOOL")]
+    steps = [
+        s
+        for s in spans
+        if s["trace_id"] == root["trace_id"] and s["attributes"].get("openinference.span.kind") in ("LLM", "TOOL")
+    ]
     nodes = {by_id[by_id[s["parent_span_id"]]["span_id"]]["name"] for s in steps}
     assert nodes == {"react", "tools"}
-    assert all(by_id[by_id[s["parent_span_id"]]["parent_span_id"]]["parent_span_id"] == root["span_id"]
-               for s in steps)
+    assert all(by_id[by_id[s["parent_span_id"]]["parent_span_id"]]["parent_span_id"] == root["span_id"] for s in steps)
     llm = next(s for s in steps if s["attributes"].get("llm.output_messages.0.message.tool_calls.0.tool_call.id"))
-    assert llm["attributes"]["llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments"] == \
-        '{"a": 17, "b": 25}'
+    assert (
+        llm["attributes"]["llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments"]
+        == '{"a": 17, "b": 25}'
+    )
     assert llm["attributes"]["llm.model_name"] == "competent"
     assert isinstance(llm["attributes"]["llm.token_count.prompt_details.cache_read"], int)
 
 
-def test_model_error_fails_the_task_cleanly(agents: dict[str, Agent], llm) -> None:  # noqa: ANN001
+def test_model_error_fails_the_task_cleanly(agents: dict[str, Agent], scripted_llm) -> None:
     agent, conversation = agents["competent"], conversation_id("broken")
-    llm.set(fail_model=["competent"])
-    try:
+    with scripted_llm.restoring():
+        scripted_llm.set(fail_model=["competent"])
         [exchange] = converse(agent, ["What is the weather in Paris?"], conversation)
-    finally:
-        llm.reset()
     assert exchange.state == "failed" and "HTTP 400" in exchange.text
     spans = spans_of(agent, conversation, 1)
     [root] = roots(spans, conversation)
     assert root["status"] == "ERROR"
-    model = next(s for s in spans if s["trace_id"] == root["trace_id"]
-                 and s["attributes"].get("openinference.span.kind") == "LLM")
+    model = next(
+        s
+        for s in spans
+        if s["trace_id"] == root["trace_id"] and s["attributes"].get("openinference.span.kind") == "LLM"
+    )
     assert model["status"] == "ERROR"
     event = model["events"][0]
     assert event["name"] == "exception" and "ModelError" in event["attributes"]["exception.type"]
@@ -125,8 +113,8 @@ def test_span_files_match_the_spec_shape(agents: dict[str, Agent]) -> None:
                 assert shape_errors(span) == [], (path.name, span["name"])
 
 
-def test_sigterm_flushes_every_span_and_stops_the_forecaster(llm, tmp_path: Path) -> None:  # noqa: ANN001
-    agent = launch_agent(tmp_path, llm.url, "competent", provider="anthropic").wait_ready()
+def test_sigterm_flushes_every_span_and_stops_the_forecaster(scripted_llm, tmp_path: Path) -> None:
+    agent = launch_agent(tmp_path, scripted_llm.url, "competent", provider="anthropic").wait_ready()
     conversation = conversation_id("sigterm")
     try:
         [exchange] = converse(agent, ["What is the forecast for Paris tomorrow?"], conversation)
@@ -145,12 +133,4 @@ def test_sigterm_flushes_every_span_and_stops_the_forecaster(llm, tmp_path: Path
 
 def forecaster_processes(folder: Path) -> list[int]:
     """Pids of Forecaster children still running in `folder`."""
-    pids = []
-    for proc in Path("/proc").iterdir():
-        try:
-            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
-            if b"forecaster" in cmdline and Path(proc / "cwd").resolve() == folder.resolve():
-                pids.append(int(proc.name))
-        except (OSError, ValueError):
-            continue
-    return pids
+    return [p.pid for p in processes() if "forecaster" in p.cmdline.split(" ") and p.cwd == str(folder.resolve())]

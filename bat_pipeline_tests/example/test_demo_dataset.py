@@ -10,17 +10,32 @@ from typing import Any
 import pytest
 import yaml
 
-from bat_pipeline_tests.example.processes import SHIPPED_AGENT, Agent, wait_for_spans
-from bat_pipeline_tests.example.spans import roots, totals
-from bat_pipeline_tests.example.test_agent import converse
+from bat_pipeline_tests.support.example_agent import Agent, converse
+from bat_pipeline_tests.support.paths import EXAMPLE_AGENT
+from bat_pipeline_tests.support.spans import roots, totals, wait_for_spans
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(seconds=6)
 
-TASKS = json.loads((SHIPPED_AGENT / "eval" / "input" / "tasks.json").read_text())
-EXPECTATIONS = {"status", "expected_outcome", "output_must_contain", "tool_calls", "agent_calls",
-                "max_model_calls", "max_tokens", "no_errors", "expected_label"}
-STATES = {"working": "working", "input-required": "input-required", "completed": "completed", "failed": "error",
-          "canceled": "error", "rejected": "error"}
+TASKS = json.loads((EXAMPLE_AGENT / "eval" / "input" / "tasks.json").read_text())
+EXPECTATIONS = {
+    "status",
+    "expected_outcome",
+    "output_must_contain",
+    "tool_calls",
+    "agent_calls",
+    "max_model_calls",
+    "max_tokens",
+    "no_errors",
+    "expected_label",
+}
+STATES = {
+    "working": "working",
+    "input-required": "input-required",
+    "completed": "completed",
+    "failed": "error",
+    "canceled": "error",
+    "rejected": "error",
+}
 
 
 def contains(actual: Any, subset: Any) -> bool:
@@ -37,8 +52,9 @@ def failed_checks(task: dict[str, Any], exchanges: list, facts: dict[str, Any]) 
         failures.append(f"status {status}")
     failures += [f"missing {p!r}" for p in expected.get("output_must_contain", []) if p not in exchanges[-1].text]
     for call in expected.get("tool_calls", []):
-        hits = sum(1 for name, args in facts["tools"] if name == call["name"]
-                   and contains(args, call.get("args_subset", {})))
+        hits = sum(
+            1 for name, args in facts["tools"] if name == call["name"] and contains(args, call.get("args_subset", {}))
+        )
         if hits < call.get("times", 1):
             failures.append(f"tool {call['name']}")
     for call in expected.get("agent_calls", []):
@@ -56,10 +72,12 @@ def failed_checks(task: dict[str, Any], exchanges: list, facts: dict[str, Any]) 
 def run_tasks(agent: Agent, tasks: list[dict[str, Any]]) -> list[tuple[list, dict[str, Any]]]:
     """Converse every task, then read the spans once (the exporter flushes in batches)."""
     ids = [f"{task['id']}__{uuid.uuid4().hex[:6]}" for task in tasks]
-    exchanges = [converse(agent, task["turns"], cid) for task, cid in zip(tasks, ids)]
-    spans = wait_for_spans(agent.spans_file, lambda s: all(
-        len(roots(s, cid)) >= len(task["turns"]) for task, cid in zip(tasks, ids)))
-    return [(ex, totals(spans, cid)) for ex, cid in zip(exchanges, ids)]
+    exchanges = [converse(agent, task["turns"], cid) for task, cid in zip(tasks, ids, strict=True)]
+    spans = wait_for_spans(
+        agent.spans_file,
+        lambda s: all(len(roots(s, cid)) >= len(task["turns"]) for task, cid in zip(tasks, ids, strict=True)),
+    )
+    return [(ex, totals(spans, cid)) for ex, cid in zip(exchanges, ids, strict=True)]
 
 
 def test_dataset_uses_every_expectation_and_eval_yaml_points_at_the_demo() -> None:
@@ -68,18 +86,20 @@ def test_dataset_uses_every_expectation_and_eval_yaml_points_at_the_demo() -> No
     statuses = {task["expected"].get("status", "completed") for task in TASKS}
     assert {"completed", "input-required", None} <= statuses
     assert any(len(task["turns"]) > 1 for task in TASKS)
-    config = yaml.safe_load((SHIPPED_AGENT / "eval" / "eval.yaml").read_text())
+    config = yaml.safe_load((EXAMPLE_AGENT / "eval" / "eval.yaml").read_text())
     assert config["agent"]["command"] == ["{python}", "-m", "bat_pipeline.example.agent"]
     assert config["evaluation"]["qualitative"] and config["judge"]["model"] == "judge"
-    shipped = yaml.safe_load((SHIPPED_AGENT / "config.yaml").read_text())
+    shipped = yaml.safe_load((EXAMPLE_AGENT / "config.yaml").read_text())
     assert config["evaluation"]["extra_spans"] == [shipped["sub_agent"]["telemetry_file"]]
 
 
 def test_competent_passes_everything_and_sloppy_fails_in_several_ways(agents: dict[str, Agent]) -> None:
     with ThreadPoolExecutor() as pool:
         runs = {persona: pool.submit(run_tasks, agent, TASKS) for persona, agent in agents.items()}
-    outcome = {persona: {t["id"]: failed_checks(t, *result) for t, result in zip(TASKS, run.result())}
-               for persona, run in runs.items()}
+    outcome = {
+        persona: {t["id"]: failed_checks(t, *result) for t, result in zip(TASKS, run.result(), strict=True)}
+        for persona, run in runs.items()
+    }
     assert {task: f for task, f in outcome["competent"].items() if f} == {}
     sloppy_failed = {task: f for task, f in outcome["sloppy"].items() if f}
     assert len(sloppy_failed) >= 8, outcome["sloppy"]

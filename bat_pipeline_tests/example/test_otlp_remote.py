@@ -10,10 +10,9 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from bat_pipeline.example.loopback import LoopbackServer
-from bat_pipeline_tests.example.processes import launch_agent
-from bat_pipeline_tests.example.test_agent import conversation_id, converse
+from bat_pipeline_tests.support.example_agent import conversation_id, converse, launch_agent
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(seconds=3)
 
 
 class Collector:
@@ -30,10 +29,11 @@ class Collector:
                     self.spans.extend(scope.spans)
             return Response(b"", media_type="application/x-protobuf")
 
-        self.server = LoopbackServer(Starlette(routes=[Route("/v1/traces", traces, methods=["POST"])]),
-                                     name="otlp-collector")
+        self.server = LoopbackServer(
+            Starlette(routes=[Route("/v1/traces", traces, methods=["POST"])]), name="otlp-collector"
+        )
 
-    def __enter__(self) -> "Collector":
+    def __enter__(self) -> Collector:
         self.server.start()
         return self
 
@@ -41,18 +41,21 @@ class Collector:
         self.server.stop()
 
 
-def test_remote_output_sends_the_spans_to_an_otlp_collector(llm, tmp_path) -> None:  # noqa: ANN001
+def test_remote_output_sends_the_spans_to_an_otlp_collector(scripted_llm, tmp_path) -> None:
     with Collector() as collector:
         remote = [{"type": "remote", "endpoint": collector.server.base_url}]
-        agent = launch_agent(tmp_path, llm.url, "competent", telemetry=remote).wait_ready()
+        agent = launch_agent(tmp_path, scripted_llm.url, "competent", telemetry=remote).wait_ready()
         conversation = conversation_id("otlp")
         try:
             [exchange] = converse(agent, ["What is the weather in Paris?"], conversation)
         finally:
             assert agent.stop() == 0  # SIGTERM flushes the exporter before exit
     assert exchange.state == "completed"
-    roots = [s for s in collector.spans if any(
-        a.key == "gen_ai.conversation.id" and a.value.string_value == conversation for a in s.attributes)]
+    roots = [
+        s
+        for s in collector.spans
+        if any(a.key == "gen_ai.conversation.id" and a.value.string_value == conversation for a in s.attributes)
+    ]
     assert len(roots) == 1
     trace = [s for s in collector.spans if s.trace_id == roots[0].trace_id]
     kinds = {a.value.string_value for s in trace for a in s.attributes if a.key == "openinference.span.kind"}

@@ -14,14 +14,26 @@ import pytest
 from bat_pipeline.example.scripted_llm import ScriptedLLM, serve_scripted_llm
 
 TOOLS = [
-    {"type": "function", "function": {"name": "get_weather", "parameters": {
-        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}},
-    {"type": "function", "function": {"name": "add", "parameters": {
-        "type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "add",
+            "parameters": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}},
+        },
+    },
 ]
 ANTHROPIC_TOOLS = [{"name": t["function"]["name"], "input_schema": t["function"]["parameters"]} for t in TOOLS]
-JUDGE_PROMPT = ("Rubric: task completion.\nExpected outcome: The agent reports sunny, 22°C in Paris.\n"
-                "Final answer: Weather in Paris: sunny, 22°C.")
+JUDGE_PROMPT = (
+    "Rubric: task completion.\nExpected outcome: The agent reports sunny, 22°C in Paris.\n"
+    "Final answer: Weather in Paris: sunny, 22°C."
+)
 SCHEMA = {"type": "json_schema", "json_schema": {"name": "score", "schema": {"type": "object"}}}
 
 
@@ -46,10 +58,14 @@ def test_competent_calls_both_cities_in_one_response_then_quotes_results(client:
     first = client.chat.completions.create(model="competent", messages=messages, tools=TOOLS)
     calls = first.choices[0].message.tool_calls
     assert [(c.function.name, json.loads(c.function.arguments)) for c in calls] == [
-        ("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Berlin"})]
+        ("get_weather", {"city": "Paris"}),
+        ("get_weather", {"city": "Berlin"}),
+    ]
     messages.append(first.choices[0].message.model_dump(exclude_none=True))
-    messages += [{"role": "tool", "tool_call_id": calls[0].id, "content": "sunny, 22°C"},
-                 {"role": "tool", "tool_call_id": calls[1].id, "content": "cloudy, 15°C"}]
+    messages += [
+        {"role": "tool", "tool_call_id": calls[0].id, "content": "sunny, 22°C"},
+        {"role": "tool", "tool_call_id": calls[1].id, "content": "cloudy, 15°C"},
+    ]
     final = client.chat.completions.create(model="competent", messages=messages, tools=TOOLS)
     assert "22°C" in final.choices[0].message.content and "15°C" in final.choices[0].message.content
     assert final.usage.prompt_tokens > 0 and final.usage.prompt_tokens_details.cached_tokens > 0
@@ -70,17 +86,23 @@ def test_personas_differ_and_are_deterministic(client: openai.OpenAI) -> None:
 
 
 def test_competent_remembers_a_city_from_an_earlier_turn(client: openai.OpenAI) -> None:
-    messages = [{"role": "user", "content": "What's the weather like today?"},
-                {"role": "assistant", "content": "NEED_INPUT: Which city would you like the weather for?"},
-                {"role": "user", "content": "Berlin"}]
+    messages = [
+        {"role": "user", "content": "What's the weather like today?"},
+        {"role": "assistant", "content": "NEED_INPUT: Which city would you like the weather for?"},
+        {"role": "user", "content": "Berlin"},
+    ]
     reply = client.chat.completions.create(model="competent", messages=messages, tools=TOOLS)
     assert json.loads(reply.choices[0].message.tool_calls[0].function.arguments) == {"city": "Berlin"}
 
 
 def test_streaming_with_tool_calls_and_usage(client: openai.OpenAI) -> None:
     stream = client.chat.completions.create(
-        model="competent", messages=[{"role": "user", "content": "weather in Rome and Oslo?"}], tools=TOOLS,
-        stream=True, stream_options={"include_usage": True})
+        model="competent",
+        messages=[{"role": "user", "content": "weather in Rome and Oslo?"}],
+        tools=TOOLS,
+        stream=True,
+        stream_options={"include_usage": True},
+    )
     names, args, usage = {}, {}, None
     for chunk in stream:
         usage = chunk.usage or usage
@@ -95,37 +117,49 @@ def test_streaming_with_tool_calls_and_usage(client: openai.OpenAI) -> None:
 def test_streamed_text_matches_plain_answer(client: openai.OpenAI) -> None:
     messages = [{"role": "user", "content": "What is the capital of France?"}]
     plain = client.chat.completions.create(model="competent", messages=messages).choices[0].message.content
-    streamed = "".join(c.choices[0].delta.content or "" for c in
-                       client.chat.completions.create(model="competent", messages=messages, stream=True) if c.choices)
+    streamed = "".join(
+        c.choices[0].delta.content or ""
+        for c in client.chat.completions.create(model="competent", messages=messages, stream=True)
+        if c.choices
+    )
     assert streamed == plain
 
 
-def test_judge_honours_json_schema_and_otherwise_ends_prose_with_json(server: ScriptedLLM,
-                                                                      client: openai.OpenAI) -> None:
+def test_judge_honours_json_schema_and_otherwise_ends_prose_with_json(
+    server: ScriptedLLM, client: openai.OpenAI
+) -> None:
     messages = [{"role": "user", "content": JUDGE_PROMPT}]
     structured = client.chat.completions.create(model="judge", messages=messages, response_format=SCHEMA)
     verdict = json.loads(structured.choices[0].message.content)
     assert verdict["score"] == 1.0 and verdict["reasoning"].startswith("scripted stand-in judge")
     server.set_knobs(think=True)
     prose = client.chat.completions.create(model="judge", messages=messages).choices[0].message.content
-    assert prose.startswith("<think>") and json.loads(prose[prose.rindex("{"):])["score"] == 1.0
+    assert prose.startswith("<think>") and json.loads(prose[prose.rindex("{") :])["score"] == 1.0
     wrong = JUDGE_PROMPT.replace("sunny, 22°C.", "cloudy, 9°C.")
-    low = client.chat.completions.create(model="judge", messages=[{"role": "user", "content": wrong}],
-                                         response_format=SCHEMA)
+    low = client.chat.completions.create(
+        model="judge", messages=[{"role": "user", "content": wrong}], response_format=SCHEMA
+    )
     assert json.loads(low.choices[0].message.content)["score"] < 1.0
     assert server.count(path="/v1/chat/completions", model="judge") == 3
 
 
 def test_anthropic_messages_tool_use_round_trip(server: ScriptedLLM) -> None:
     url = server.base_url + "/v1/messages"
-    body = {"model": "competent", "max_tokens": 256, "system": "Be helpful.", "tools": ANTHROPIC_TOOLS,
-            "messages": [{"role": "user", "content": "Please add 17 and 25."}]}
+    body = {
+        "model": "competent",
+        "max_tokens": 256,
+        "system": "Be helpful.",
+        "tools": ANTHROPIC_TOOLS,
+        "messages": [{"role": "user", "content": "Please add 17 and 25."}],
+    }
     first = httpx.post(url, json=body).json()
     assert first["stop_reason"] == "tool_use" and first["usage"]["input_tokens"] > 0
     use = first["content"][0]
     assert (use["type"], use["name"], use["input"]) == ("tool_use", "add", {"a": 17, "b": 25})
-    body["messages"] += [{"role": "assistant", "content": first["content"]},
-                         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use["id"], "content": "42"}]}]
+    body["messages"] += [
+        {"role": "assistant", "content": first["content"]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use["id"], "content": "42"}]},
+    ]
     final = httpx.post(url, json=body).json()
     assert final["stop_reason"] == "end_turn" and "42" in final["content"][0]["text"]
     assert final["usage"]["output_tokens"] > 0
@@ -133,7 +167,10 @@ def test_anthropic_messages_tool_use_round_trip(server: ScriptedLLM) -> None:
 
 def test_other_paths_models_and_ollama(server: ScriptedLLM) -> None:
     body = {"model": "competent", "messages": [{"role": "user", "content": "What is the capital of France?"}]}
-    assert "Paris" in httpx.post(server.base_url + "/chat/completions", json=body).json()["choices"][0]["message"]["content"]
+    assert (
+        "Paris"
+        in httpx.post(server.base_url + "/chat/completions", json=body).json()["choices"][0]["message"]["content"]
+    )
     assert "Paris" in httpx.post(server.base_url + "/api/chat", json=body).json()["message"]["content"]
     ids = [m["id"] for m in httpx.get(server.base_url + "/v1/models").json()["data"]]
     assert {"competent", "sloppy", "judge"} <= set(ids)
@@ -147,9 +184,13 @@ def test_rate_limit_with_retry_after_and_server_errors(server: ScriptedLLM, clie
     assert caught.value.response.headers["retry-after"] == "3"
     server.set_knobs(reset=True)
     server.set_knobs(error_rate=0.5, error_status=500)
-    statuses = [httpx.post(server.base_url + "/v1/chat/completions",
-                           json={"model": "sloppy-rate", "messages": [{"role": "user", "content": "hi"}]}).status_code
-                for _ in range(4)]
+    statuses = [
+        httpx.post(
+            server.base_url + "/v1/chat/completions",
+            json={"model": "sloppy-rate", "messages": [{"role": "user", "content": "hi"}]},
+        ).status_code
+        for _ in range(4)
+    ]
     assert statuses == [200, 500, 200, 500]
 
 
@@ -164,8 +205,9 @@ def test_malformed_and_fail_model_and_no_structured_output(server: ScriptedLLM, 
     server.set_knobs(reset=True, fail_model="competent", no_structured_output=True)
     assert httpx.post(server.base_url + "/v1/chat/completions", json=body).status_code == 400
     with pytest.raises(openai.BadRequestError):
-        client.chat.completions.create(model="judge", messages=[{"role": "user", "content": JUDGE_PROMPT}],
-                                       response_format=SCHEMA)
+        client.chat.completions.create(
+            model="judge", messages=[{"role": "user", "content": JUDGE_PROMPT}], response_format=SCHEMA
+        )
     assert client.chat.completions.create(model="judge", messages=[{"role": "user", "content": JUDGE_PROMPT}])
 
 
@@ -213,11 +255,13 @@ def test_stats_count_the_requests_held_at_once(server: ScriptedLLM) -> None:
     assert httpx.get(server.base_url + "/_stats").json()["max_in_flight"] == 0
 
 
-def test_subprocess_server_is_driven_over_http(llm) -> None:  # noqa: ANN001 - conftest fixture
-    llm.set(models={"sloppy": {"fail_model": ["sloppy"]}})
-    body = {"model": "sloppy", "messages": [{"role": "user", "content": "hi"}]}
-    before = llm.stats()["by_model"].get("sloppy", 0)
-    assert httpx.post(llm.url + "/v1/chat/completions", json=body).status_code == 400
-    assert llm.stats()["by_model"]["sloppy"] == before + 1
-    llm.reset()
-    assert httpx.post(llm.url + "/v1/chat/completions", json=body).status_code == 200
+def test_subprocess_server_is_driven_over_http(scripted_llm) -> None:
+    llm = scripted_llm
+    with llm.restoring():
+        llm.set(models={"sloppy": {"fail_model": ["sloppy"]}})
+        body = {"model": "sloppy", "messages": [{"role": "user", "content": "hi"}]}
+        before = llm.stats()["by_model"].get("sloppy", 0)
+        assert httpx.post(llm.url + "/v1/chat/completions", json=body).status_code == 400
+        assert llm.stats()["by_model"]["sloppy"] == before + 1
+        llm.reset()
+        assert httpx.post(llm.url + "/v1/chat/completions", json=body).status_code == 200

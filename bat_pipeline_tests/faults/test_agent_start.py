@@ -8,35 +8,38 @@ import socket
 import dagster as dg
 import pytest
 
-from bat_pipeline_tests.faults.support import (
-    LLM_URL_VAR,
-    assert_no_process_left,
-    edit_eval,
-    evaluate,
-    failure_messages,
-    make_agent_copy,
-    only_run_dir,
-    user_file_hashes,
-)
+from bat_pipeline_tests.support.dagster_runs import evaluate, failure_messages, only_run_dir
+from bat_pipeline_tests.support.example_agent import FAULT_TASKS, LLM_URL_VAR, copy_example_agent, edit_eval
+from bat_pipeline_tests.support.files import user_file_hashes
+from bat_pipeline_tests.support.processes import assert_no_process_left
+
+pytestmark = pytest.mark.slow(seconds=4)
 
 PARTITION = "openai-competent"
 MODEL_KEY = "sk-canary-start-V3n8q"
 
 
 @pytest.fixture(scope="module")
-def agent(scripted, tmp_path_factory):
-    folder = make_agent_copy(tmp_path_factory.mktemp("agent_start") / "agent", agent_startup_timeout_s=2,
-                             agent_shutdown_timeout_s=2)
+def agent(scripted_llm, tmp_path_factory):
+    folder = copy_example_agent(
+        tmp_path_factory.mktemp("agent_start") / "agent",
+        tasks=FAULT_TASKS,
+        models=("competent",),
+        evaluation={"agent_startup_timeout_s": 2, "agent_shutdown_timeout_s": 2},
+    )
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(LLM_URL_VAR, scripted.url)
+        mp.setenv(LLM_URL_VAR, scripted_llm.url)
         mp.setenv("OPENAI_API_KEY", MODEL_KEY)
         yield folder
 
 
 def _step_seconds(instance, run_id: str, step: str) -> float:
     """From the step's start to its failure, as recorded in the run's event log."""
-    times = {e.dagster_event.event_type_value: e.timestamp for e in instance.all_logs(run_id)
-             if e.dagster_event is not None and (e.dagster_event.step_key or "").endswith(f"__{step}")}
+    times = {
+        e.dagster_event.event_type_value: e.timestamp
+        for e in instance.all_logs(run_id)
+        if e.dagster_event is not None and (e.dagster_event.step_key or "").endswith(f"__{step}")
+    }
     return times["STEP_FAILURE"] - times["STEP_START"]
 
 
@@ -59,7 +62,8 @@ def _start_with(agent, tmp_path, command: list[str]):
 
 def test_agent_that_never_answers_fails_within_the_startup_timeout(agent, tmp_path):
     message, log, elapsed = _start_with(
-        agent, tmp_path, ["{python}", "-c", "import time; print('sleeping', flush=True); time.sleep(600)", str(agent)])
+        agent, tmp_path, ["{python}", "-c", "import time; print('sleeping', flush=True); time.sleep(600)", str(agent)]
+    )
     assert "did not answer" in message and "within 2s" in message
     assert str(log) in message and "sleeping" in message
     # The 2 s startup timeout, then SIGTERM (the sleeping process dies at once).
@@ -69,8 +73,10 @@ def test_agent_that_never_answers_fails_within_the_startup_timeout(agent, tmp_pa
 def test_agent_exiting_at_start_shows_its_last_log_lines(agent, tmp_path):
     # The model key on the command line and in the log: redacted in both.
     message, log, _ = _start_with(
-        agent, tmp_path, ["{python}", "-c", "import sys; print('boom', sys.argv[1]); sys.exit(3)", MODEL_KEY,
-                          str(agent)])
+        agent,
+        tmp_path,
+        ["{python}", "-c", "import sys; print('boom', sys.argv[1]); sys.exit(3)", MODEL_KEY, str(agent)],
+    )
     assert "exited with code 3" in message and "boom [redacted]" in message and str(log) in message
     assert MODEL_KEY not in message
     assert "boom [redacted]" in log.read_text()

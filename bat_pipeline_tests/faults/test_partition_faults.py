@@ -23,30 +23,30 @@ import duckdb
 import pytest
 
 from bat_pipeline.assets.common import RESUME_TAG
-from bat_pipeline_tests.faults.support import (
+from bat_pipeline_tests.support.dagster_runs import episodes_in, evaluate, failure_messages, only_run_dir
+from bat_pipeline_tests.support.example_agent import (
+    FAULT_TASKS,
     JUDGE_KEY_VAR,
     LLM_URL_VAR,
-    assert_no_process_left,
-    belonging_to,
+    copy_example_agent,
     edit_eval,
-    episodes_in,
-    evaluate,
-    failure_messages,
-    listening_sockets,
-    make_agent_copy,
-    only_run_dir,
-    root_conversations,
-    tree_hashes,
-    user_file_hashes,
-    wait_for,
 )
+from bat_pipeline_tests.support.files import tree_hashes, user_file_hashes
+from bat_pipeline_tests.support.polling import wait_for
+from bat_pipeline_tests.support.processes import assert_no_process_left, belonging_to, listening_sockets
+from bat_pipeline_tests.support.spans import root_conversations
+
+pytestmark = pytest.mark.slow(seconds=21)
 
 MODEL_KEY = "sk-canary-model-Q7x2"
 JUDGE_KEY = "sk-canary-judge-Z4p9"
 SHELL_SECRET = "SHELL_ONLY_SECRET"
 GOOD, CRASHY = "openai-competent", "openai-sloppy"
-TRAVERSAL = {"id": "a/../../x", "turns": ["What is the capital of France?"],
-             "expected": {"status": "completed", "output_must_contain": ["Paris"]}}
+TRAVERSAL = {
+    "id": "a/../../x",
+    "turns": ["What is the capital of France?"],
+    "expected": {"status": "completed", "output_must_contain": ["Paris"]},
+}
 EPISODES = 5
 LOOPBACK = "0100007F"
 
@@ -78,26 +78,30 @@ class Case:
 
 
 @pytest.fixture(scope="module")
-def case(scripted, tmp_path_factory):
+def case(scripted_llm, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("partition_faults")
     wrapper = tmp / "env_dump.py"
     wrapper.write_text(ENV_DUMP)
     env_dump = tmp / "agent_environment.json"
-    agent = make_agent_copy(
-        tmp / "agent", models=("competent", "sloppy"), extra_tasks=[TRAVERSAL],
-        agent={"command": ["{python}", str(wrapper), str(env_dump)]})
+    agent = copy_example_agent(
+        tmp / "agent",
+        tasks=FAULT_TASKS,
+        models=("competent", "sloppy"),
+        extra_tasks=[TRAVERSAL],
+        agent={"command": ["{python}", str(wrapper), str(env_dump)]},
+    )
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(LLM_URL_VAR, scripted.url)
+        mp.setenv(LLM_URL_VAR, scripted_llm.url)
         mp.setenv(JUDGE_KEY_VAR, JUDGE_KEY)
         mp.setenv("OPENAI_API_KEY", MODEL_KEY)
         mp.setenv(SHELL_SECRET, "not-for-the-agent")
-        scripted.set(echo_key=True)
+        scripted_llm.set(echo_key=True)
         instance = dg.DagsterInstance.ephemeral()
         try:
             yield Case(agent, tmp / "home", env_dump, instance)
         finally:
             instance.dispose()
-            scripted.set(echo_key=False)
+            scripted_llm.set(echo_key=False)
 
 
 class SocketWatch(threading.Thread):
@@ -122,7 +126,7 @@ class SocketWatch(threading.Thread):
 
 
 @pytest.fixture(scope="module")
-def good_run(case, scripted):
+def good_run(case, scripted_llm):
     """The openai-competent partition, judged, while another process listens on the port
     the agent's config.yaml names."""
     import yaml
@@ -136,7 +140,7 @@ def good_run(case, scripted):
     config["endpoint"]["port"] = taken
     config_file.write_text(yaml.safe_dump(config, sort_keys=False))
     before = user_file_hashes(case.agent)
-    watch = SocketWatch(case.agent, {scripted.process.pid})
+    watch = SocketWatch(case.agent, {scripted_llm.pid})
     watch.start()
     try:
         result = evaluate(case.agent, case.root, case.instance, GOOD)
@@ -145,7 +149,7 @@ def good_run(case, scripted):
         watch.join(5)
         holder.close()
     assert_no_process_left(case.agent)
-    case.facts.update(taken_port=taken, sockets=watch.seen, scripted_pid=scripted.process.pid)
+    case.facts.update(taken_port=taken, sockets=watch.seen, scripted_pid=scripted_llm.pid)
     return result, before
 
 
@@ -183,13 +187,15 @@ def test_agent_gets_the_shell_and_its_model_key_never_the_judge_key(case, good_r
 
 
 def test_task_ids_cannot_write_outside_the_output_folder(case, good_run):
-    for folder in (case.run_dir(GOOD) / "episodes",
-                   next(case.output_dir.glob(f"*/demo_openai-competent")) / "episodes"):
+    for folder in (
+        case.run_dir(GOOD) / "episodes",
+        next(case.output_dir.glob("*/demo_openai-competent")) / "episodes",
+    ):
         inside = [p for p in folder.iterdir() if "x__try0" in p.name]
         assert [p.name for p in inside] == ["a_.._.._x__try0.json"]
         assert json.loads(inside[0].read_text())["task_id"] == "a/../../x"
         assert not (folder / "a" / ".." / ".." / "x__try0.json").resolve().exists()
-    outside = [p for p in case.agent.parent.rglob("x__try0*")]
+    outside = list(case.agent.parent.rglob("x__try0*"))
     assert outside == []
 
 
@@ -197,15 +203,42 @@ def test_corrupt_span_lines_are_skipped_by_the_trajectory_stage(case, good_run):
     spans = case.run_dir(GOOD) / "spans" / "agent.jsonl"
     good = spans.read_text()
     junk = [
-        '{"name": "torn", "trace_id": "ab',                                  # torn line
+        '{"name": "torn", "trace_id": "ab',  # torn line
         json.dumps({"name": 7, "kind": [], "trace_id": 1, "span_id": {}, "start_time": "x"}),  # wrong types
-        json.dumps({"name": "no ids", "attributes": {}}),                    # missing ids
-        json.dumps({"name": "a", "trace_id": "t1", "span_id": "s1", "parent_span_id": "s2",
-                    "start_time": 1, "end_time": 2, "attributes": {}}),
-        json.dumps({"name": "b", "trace_id": "t1", "span_id": "s2", "parent_span_id": "s1",
-                    "start_time": 1, "end_time": 2, "attributes": {}}),     # parent cycle
-        json.dumps({"name": "huge", "trace_id": "t2", "span_id": "s3", "parent_span_id": None,
-                    "start_time": 1, "end_time": 2, "attributes": {"input.value": "x" * 2_000_000}}),
+        json.dumps({"name": "no ids", "attributes": {}}),  # missing ids
+        json.dumps(
+            {
+                "name": "a",
+                "trace_id": "t1",
+                "span_id": "s1",
+                "parent_span_id": "s2",
+                "start_time": 1,
+                "end_time": 2,
+                "attributes": {},
+            }
+        ),
+        json.dumps(
+            {
+                "name": "b",
+                "trace_id": "t1",
+                "span_id": "s2",
+                "parent_span_id": "s1",
+                "start_time": 1,
+                "end_time": 2,
+                "attributes": {},
+            }
+        ),  # parent cycle
+        json.dumps(
+            {
+                "name": "huge",
+                "trace_id": "t2",
+                "span_id": "s3",
+                "parent_span_id": None,
+                "start_time": 1,
+                "end_time": 2,
+                "attributes": {"input.value": "x" * 2_000_000},
+            }
+        ),
         "\0\0 not json at all",
     ]
     spans.write_text("\n".join(junk[:3]) + "\n" + good + "\n".join(junk[3:]) + "\n")
@@ -233,8 +266,10 @@ def test_trajectories_redact_what_their_span_files_hold(case, good_run):
     finally:
         spans.write_text(scrubbed)
     assert result.success, failure_messages(result)
-    stored = "".join(p.read_text() for p in [case.run_dir(GOOD) / "trajectories.json",
-                                              *(case.run_dir(GOOD) / "episodes").glob("*.json")])
+    stored = "".join(
+        p.read_text()
+        for p in [case.run_dir(GOOD) / "trajectories.json", *(case.run_dir(GOOD) / "episodes").glob("*.json")]
+    )
     assert MODEL_KEY not in stored and "answered for key [redacted]" in stored
 
 
@@ -262,18 +297,34 @@ def test_trajectories_read_only_the_recorded_span_files_once_they_are_quiet(case
     good = spans.read_text()
     trajectories = {k: e["trace"]["trajectory"] for k, e in episodes_in(run_dir).items()}
     lines = [json.loads(line) for line in good.splitlines()]
-    late_traces = {s["trace_id"] for s in lines
-                   if (s.get("attributes") or {}).get("gen_ai.conversation.id") == "weather_paris__try0"}
+    late_traces = {
+        s["trace_id"]
+        for s in lines
+        if (s.get("attributes") or {}).get("gen_ai.conversation.id") == "weather_paris__try0"
+    }
     assert late_traces
     spans.write_text("".join(json.dumps(s) + "\n" for s in lines if s["trace_id"] not in late_traces))
     # Beside the agent's file but never recorded by the episodes step: an earlier root of
     # another conversation, which would become its first turn if the folder were globbed.
     stray = run_dir / "spans" / "stray.jsonl"
-    stray.write_text(json.dumps({
-        "name": "stray", "kind": "SERVER", "trace_id": "f" * 32, "span_id": "f" * 16, "parent_span_id": None,
-        "start_time": 1, "end_time": 2, "status": "ERROR", "status_description": "not this run",
-        "attributes": {"gen_ai.operation.name": "invoke_agent", "gen_ai.conversation.id": "add_numbers__try0"},
-        "events": []}) + "\n")
+    stray.write_text(
+        json.dumps(
+            {
+                "name": "stray",
+                "kind": "SERVER",
+                "trace_id": "f" * 32,
+                "span_id": "f" * 16,
+                "parent_span_id": None,
+                "start_time": 1,
+                "end_time": 2,
+                "status": "ERROR",
+                "status_description": "not this run",
+                "attributes": {"gen_ai.operation.name": "invoke_agent", "gen_ai.conversation.id": "add_numbers__try0"},
+                "events": [],
+            }
+        )
+        + "\n"
+    )
     writer = LateWriter(spans, [json.dumps(s) for s in lines if s["trace_id"] in late_traces], busy_s=2.0)
     writer.start()
     try:
@@ -290,8 +341,7 @@ def test_trajectories_read_only_the_recorded_span_files_once_they_are_quiet(case
 
 
 JUDGE_FAULTS = {  # name → (scripted server knobs, judge settings, what the reason says)
-    "rate_limited": ({"error_rate": 1.0, "error_status": 429, "retry_after": 0.05}, {"max_retries": 1},
-                     "HTTP 429"),
+    "rate_limited": ({"error_rate": 1.0, "error_status": 429, "retry_after": 0.05}, {"max_retries": 1}, "HTTP 429"),
     "server_error": ({"error_rate": 1.0, "error_status": 500}, {"max_retries": 1}, "HTTP 500"),
     "hangs": ({"hang": True}, {"timeout_s": 1, "max_retries": 0}, "no answer within 1 s"),
     "garbage": ({"malformed": "content"}, {"max_retries": 0}, "unusable answer"),
@@ -299,9 +349,9 @@ JUDGE_FAULTS = {  # name → (scripted server knobs, judge settings, what the re
 }
 
 
-def _judge_again(case, scripted, name: str, knobs: dict, settings: dict, assets=("judge_scores",)):
+def _judge_again(case, scripted_llm, name: str, knobs: dict, settings: dict, assets=("judge_scores",)):
     model = f"judge-{name.replace('_', '-')}"
-    scripted.set_model(model, **knobs)
+    scripted_llm.set_model(model, **knobs)
     edit_eval(case.agent, judge={"model": model, **settings})
     run_dir = case.run_dir(GOOD)
     verdicts = {k: e["verdict"] for k, e in episodes_in(run_dir).items()}
@@ -315,9 +365,9 @@ def _judge_again(case, scripted, name: str, knobs: dict, settings: dict, assets=
 
 
 @pytest.mark.parametrize("name", sorted(JUDGE_FAULTS))
-def test_a_failing_judge_leaves_null_scores_with_reasons(case, scripted, good_run, name):
+def test_a_failing_judge_leaves_null_scores_with_reasons(case, scripted_llm, good_run, name):
     knobs, settings, reason = JUDGE_FAULTS[name]
-    episodes, judged = _judge_again(case, scripted, name, knobs, settings)
+    episodes, judged = _judge_again(case, scripted_llm, name, knobs, settings)
     assert judged["stats"]["failures"] > 0
     for episode in episodes.values():
         scores = episode["qualitative_scores"]
@@ -327,9 +377,15 @@ def test_a_failing_judge_leaves_null_scores_with_reasons(case, scripted, good_ru
     assert JUDGE_KEY not in json.dumps(judged)
 
 
-def test_a_judge_without_structured_output_falls_back_to_text(case, scripted, good_run):
-    episodes, judged = _judge_again(case, scripted, "no_structured", {"no_structured_output": True},
-                                    {"max_retries": 0}, assets=("judge_scores", "eval_metrics"))
+def test_a_judge_without_structured_output_falls_back_to_text(case, scripted_llm, good_run):
+    episodes, judged = _judge_again(
+        case,
+        scripted_llm,
+        "no_structured",
+        {"no_structured_output": True},
+        {"max_retries": 0},
+        assets=("judge_scores", "eval_metrics"),
+    )
     assert judged["stats"]["failures"] == 0 and judged["stats"]["text_fallbacks"]
     assert all(e["qualitative_scores"]["task_completion_quality"] is not None for e in episodes.values())
     metrics = json.loads((case.run_dir(GOOD) / "metrics.json").read_text())
@@ -351,8 +407,9 @@ def test_warehouse_held_by_another_process_fails_clearly_then_loads(case, good_r
     run_dir = case.run_dir(GOOD)
     episodes_before = tree_hashes(run_dir / "episodes")
     before = user_file_hashes(case.agent)
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_DUCKDB, str(database)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_DUCKDB, str(database)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout.readline().strip() == "HELD"
         short_wait = {"resources": {"warehouse": {"config": {"database": str(database), "max_wait_s": 1.0}}}}
@@ -386,8 +443,12 @@ class KillAfterFirstEpisode(threading.Thread):
         self.killed: list[int] = []
 
     def run(self) -> None:
-        files = wait_for(lambda: sorted(self.root.glob(f"runs/*/{self.partition}/episodes/*.json")), 120,
-                         interval_s=0.02, what="the first episode")
+        files = wait_for(
+            lambda: sorted(self.root.glob(f"runs/*/{self.partition}/episodes/*.json")),
+            120,
+            interval_s=0.02,
+            what="the first episode",
+        )
         self.first = files[0].stem
         groups = {os.getpgid(p.pid) for p in belonging_to(self.agent)} - {os.getpgrp()}
         for group in groups:
@@ -395,8 +456,8 @@ class KillAfterFirstEpisode(threading.Thread):
             self.killed.append(group)
 
 
-def test_agent_killed_mid_run_keeps_earlier_episodes_and_spares_other_partitions(case, scripted, good_run):
-    scripted.set_model("sloppy", latency_ms=300)
+def test_agent_killed_mid_run_keeps_earlier_episodes_and_spares_other_partitions(case, scripted_llm, good_run):
+    scripted_llm.set_model("sloppy", latency_ms=300)
     edit_eval(case.agent, evaluation={"concurrency": 1})
     other = tree_hashes(case.run_dir(GOOD))
     before = user_file_hashes(case.agent)
@@ -406,7 +467,7 @@ def test_agent_killed_mid_run_keeps_earlier_episodes_and_spares_other_partitions
         result = evaluate(case.agent, case.root, case.instance, CRASHY)
     finally:
         killer.join(10)
-        scripted.set_model("sloppy", latency_ms=0)
+        scripted_llm.set_model("sloppy", latency_ms=0)
     assert killer.killed, "the agent was never killed"
     assert_no_process_left(case.agent)
     assert result.success, failure_messages(result)
@@ -452,8 +513,12 @@ def test_resume_tag_reruns_only_the_eval_error_episodes(case, good_run):
 
 def _dump_tables(database: Path) -> str:
     with duckdb.connect(str(database), read_only=True) as conn:
-        tables = [r[0] for r in conn.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()]
+        tables = [
+            r[0]
+            for r in conn.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'"
+            ).fetchall()
+        ]
         assert tables
         return "\n".join(f"{t}: {conn.execute(f'SELECT * FROM {t}').fetchall()}" for t in tables)
 
@@ -469,17 +534,19 @@ def test_canary_keys_appear_nowhere(case, good_run):
                 scanned += 1
                 assert not any(c in data for c in canaries), f"a key leaked into {path}"
                 if b"[redacted]" in data:
-                    redacted.add(path.name if path.suffix != ".json" or path.parent.name != "episodes"
-                                 else "episodes/")
+                    redacted.add(path.name if path.suffix != ".json" or path.parent.name != "episodes" else "episodes/")
     assert scanned > 20
     assert list(case.root.rglob("agent.log"))
     # The servers did echo the keys: the echoes are there, redacted, in every kind of file.
     assert {"agent.log", "agent.jsonl", "episodes/", "judge.json"} <= redacted, redacted
     good = episodes_in(case.run_dir(GOOD))
-    assert all("answered for key [redacted]" in e["final_output"] for e in good.values()
-               if e["final_status"] == "completed")
-    assert all("Judged for key [redacted]" in e["qualitative_scores"]["judge_reasoning"]["task_completion"]
-               for e in episodes_in(case.run_dir(CRASHY)).values())
+    assert all(
+        "answered for key [redacted]" in e["final_output"] for e in good.values() if e["final_status"] == "completed"
+    )
+    assert all(
+        "Judged for key [redacted]" in e["qualitative_scores"]["judge_reasoning"]["task_completion"]
+        for e in episodes_in(case.run_dir(CRASHY)).values()
+    )
     assert any("[redacted]" in p.read_text() for p in (case.root / "judge_cache").rglob("*.json"))
     tables = _dump_tables(case.root / "warehouse.duckdb")
     assert "weather_paris" in tables and MODEL_KEY not in tables and JUDGE_KEY not in tables

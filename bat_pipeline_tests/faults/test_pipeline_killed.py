@@ -27,18 +27,13 @@ import pytest
 from bat_pipeline.assets.common import RESUME_TAG
 from bat_pipeline.engine.config import load_tasks
 from bat_pipeline.engine.spans import load_spans
-from bat_pipeline_tests.faults.support import (
-    JUDGE_KEY_VAR,
-    LLM_URL_VAR,
-    assert_no_process_left,
-    episodes_in,
-    evaluate,
-    failure_messages,
-    make_agent_copy,
-    only_run_dir,
-    root_conversations,
-    user_file_hashes,
-)
+from bat_pipeline_tests.support.dagster_runs import episodes_in, evaluate, failure_messages, only_run_dir
+from bat_pipeline_tests.support.example_agent import JUDGE_KEY_VAR, LLM_URL_VAR, copy_example_agent
+from bat_pipeline_tests.support.files import user_file_hashes
+from bat_pipeline_tests.support.processes import assert_no_process_left
+from bat_pipeline_tests.support.spans import root_conversations
+
+pytestmark = pytest.mark.slow(seconds=28)
 
 PARTITION = "openai-competent"
 TASKS = ("weather_paris", "add_numbers", "clarify_then_weather", "remember_city")
@@ -58,7 +53,9 @@ KILL_POINTS = {
     "after_the_first_episode": (lambda root: len(_files(root, "episodes/*.json")) >= 1, "tag"),
     "mid_way": (lambda root: len(_files(root, "episodes/*.json")) >= EPISODES // 2, "tag"),
     "after_every_episode_before_metrics": (
-        lambda root: _files(root, "verdicts.json") and not _files(root, "metrics.json"), "cli"),
+        lambda root: _files(root, "verdicts.json") and not _files(root, "metrics.json"),
+        "cli",
+    ),
 }
 
 
@@ -74,32 +71,39 @@ class Killed:
 
 
 @pytest.fixture(scope="module")
-def cli_env(scripted):
+def cli_env(scripted_llm):
     """The environment of `bat-pipeline`; the same variables are set in this process for
     the runs made in it."""
-    keys = {LLM_URL_VAR: scripted.url, JUDGE_KEY_VAR: JUDGE_KEY, "OPENAI_API_KEY": MODEL_KEY}
+    keys = {LLM_URL_VAR: scripted_llm.url, JUDGE_KEY_VAR: JUDGE_KEY, "OPENAI_API_KEY": MODEL_KEY}
     env = {name: value for name, value in os.environ.items() if not name.startswith(("BAT_", "DAGSTER_"))}
     env.update({**keys, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"})
     # Slow enough that a kill lands mid-conversation and mid-judging.
-    scripted.set_model("competent", latency_ms=120)
-    scripted.set_model(JUDGE, latency_ms=300)
+    scripted_llm.set_model("competent", latency_ms=120)
+    scripted_llm.set_model(JUDGE, latency_ms=300)
     with pytest.MonkeyPatch.context() as mp:
         for name, value in keys.items():
             mp.setenv(name, value)
         yield env
-    scripted.set_model("competent", latency_ms=0)
-    scripted.set_model(JUDGE, latency_ms=0)
+    scripted_llm.set_model("competent", latency_ms=0)
+    scripted_llm.set_model(JUDGE, latency_ms=0)
 
 
 def _agent(folder: Path) -> Path:
-    return make_agent_copy(folder, tasks=TASKS, k=K, concurrency=2, judge={"model": JUDGE})
+    return copy_example_agent(
+        folder, tasks=TASKS, k=K, models=("competent",), evaluation={"concurrency": 2}, judge={"model": JUDGE}
+    )
 
 
 def _bat_pipeline(*args: str, env: dict, root: Path, log: Path) -> subprocess.Popen:
     with open(log, "wb") as out:
-        return subprocess.Popen([str(Path(sys.executable).parent / "bat-pipeline"), *args],
-                                env={**env, "BAT_PIPELINE_HOME": str(root)}, stdout=out,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        return subprocess.Popen(
+            [str(Path(sys.executable).parent / "bat-pipeline"), *args],
+            env={**env, "BAT_PIPELINE_HOME": str(root)},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
 
 
 def _in_process(agent: Path, root: Path, tags: dict[str, str] | None = None) -> None:
@@ -145,11 +149,13 @@ def killed(cli_env, tmp_path_factory) -> dict[str, Killed]:
             run.wait(10)
     for point, (case, _) in runs.items():
         assert_no_process_left(case.agent)
-        case.kept = {k: e for k, e in episodes_in(only_run_dir(case.root, PARTITION)).items()
-                     if not e["aux"].get("eval_error")}
+        case.kept = {
+            k: e for k, e in episodes_in(only_run_dir(case.root, PARTITION)).items() if not e["aux"].get("eval_error")
+        }
         if KILL_POINTS[point][1] == "cli":
-            case.resume = _bat_pipeline("run", "--resume", str(case.agent), env=cli_env, root=case.root,
-                                        log=case.log.with_name("resume.log"))
+            case.resume = _bat_pipeline(
+                "run", "--resume", str(case.agent), env=cli_env, root=case.root, log=case.log.with_name("resume.log")
+            )
     return {point: case for point, (case, _) in runs.items()}
 
 
@@ -202,6 +208,10 @@ def test_killed_then_resumed_run_has_the_verdicts_of_an_uninterrupted_one(point,
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert metrics["summary"]["total_runs"] == EPISODES and metrics["summary"]["passed"] == EPISODES
 
-    leaks = [p for folder in (root, agent / "eval" / "output") for p in folder.rglob("*")
-             if p.is_file() and (MODEL_KEY.encode() in p.read_bytes() or JUDGE_KEY.encode() in p.read_bytes())]
+    leaks = [
+        p
+        for folder in (root, agent / "eval" / "output")
+        for p in folder.rglob("*")
+        if p.is_file() and (MODEL_KEY.encode() in p.read_bytes() or JUDGE_KEY.encode() in p.read_bytes())
+    ]
     assert leaks == []

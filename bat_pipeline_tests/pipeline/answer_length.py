@@ -11,5 +11,14 @@ LIMIT = 400
 @check("answer_length")
 def answer_length(item: ScoringInput) -> list[ScoreRow]:
     chars = len(item.episode.final_output)
-    return [ScoreRow(scorer="answer_length", criterion="characters", value=max(0.0, 1 - chars / LIMIT),
-                     raw=chars, scale="count", passed=chars <= LIMIT, reason=f"{chars} characters, at most {LIMIT}")]
+    return [
+        ScoreRow(
+            scorer="answer_length",
+            criterion="characters",
+            value=max(0.0, 1 - chars / LIMIT),
+            raw=chars,
+            scale="count",
+            passed=chars <= LIMIT,
+            reason=f"{chars} characters, at most {LIMIT}",
+        )
+    ]

@@ -27,12 +27,17 @@ JOB = "evaluate_multiprocess"
 def evaluate_multiprocess() -> dg.JobDefinition:
     """The `evaluate` job's assets on the multiprocess executor; rebuilt in each step process."""
     defs = build_definitions(agent_dir_from_env(), default_root())
-    job = dg.define_asset_job(JOB, selection=dg.AssetSelection.all()
-                              - dg.AssetSelection.assets(dg.AssetKey(["weather_agent", "eval_charts"])),
-                              executor_def=dg.multiprocess_executor.configured({
-                                  # Steps fork from a server that has imported Dagster and the
-                                  # pipeline once, instead of each starting a cold interpreter.
-                                  "start_method": {"forkserver": {"preload_modules": [__name__]}}}))
+    job = dg.define_asset_job(
+        JOB,
+        selection=dg.AssetSelection.all() - dg.AssetSelection.assets(dg.AssetKey(["weather_agent", "eval_charts"])),
+        executor_def=dg.multiprocess_executor.configured(
+            {
+                # Steps fork from a server that has imported Dagster and the
+                # pipeline once, instead of each starting a cold interpreter.
+                "start_method": {"forkserver": {"preload_modules": [__name__]}}
+            }
+        ),
+    )
     return dg.Definitions(assets=defs.assets, resources=defs.resources, jobs=[job]).resolve_job_def(JOB)
 
 
@@ -40,8 +45,9 @@ def run_partition(key: str, run_id: str) -> int:
     """One partition's run; in its own process (`execute_job` from several threads of one
     process deadlocks)."""
     with dg.DagsterInstance.get() as instance:
-        result = dg.execute_job(dg.reconstructable(evaluate_multiprocess), instance,
-                                tags={"dagster/partition": key, RUN_ID_TAG: run_id})
+        result = dg.execute_job(
+            dg.reconstructable(evaluate_multiprocess), instance, tags={"dagster/partition": key, RUN_ID_TAG: run_id}
+        )
     print(f"RUN {key} {result.run_id} {'SUCCESS' if result.success else 'FAILURE'}", flush=True)
     return 0 if result.success else 1
 
@@ -53,8 +59,7 @@ def main(argv: list[str]) -> int:
     with dg.DagsterInstance.get():
         pass  # the instance's storage exists before the partitions' processes open it at once
     keys = evaluate_multiprocess().partitions_def.get_partition_keys()
-    children = [subprocess.Popen([sys.executable, "-m", __spec__.name, "--partition", key, run_id])
-                for key in keys]
+    children = [subprocess.Popen([sys.executable, "-m", __spec__.name, "--partition", key, run_id]) for key in keys]
     return 0 if all(child.wait() == 0 for child in children) else 1
 
 

@@ -1,16 +1,16 @@
-"""Fixtures of the end-to-end tests: one scripted model server for the session, trimmed
-copies of the example agent in tmp dirs, and the environment of the processes under test."""
+"""Workspaces of the end-to-end tests: a trimmed copy of the example agent in a tmp dir, the
+storage root its results go to, and the environment of the processes under test."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from bat_pipeline.resources.scripted_llm import start_scripted_llm
-from bat_pipeline_tests.pipeline.support import copy_agent, pipeline_env
+from bat_pipeline_tests.support.example_agent import copy_example_agent, pipeline_env, run
+from bat_pipeline_tests.support.paths import BAT_PIPELINE
 
 
 @dataclass
@@ -32,27 +32,39 @@ class Workspace:
 
         return Warehouse(self.root / "warehouse.duckdb")
 
+    def bat_pipeline_run(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+        """`bat-pipeline run <agent copy> [args]` to completion (`env`: in place of the workspace's)."""
+        return run([str(BAT_PIPELINE), "run", str(self.agent), *args], env or self.env)
+
+    def only_run_dir(self) -> Path:
+        """The one run folder under the storage root."""
+        runs = sorted((self.root / "runs").iterdir())
+        assert len(runs) == 1, runs
+        return runs[0]
+
+    def pass_counts(self, run_id: str) -> dict[str, dict[str, int]]:
+        """{model key: {task: attempts passed}} of a run, from the warehouse."""
+        rows = self.warehouse.query(
+            "SELECT model_key, task_id, sum(CASE WHEN passed THEN 1 ELSE 0 END) AS passed FROM episodes "
+            "WHERE run_id = ? GROUP BY model_key, task_id",
+            [run_id],
+        )
+        counts: dict[str, dict[str, int]] = {}
+        for r in rows:
+            counts.setdefault(r["model_key"], {})[r["task_id"]] = int(r["passed"])
+        return counts
+
 
 @pytest.fixture(scope="session")
-def llm_url() -> Iterator[str]:
-    """A scripted model server process (models and judge) for every test of the session."""
-    process, url = start_scripted_llm()
-    try:
-        yield url
-    finally:
-        process.terminate()
-        process.wait(10)
+def workspace_factory(tmp_path_factory: pytest.TempPathFactory, scripted_llm):
+    """`make(name, **copy_example_agent options)` → a fresh Workspace in its own tmp dir."""
 
-
-def make_workspace(tmp: Path, llm_url: str, **copy_options) -> Workspace:
-    agent = copy_agent(tmp / "weather_agent", **copy_options)
-    root = tmp / "pipeline_home"
-    return Workspace(agent=agent, root=root, env=pipeline_env(agent, root, llm_url), llm_url=llm_url)
-
-
-@pytest.fixture(scope="session")
-def workspace_factory(tmp_path_factory: pytest.TempPathFactory, llm_url: str):
-    """`make(name, **copy_agent options)` → a fresh Workspace in its own tmp dir."""
     def make(name: str, **copy_options) -> Workspace:
-        return make_workspace(tmp_path_factory.mktemp(name), llm_url, **copy_options)
+        tmp = tmp_path_factory.mktemp(name)
+        agent = copy_example_agent(tmp / "weather_agent", **copy_options)
+        root = tmp / "pipeline_home"
+        return Workspace(
+            agent=agent, root=root, env=pipeline_env(agent, root, scripted_llm.url), llm_url=scripted_llm.url
+        )
+
     return make

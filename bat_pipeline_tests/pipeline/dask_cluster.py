@@ -56,15 +56,31 @@ def dask_cluster(folder: Path, env: dict[str, str], workers: int = 2) -> Iterato
 
     def start(name: str, *args: str) -> subprocess.Popen:
         log = open(folder / f"{name}.log", "wb")
-        process = subprocess.Popen([str(VENV_BIN / "dask"), *args], env=env, cwd=folder, stdout=log,
-                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        process = subprocess.Popen(
+            [str(VENV_BIN / "dask"), *args],
+            env=env,
+            cwd=folder,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         log.close()
         processes.append(process)
         return process
 
     try:
-        scheduler = start("scheduler", "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                          "--scheduler-file", str(scheduler_file))
+        scheduler = start(
+            "scheduler",
+            "scheduler",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--no-dashboard",
+            "--scheduler-file",
+            str(scheduler_file),
+        )
         deadline = time.monotonic() + START_TIMEOUT_S
         while not scheduler_file.is_file() and time.monotonic() < deadline:
             assert scheduler.poll() is None, (folder / "scheduler.log").read_text()
@@ -72,8 +88,21 @@ def dask_cluster(folder: Path, env: dict[str, str], workers: int = 2) -> Iterato
         address = json.loads(scheduler_file.read_text())["address"]
         cluster = DaskCluster(address, scheduler)
         for index in range(workers):
-            cluster.workers.append(start(f"worker{index}", "worker", address, "--no-nanny", "--nthreads", "1",
-                                         "--name", f"w{index}", "--host", "127.0.0.1", "--no-dashboard"))
+            cluster.workers.append(
+                start(
+                    f"worker{index}",
+                    "worker",
+                    address,
+                    "--no-nanny",
+                    "--nthreads",
+                    "1",
+                    "--name",
+                    f"w{index}",
+                    "--host",
+                    "127.0.0.1",
+                    "--no-dashboard",
+                )
+            )
         while _connected_workers(address) < workers:
             assert time.monotonic() < deadline, [(folder / f"worker{i}.log").read_text() for i in range(workers)]
             time.sleep(0.2)

@@ -17,8 +17,12 @@ from bat_pipeline.engine.config import load_eval_config
 from bat_pipeline.locations import BUNDLED_AGENT_DIR
 from bat_pipeline.resources.agent_process import AgentLauncher
 from bat_pipeline.resources.scripted_llm import with_scripted_llm
-from bat_pipeline_tests.pipeline.support import VENV_BIN, leftover_agents, run
 from bat_pipeline_tests.pipeline.test_agentv_example import environment, lines
+from bat_pipeline_tests.support.example_agent import run
+from bat_pipeline_tests.support.paths import VENV_BIN
+from bat_pipeline_tests.support.processes import leftover_agents
+
+pytestmark = pytest.mark.slow(seconds=10)
 
 EXAMPLES = BUNDLED_AGENT_DIR.parent
 PARTITIONS = ("weather_agent", "openai_competent", "anthropic_competent", "ollama_sloppy", "remote")
@@ -33,14 +37,14 @@ def episodes(partition: Path) -> dict[str, dict]:
 
 
 @pytest.fixture(scope="module")
-def evaluated(tmp_path_factory, llm_url):
+def evaluated(tmp_path_factory, scripted_llm):
     base = tmp_path_factory.mktemp("agentv_agents")
     weather = base / "weather_agent"
     shutil.copytree(BUNDLED_AGENT_DIR, weather, ignore=shutil.ignore_patterns("output", "__pycache__"))
     shutil.copytree(EXAMPLES / "assistants", base / "assistants")
     eval_file = base / "assistants" / "assistants.yaml"
     # A weather agent already running, for a target at its URL; its span file is named.
-    config = with_scripted_llm(load_eval_config(weather), llm_url)
+    config = with_scripted_llm(load_eval_config(weather), scripted_llm.url)
     launcher = AgentLauncher(config, config.models[0], base / "remote_agent")
     with launcher.running() as agent:
         data = yaml.safe_load(eval_file.read_text(encoding="utf-8"))
@@ -48,8 +52,7 @@ def evaluated(tmp_path_factory, llm_url):
         eval_file.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
         root, output = base / "home", base / "out"
         env = {k: v for k, v in environment(root, eval_file).items() if k != "BAT_DEMO_LLM_URL"}
-        done = run([str(VENV_BIN / "bat-pipeline"), "run", str(eval_file), "--output", str(output)], env,
-                   timeout_s=280)
+        done = run([str(VENV_BIN / "bat-pipeline"), "run", str(eval_file), "--output", str(output)], env, timeout_s=280)
     partitions = {key: next(output.glob(f"*/{key}")) for key in PARTITIONS if list(output.glob(f"*/{key}"))}
     return done, partitions, root, weather, eval_file
 
@@ -58,8 +61,10 @@ def test_every_target_is_a_partition_graded_by_its_tests(evaluated):
     done, partitions, *_ = evaluated
     assert done.returncode == 0, done.stdout[-4000:]
     assert set(partitions) == set(PARTITIONS)
-    outcomes = {key: {t: (r["pass"], r["error"]) for t, r in lines(folder / "results.jsonl").items()}
-                for key, folder in partitions.items()}
+    outcomes = {
+        key: {t: (r["pass"], r["error"]) for t, r in lines(folder / "results.jsonl").items()}
+        for key, folder in partitions.items()
+    }
     agent = {"capital": (True, None), "weather": (True, None), "follow-up": (True, None)}
     assert outcomes["weather_agent"] == agent and outcomes["remote"] == agent
     # Plain LLMs have no tools: the weather test fails, the others pass.
@@ -85,7 +90,9 @@ def test_a2a_targets_give_trajectories_from_spans(evaluated):
         # Two user messages are two turns of one conversation: the agent remembers the first.
         follow_up = found["follow-up"]
         assert [t["user"] for t in follow_up["trace"]["trajectory"]["turns"]] == [
-            "What is the weather in Berlin?", "Which city did I ask about?"]
+            "What is the weather in Berlin?",
+            "Which city did I ask about?",
+        ]
         assert follow_up["final_output"] == "You asked about Berlin."
     # The agent at a URL writes spans other runs share: its conversations get fresh ids.
     assert episodes(partitions["remote"])["weather"]["aux"]["conversation_id"].startswith("weather__try0-r")
@@ -108,19 +115,27 @@ def test_llm_targets_record_tokens_and_time(evaluated):
     assert episodes(partitions["ollama_sloppy"])["capital"]["final_output"].startswith("Great question")
 
 
-@pytest.mark.parametrize("provider, field, message", [
-    ({"provider": "openai", "model": "competent", "api_key": "${{ NOT_SET_ANYWHERE }}"}, "api_key",
-     "needs an API key in NOT_SET_ANYWHERE, and it is not set: looked in"),
-    ({"provider": "gemini", "model": "g"}, "provider", "provider 'gemini' cannot be run yet"),
-])
+@pytest.mark.parametrize(
+    "provider, field, message",
+    [
+        (
+            {"provider": "openai", "model": "competent", "api_key": "${{ NOT_SET_ANYWHERE }}"},
+            "api_key",
+            "needs an API key in NOT_SET_ANYWHERE, and it is not set: looked in",
+        ),
+        ({"provider": "gemini", "model": "g"}, "provider", "provider 'gemini' cannot be run yet"),
+    ],
+)
 def test_run_refuses_before_anything_starts(tmp_path, capsys, monkeypatch, provider, field, message):
     from bat_pipeline import cli
 
     monkeypatch.setenv("BAT_PIPELINE_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("NOT_SET_ANYWHERE", raising=False)
     eval_file = tmp_path / "e.yaml"
-    eval_file.write_text(yaml.safe_dump({"providers": {"llm": provider},
-                                         "tests": [{"id": "a", "vars": {"input": "hi"}}]}), encoding="utf-8")
+    eval_file.write_text(
+        yaml.safe_dump({"providers": {"llm": provider}, "tests": [{"id": "a", "vars": {"input": "hi"}}]}),
+        encoding="utf-8",
+    )
     assert cli.main(["run", str(eval_file)]) == 2
     err = capsys.readouterr().err
     assert message in err and f"field '{field}'" in err and "Traceback" not in err
@@ -137,8 +152,20 @@ def test_materialize_starts_the_agent_of_an_a2a_partition_itself(evaluated, tmp_
     env = {k: v for k, v in environment(root, eval_file).items() if k != "BAT_DEMO_LLM_URL"}
     with dg.DagsterInstance.from_config(env["DAGSTER_HOME"]):
         pass
-    done = run(["dagster", "asset", "materialize", "-m", "bat_pipeline.definitions", "--select", "*",
-                "--partition", "weather_agent"], env)
+    done = run(
+        [
+            "dagster",
+            "asset",
+            "materialize",
+            "-m",
+            "bat_pipeline.definitions",
+            "--select",
+            "*",
+            "--partition",
+            "weather_agent",
+        ],
+        env,
+    )
     assert done.returncode == 0, done.stdout[-4000:]
     [partition] = root.glob("runs/*/weather_agent")
     results = lines(partition / "results.jsonl")
@@ -161,10 +188,22 @@ def test_an_a2a_agent_started_ahead_and_never_adopted_is_stopped_and_scrubbed(tm
     secret = "tok-never-in-a-log-0123456789"
     speak = "import os, time; print('token', os.environ['MY_TOKEN'], flush=True); time.sleep(60)"
     eval_file = tmp_path / "e.yaml"
-    eval_file.write_text(yaml.safe_dump({
-        "providers": {"agent": {"provider": "a2a", "agent": str(BUNDLED_AGENT_DIR),
-                                "command": [sys.executable, "-c", speak], "env": {"MY_TOKEN": secret}}},
-        "tests": [{"id": "a", "vars": {"input": "hi"}}]}), encoding="utf-8")
+    eval_file.write_text(
+        yaml.safe_dump(
+            {
+                "providers": {
+                    "agent": {
+                        "provider": "a2a",
+                        "agent": str(BUNDLED_AGENT_DIR),
+                        "command": [sys.executable, "-c", speak],
+                        "env": {"MY_TOKEN": secret},
+                    }
+                },
+                "tests": [{"id": "a", "vars": {"input": "hi"}}],
+            }
+        ),
+        encoding="utf-8",
+    )
     config = load_project(eval_file)
     ahead = head_start(config, ["agent"], tmp_path / "home", "run-1")
     try:

@@ -14,7 +14,10 @@ import pytest
 import yaml
 
 from bat_pipeline.locations import BUNDLED_AGENT_DIR
-from bat_pipeline_tests.pipeline.support import VENV_BIN, run
+from bat_pipeline_tests.support.example_agent import run
+from bat_pipeline_tests.support.paths import VENV_BIN
+
+pytestmark = pytest.mark.slow(seconds=15)
 
 EXAMPLE = BUNDLED_AGENT_DIR.parent / "screening"
 
@@ -24,8 +27,14 @@ def environment(root: Path, eval_file: Path) -> dict[str, str]:
     home.mkdir(parents=True, exist_ok=True)
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith("BAT_")}
-    env.update({"BAT_AGENT_DIR": str(eval_file), "BAT_PIPELINE_HOME": str(root), "DAGSTER_HOME": str(home),
-                "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"})
+    env.update(
+        {
+            "BAT_AGENT_DIR": str(eval_file),
+            "BAT_PIPELINE_HOME": str(root),
+            "DAGSTER_HOME": str(home),
+            "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        }
+    )
     return env
 
 
@@ -46,24 +55,39 @@ def test_bat_pipeline_run_on_the_example(tmp_path):
     eval_file = EXAMPLE / "screening.yaml"
     # `make demo` may have left its results beside the example; this run adds none.
     left_before = sorted((EXAMPLE / ".agentv").rglob("*"))
-    done = run([str(VENV_BIN / "bat-pipeline"), "run", str(eval_file), "--output", str(output)],
-               environment(root, eval_file))
+    done = run(
+        [str(VENV_BIN / "bat-pipeline"), "run", str(eval_file), "--output", str(output)], environment(root, eval_file)
+    )
     assert done.returncode == 0, done.stdout[-4000:]
     assert "batch_cli: 2 passed, 1 failed, 0 errors" in done.stdout
     [partition] = output.glob("*/batch_cli")
     results = lines(partition / "results.jsonl")
     assert {k: (r["pass"], r["error"]) for k, r in results.items()} == {
-        "case-001": (True, None), "case-002": (True, None), "case-003": (False, None)}
+        "case-001": (True, None),
+        "case-002": (True, None),
+        "case-003": (False, None),
+    }
     wrong = results["case-003"]
     assert wrong["score"] == 0.0 and wrong["target"] == "batch_cli" and wrong["attempt"] == 0
-    assert wrong["checks"] == [{"name": "decision-check", "type": "script", "pass": False, "score": 0.0,
-                                "reason": "decision differs: expected BLOCK, got CLEAR"}]
+    assert wrong["checks"] == [
+        {
+            "name": "decision-check",
+            "type": "script",
+            "pass": False,
+            "score": 0.0,
+            "reason": "decision differs: expected BLOCK, got CLEAR",
+        }
+    ]
     index = lines(partition / "index.jsonl")
     assert [index[k]["execution_status"] for k in sorted(index)] == ["ok", "ok", "quality_failure"]
     # The long score table and the history, as for an agent.
-    assert sorted(warehouse_rows(root, "SELECT e.task_id, e.passed FROM episodes e JOIN runs r USING (run_id, model_key) "
-                                         "WHERE r.agent_id = 'screening'")) == [
-        ("case-001", True), ("case-002", True), ("case-003", False)]
+    assert sorted(
+        warehouse_rows(
+            root,
+            "SELECT e.task_id, e.passed FROM episodes e JOIN runs r USING (run_id, model_key) "
+            "WHERE r.agent_id = 'screening'",
+        )
+    ) == [("case-001", True), ("case-002", True), ("case-003", False)]
     scorers = {r[0] for r in warehouse_rows(root, "SELECT DISTINCT scorer FROM episode_scores")}
     assert {"script", "text", "tool_trajectory", "agentv"} <= scorers
     # The batch records' tool calls, checked by the trajectory graders.
@@ -76,8 +100,9 @@ def test_bat_pipeline_run_on_the_example(tmp_path):
     assert "criteria terms in the answer: ['CLEAR']" in rubric["reason"]
     graders = {s["name"]: s for s in index["case-002"]["scores"]}
     assert graders["explained"]["weight"] == 2 and graders["explained"]["verdict"] == "pass"
-    judged = warehouse_rows(root, "SELECT task_id, criterion, value, judge FROM episode_scores "
-                                  "WHERE scorer = 'llm_grader' ORDER BY task_id")
+    judged = warehouse_rows(
+        root, "SELECT task_id, criterion, value, judge FROM episode_scores WHERE scorer = 'llm_grader' ORDER BY task_id"
+    )
     assert judged == [("case-001", "llm-rubric", 1.0, "openai:judge"), ("case-002", "explained", 1.0, "openai:judge")]
     assert not warehouse_rows(root, "SELECT * FROM episode_scores WHERE scorer IN ('relevance', 'task_completion')")
     # Nothing written into the package: --output took the result files.
@@ -95,15 +120,24 @@ def broken_copy(dest: Path) -> Path:
     runner = data.pop("providers")["batch_cli"]
     data["providers"] = ["batch_cli", "unhealthy"]
     crash = {**data["tests"][0], "id": "case-004"}
-    crash["assert"] = [{"name": "crashing", "type": "script",
-                        "command": ["python3", "-c", "import sys; sys.exit('grader blew up')"]}]
+    crash["assert"] = [
+        {"name": "crashing", "type": "script", "command": ["python3", "-c", "import sys; sys.exit('grader blew up')"]}
+    ]
     data["tests"].append(crash)
     judged_wrong = {**data["tests"][0], "id": "case-005", "assert": [{"type": "is_json"}, 'The decision is "BLOCK".']}
     data["tests"].append(judged_wrong)
     eval_file.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    (dest / "agentv-providers.yaml").write_text(yaml.safe_dump({"providers": {
-        "batch_cli": {**runner, "env": {"SCREENING_SKIP": "case-002"}},
-        "unhealthy": {**runner, "env": {"SCREENING_UNHEALTHY": "1"}}}}), encoding="utf-8")
+    (dest / "agentv-providers.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "providers": {
+                    "batch_cli": {**runner, "env": {"SCREENING_SKIP": "case-002"}},
+                    "unhealthy": {**runner, "env": {"SCREENING_UNHEALTHY": "1"}},
+                }
+            }
+        ),
+        encoding="utf-8",
+    )
     return eval_file
 
 
@@ -119,8 +153,10 @@ def materialized(tmp_path_factory):
         pass
     done = {}
     for key in ("batch_cli", "unhealthy"):
-        done[key] = run(["dagster", "asset", "materialize", "-m", "bat_pipeline.definitions", "--select", "*",
-                         "--partition", key], env)
+        done[key] = run(
+            ["dagster", "asset", "materialize", "-m", "bat_pipeline.definitions", "--select", "*", "--partition", key],
+            env,
+        )
     return root, done
 
 
@@ -143,8 +179,12 @@ def test_materialize_grades_each_outcome(materialized):
     assert {c["name"]: c["score"] for c in judged["checks"]} == {"is-json": 1.0, "llm-rubric": 0.0}
     index = lines(partition / "index.jsonl")
     assert {k: v["execution_status"] for k, v in index.items()} == {
-        "case-001": "ok", "case-002": "execution_error", "case-003": "quality_failure",
-        "case-004": "execution_error", "case-005": "quality_failure"}
+        "case-001": "ok",
+        "case-002": "execution_error",
+        "case-003": "quality_failure",
+        "case-004": "execution_error",
+        "case-005": "quality_failure",
+    }
     # The target's tool calls are the episode's trajectory.
     episode = json.loads((partition / "episodes" / "case-001__try0.json").read_text(encoding="utf-8"))
     assert [c["name"] for c in episode["trace"]["tool_calls"]] == ["screening_check"]

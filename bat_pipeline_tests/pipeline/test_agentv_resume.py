@@ -7,10 +7,14 @@ from __future__ import annotations
 import json
 import textwrap
 
+import pytest
 import yaml
 
-from bat_pipeline_tests.pipeline.support import VENV_BIN, run
 from bat_pipeline_tests.pipeline.test_agentv_example import environment, lines
+from bat_pipeline_tests.support.example_agent import run
+from bat_pipeline_tests.support.paths import VENV_BIN
+
+pytestmark = pytest.mark.slow(seconds=7)
 
 ANSWER = textwrap.dedent('''\
     """Answers one test; records which test it was asked; fails while fail-<id> exists."""
@@ -43,13 +47,27 @@ def test_resume_runs_only_the_missing_and_errored_tests(tmp_path):
     folder.mkdir()
     (folder / "answer.py").write_text(ANSWER, encoding="utf-8")
     (folder / "batch.py").write_text(BATCH, encoding="utf-8")
-    tests = [{"id": t, "vars": {"input": f"question {t}"}, "assert": [{"type": "contains", "value": f"to {t}"}]}
-             for t in ("t1", "t2", "t3")]
+    tests = [
+        {"id": t, "vars": {"input": f"question {t}"}, "assert": [{"type": "contains", "value": f"to {t}"}]}
+        for t in ("t1", "t2", "t3")
+    ]
     eval_file = folder / "suite.yaml"
-    eval_file.write_text(yaml.safe_dump({"providers": {"local": {
-        "provider": "cli", "command": ["python3", "answer.py", "{EVAL_ID}", "{OUTPUT_FILE}"]}, "batch": {
-        "provider": "cli", "command": "python3 batch.py suite.yaml {OUTPUT_FILE}", "batch_requests": True}},
-        "tests": tests}), encoding="utf-8")
+    eval_file.write_text(
+        yaml.safe_dump(
+            {
+                "providers": {
+                    "local": {"provider": "cli", "command": ["python3", "answer.py", "{EVAL_ID}", "{OUTPUT_FILE}"]},
+                    "batch": {
+                        "provider": "cli",
+                        "command": "python3 batch.py suite.yaml {OUTPUT_FILE}",
+                        "batch_requests": True,
+                    },
+                },
+                "tests": tests,
+            }
+        ),
+        encoding="utf-8",
+    )
     (folder / "fail-t2").touch()
     root, output = tmp_path / "home", tmp_path / "out"
     env = environment(root, eval_file)
@@ -74,12 +92,17 @@ def test_resume_runs_only_the_missing_and_errored_tests(tmp_path):
     assert (folder / "calls.log").read_text().split() == ["t2"]
     assert list(root.glob("runs/*/local")) == [partition]
     for test_id, text in kept.items():
-        assert json.loads((partition / "episodes" / f"{test_id}__try0.json").read_text())["aux"]["started_at"] == \
-            json.loads(text)["aux"]["started_at"]
+        assert (
+            json.loads((partition / "episodes" / f"{test_id}__try0.json").read_text())["aux"]["started_at"]
+            == json.loads(text)["aux"]["started_at"]
+        )
     for folder_of in (partition, batch):
         results = lines(folder_of / "results.jsonl")
         assert {k: (r["pass"], r["error"]) for k, r in results.items()} == {
-            "t1": (True, None), "t2": (True, None), "t3": (True, None)}
+            "t1": (True, None),
+            "t2": (True, None),
+            "t3": (True, None),
+        }
     [published] = output.glob("*/local")
     assert lines(published / "results.jsonl")["t2"]["pass"] is True
 
@@ -93,18 +116,43 @@ def test_a_batch_asked_for_some_tests_knows_the_others(tmp_path):
 
     (tmp_path / "batch.py").write_text(BATCH, encoding="utf-8")
     eval_file = tmp_path / "suite.yaml"
-    eval_file.write_text(yaml.safe_dump({"providers": {"batch": {
-        "provider": "cli", "command": "python3 batch.py suite.yaml {OUTPUT_FILE}", "batch_requests": True}},
-        "tests": [{"id": t, "vars": {"input": t}} for t in ("t1", "t2")]}),
-        encoding="utf-8")
+    eval_file.write_text(
+        yaml.safe_dump(
+            {
+                "providers": {
+                    "batch": {
+                        "provider": "cli",
+                        "command": "python3 batch.py suite.yaml {OUTPUT_FILE}",
+                        "batch_requests": True,
+                    }
+                },
+                "tests": [{"id": t, "vars": {"input": t}} for t in ("t1", "t2")],
+            }
+        ),
+        encoding="utf-8",
+    )
     config = load_project(eval_file)
     [t1, t2] = suite_tasks(config.agentv)
     episodes, said = [], []
-    collect_target_episodes(config.models[0].target, config.agentv, plan_attempts([t1, t2], 1, []), tmp_path,
-                            concurrency=1, on_episode=episodes.append, log=said.append)
+    collect_target_episodes(
+        config.models[0].target,
+        config.agentv,
+        plan_attempts([t1, t2], 1, []),
+        tmp_path,
+        concurrency=1,
+        on_episode=episodes.append,
+        log=said.append,
+    )
     assert [e.task_id for e in episodes] == ["t1", "t2"]
     episodes.clear()
-    collect_target_episodes(config.models[0].target, config.agentv, plan_attempts([t2], 1, []), tmp_path,
-                            concurrency=1, on_episode=episodes.append, log=said.append)
+    collect_target_episodes(
+        config.models[0].target,
+        config.agentv,
+        plan_attempts([t2], 1, []),
+        tmp_path,
+        concurrency=1,
+        on_episode=episodes.append,
+        log=said.append,
+    )
     assert [(e.task_id, e.final_output) for e in episodes] == [("t2", "answer to t2")]
     assert not [line for line in said if "is no test of the file" in line]

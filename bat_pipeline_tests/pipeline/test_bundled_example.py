@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from bat_pipeline_tests.pipeline.support import FEW_TASKS, VENV_BIN, copy_agent, leftover_agents
+from bat_pipeline_tests.support.example_agent import FEW_TASKS, copy_example_agent
+from bat_pipeline_tests.support.paths import VENV_BIN
+from bat_pipeline_tests.support.processes import leftover_agents, processes
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(seconds=13)
 
 MODEL = "openai-competent"
 SCRIPTED_MODULE = "bat_pipeline.example.scripted_llm"
@@ -21,8 +23,15 @@ SCRIPTED_MODULE = "bat_pipeline.example.scripted_llm"
 
 def _start(command: list[str], cwd: Path, home: Path) -> subprocess.Popen:
     home.mkdir(parents=True)
-    return subprocess.Popen(command, cwd=cwd, env={"DAGSTER_HOME": str(home)}, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        command,
+        cwd=cwd,
+        env={"DAGSTER_HOME": str(home)},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -30,18 +39,36 @@ def finished(tmp_path_factory):
     """Both commands at once, each in its own scratch folder, with nothing in the
     environment but DAGSTER_HOME; {name: (agent copy, exit code, output, DAGSTER_HOME)}."""
     base = tmp_path_factory.mktemp("bundled_example")
-    run_agent = copy_agent(base / "run" / "weather_agent", models=(MODEL,))
-    materialize_agent = copy_agent(base / "materialize" / "weather_agent", models=(MODEL,))
+    run_agent = copy_example_agent(base / "run" / "weather_agent", models=(MODEL,))
+    materialize_agent = copy_example_agent(base / "materialize" / "weather_agent", models=(MODEL,))
     processes = {
-        "run": (run_agent, base / "run" / "dagster_home", [str(VENV_BIN / "bat-pipeline"), "run", "weather_agent"],
-                base / "run"),
+        "run": (
+            run_agent,
+            base / "run" / "dagster_home",
+            [str(VENV_BIN / "bat-pipeline"), "run", "weather_agent"],
+            base / "run",
+        ),
         # From the agent folder: a code location evaluates its working directory.
-        "materialize": (materialize_agent, base / "materialize" / "dagster_home",
-                        [str(VENV_BIN / "dagster"), "asset", "materialize", "-m", "bat_pipeline.definitions",
-                         "--select", "*", "--partition", MODEL], materialize_agent),
+        "materialize": (
+            materialize_agent,
+            base / "materialize" / "dagster_home",
+            [
+                str(VENV_BIN / "dagster"),
+                "asset",
+                "materialize",
+                "-m",
+                "bat_pipeline.definitions",
+                "--select",
+                "*",
+                "--partition",
+                MODEL,
+            ],
+            materialize_agent,
+        ),
     }
-    started = {name: (agent, home, _start(command, cwd, home))
-               for name, (agent, home, command, cwd) in processes.items()}
+    started = {
+        name: (agent, home, _start(command, cwd, home)) for name, (agent, home, command, cwd) in processes.items()
+    }
     results = {}
     for name, (agent, home, process) in started.items():
         out, _ = process.communicate(timeout=300)
@@ -49,23 +76,13 @@ def finished(tmp_path_factory):
     return results
 
 
-def _read(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError:
-        return b""
-
-
 def scripted_servers(home: Path) -> list[str]:
     """Live scripted model servers started under this DAGSTER_HOME (their environment holds it)."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        cmdline = _read(proc / "cmdline").replace(b"\0", b" ")
-        if SCRIPTED_MODULE.encode() in cmdline and f"DAGSTER_HOME={home}\0".encode() in _read(proc / "environ"):
-            found.append(f"{proc.name}: {cmdline.decode(errors='replace')}")
-    return found
+    return [
+        f"{p.pid}: {p.cmdline}"
+        for p in processes()
+        if SCRIPTED_MODULE in p.cmdline and p.has_env("DAGSTER_HOME", str(home))
+    ]
 
 
 @pytest.mark.parametrize("name", ["run", "materialize"])

@@ -113,13 +113,28 @@ def _stored(partition: Path) -> list[str]:
 
 
 def test_a_worker_killed_mid_run_fails_its_partition_keeps_its_episodes_and_leaves_no_process(
-        workspace_factory, tmp_path_factory):
+    workspace_factory, tmp_path_factory
+):
     ws = workspace_factory("dask_killed", models=MODELS, k=3, evaluation={"concurrency": 1})
     with dask_cluster(tmp_path_factory.mktemp("cluster_killed"), ws.env) as cluster:
-        command = [str(VENV_BIN / "bat-pipeline"), "run", str(ws.agent), "--executor", "dask",
-                   "--address", cluster.address]
-        process = subprocess.Popen(command, env=ws.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL, text=True, start_new_session=True)
+        command = [
+            str(VENV_BIN / "bat-pipeline"),
+            "run",
+            str(ws.agent),
+            "--executor",
+            "dask",
+            "--address",
+            cluster.address,
+        ]
+        process = subprocess.Popen(
+            command,
+            env=ws.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            start_new_session=True,
+        )
         try:
             deadline = time.monotonic() + 240
             victim = None
@@ -158,12 +173,17 @@ def _started_at(partition: Path, name: str) -> str:
     return json.loads((partition / "episodes" / name).read_text())["aux"]["started_at"]
 
 
-@pytest.mark.parametrize(("execution", "args"), [
-    ({}, ("--executor", "multiprocess")),
-    ({"executor": "dask", "workers": 1}, ()),   # eval.yaml alone: a local cluster of its own
-], ids=["multiprocess", "local_dask_cluster"])
+@pytest.mark.parametrize(
+    ("execution", "args"),
+    [
+        ({}, ("--executor", "multiprocess")),
+        ({"executor": "dask", "workers": 1}, ()),  # eval.yaml alone: a local cluster of its own
+    ],
+    ids=["multiprocess", "local_dask_cluster"],
+)
 def test_other_executors_give_the_in_process_verdicts_with_each_step_outside_the_run_process(
-        in_process, workspace_factory, execution, args):
+    in_process, workspace_factory, execution, args
+):
     import yaml
 
     reference = in_process[0]
@@ -188,9 +208,12 @@ def test_other_executors_give_the_in_process_verdicts_with_each_step_outside_the
 def test_a_failed_episodes_step_on_a_worker_runs_none_of_the_later_steps(workspace_factory):
     """Dask runs a task whatever its upstream did: the later steps must not read the
     previous output of the failed step (another run's partition)."""
-    ws = workspace_factory("dask_agent_fails", models=MODELS[:1],
-                           agent={"command": ["sh", "-c", "echo no agent here; exit 3"]},
-                           evaluation={"agent_startup_timeout_s": 5})
+    ws = workspace_factory(
+        "dask_agent_fails",
+        models=MODELS[:1],
+        agent={"command": ["sh", "-c", "echo no agent here; exit 3"]},
+        evaluation={"agent_startup_timeout_s": 5},
+    )
     eval_file = ws.agent / "eval" / "eval.yaml"
     import yaml
 
@@ -199,12 +222,16 @@ def test_a_failed_episodes_step_on_a_worker_runs_none_of_the_later_steps(workspa
     # What the episodes step handed on last time: another run's partition.
     ws.root.joinpath("handoff", "weather_agent", "agent_episodes").mkdir(parents=True)
     ws.root.joinpath("handoff", "weather_agent", "agent_episodes", f"{MODELS[0]}.json").write_text(
-        json.dumps({"partition": "runs/20200101T000000Z/" + MODELS[0]}))
+        json.dumps({"partition": "runs/20200101T000000Z/" + MODELS[0]})
+    )
     result = bat_pipeline_run(ws)
     assert result.returncode == 1, result.stdout[-4000:]
     assert "step weather_agent__agent_episodes failed" in result.stdout, result.stdout[-4000:]
     started = step_pids(ws)
     assert "weather_agent__agent_episodes" in started
-    assert not [key for key in started if key.split("__")[-1] in (
-        "span_trajectories", "episode_verdicts", "judge_scores", "eval_metrics")], started
+    assert not [
+        key
+        for key in started
+        if key.split("__")[-1] in ("span_trajectories", "episode_verdicts", "judge_scores", "eval_metrics")
+    ], started
     assert leftover_agents(ws.agent, ws.llm_url) == []

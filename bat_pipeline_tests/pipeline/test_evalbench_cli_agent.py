@@ -11,9 +11,10 @@ import textwrap
 
 import yaml
 
-from bat_pipeline_tests.pipeline.support import VENV_BIN, pipeline_env, run
+from bat_pipeline_tests.support.example_agent import pipeline_env, run
+from bat_pipeline_tests.support.paths import VENV_BIN
 
-AGENT = textwrap.dedent('''
+AGENT = textwrap.dedent("""
     import json, os, sys
     prompt, session = sys.argv[1], sys.argv[2]
     assert os.environ["HOME"] == session, "HOME is the session folder"
@@ -27,29 +28,67 @@ AGENT = textwrap.dedent('''
     calls = [{"tool": "get_weather", "input": {"city": "Paris"}, "output": "sunny"}] if "weather" in prompt else []
     text = f"turn {len(said) + 1} for {os.environ.get('SCENARIO_VAR', '-')}; earlier: {' | '.join(said) or 'none'}"
     print(json.dumps({"text": text, "output": [{"role": "assistant", "content": text, "tool_calls": calls}]}))
-''')
+""")
 
 
-def test_a_cli_agent_holds_a_conversation_in_its_session(tmp_path, llm_url):
+def test_a_cli_agent_holds_a_conversation_in_its_session(tmp_path, scripted_llm):
     (tmp_path / "agent.py").write_text(AGENT)
-    (tmp_path / "set.json").write_text(json.dumps({"scenarios": [
-        {"id": "remembers", "starting_prompt": "What is the weather?", "env": {"SCENARIO_VAR": "s1"},
-         "conversation_plan": "Then say 'Thanks, and the day after?'.", "expected_trajectory": ["get_weather"],
-         "max_turns": 3},
-        {"id": "breaks", "starting_prompt": "hello", "conversation_plan": "Then say 'please fail now'. Then 'x'.",
-         "max_turns": 3}]}))
-    (tmp_path / "cli.yaml").write_text(yaml.safe_dump({
-        "generator": "cli", "name": "script-agent", "command": [sys.executable, str(tmp_path / "agent.py"),
-                                                               "{PROMPT}", "{SESSION_DIR}"]}))
-    (tmp_path / "user.yaml").write_text(yaml.safe_dump({
-        "provider": "openai", "model": "scripted-user", "base_url": "{scripted_llm}/v1",
-        "api_key_env": "BAT_DEMO_JUDGE_KEY"}))
+    (tmp_path / "set.json").write_text(
+        json.dumps(
+            {
+                "scenarios": [
+                    {
+                        "id": "remembers",
+                        "starting_prompt": "What is the weather?",
+                        "env": {"SCENARIO_VAR": "s1"},
+                        "conversation_plan": "Then say 'Thanks, and the day after?'.",
+                        "expected_trajectory": ["get_weather"],
+                        "max_turns": 3,
+                    },
+                    {
+                        "id": "breaks",
+                        "starting_prompt": "hello",
+                        "conversation_plan": "Then say 'please fail now'. Then 'x'.",
+                        "max_turns": 3,
+                    },
+                ]
+            }
+        )
+    )
+    (tmp_path / "cli.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "generator": "cli",
+                "name": "script-agent",
+                "command": [sys.executable, str(tmp_path / "agent.py"), "{PROMPT}", "{SESSION_DIR}"],
+            }
+        )
+    )
+    (tmp_path / "user.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "provider": "openai",
+                "model": "scripted-user",
+                "base_url": "{scripted_llm}/v1",
+                "api_key_env": "BAT_DEMO_JUDGE_KEY",
+            }
+        )
+    )
     run_config = tmp_path / "run_config.yaml"
-    run_config.write_text(yaml.safe_dump({
-        "dataset_config": "set.json", "model_config": "cli.yaml", "simulated_user_model_config": "user.yaml",
-        "scorers": {"trajectory_matcher": {}, "turn_count": {}}}))
+    run_config.write_text(
+        yaml.safe_dump(
+            {
+                "dataset_config": "set.json",
+                "model_config": "cli.yaml",
+                "simulated_user_model_config": "user.yaml",
+                "scorers": {"trajectory_matcher": {}, "turn_count": {}},
+            }
+        )
+    )
     root = tmp_path / "home"
-    result = run([str(VENV_BIN / "bat-pipeline"), "run", str(run_config)], pipeline_env(run_config, root, llm_url))
+    result = run(
+        [str(VENV_BIN / "bat-pipeline"), "run", str(run_config)], pipeline_env(run_config, root, scripted_llm.url)
+    )
     assert "script-agent 2/2" in result.stdout, result.stdout
 
     [partition] = (root / "runs").glob("*/script-agent")
@@ -58,7 +97,9 @@ def test_a_cli_agent_holds_a_conversation_in_its_session(tmp_path, llm_url):
     log = remembers["aux"]["conversation"]
     assert log["ended"] == "terminated"
     assert [(t["user"], t["generated"]) for t in log["turns"]] == [
-        ("What is the weather?", False), ("Thanks, and the day after?", True)]
+        ("What is the weather?", False),
+        ("Thanks, and the day after?", True),
+    ]
     assert log["turns"][0]["agent"] == "turn 1 for s1; earlier: none"
     assert log["turns"][1]["agent"] == "turn 2 for s1; earlier: What is the weather?"  # the session persists
     rows = {r["criterion"]: r for r in remembers["scores"]}

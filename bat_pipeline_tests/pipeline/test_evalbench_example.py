@@ -11,19 +11,22 @@ from pathlib import Path
 
 from bat_pipeline.engine.evalbench_report import csv_score
 from bat_pipeline.resources.warehouse import Warehouse
-from bat_pipeline_tests.pipeline.support import VENV_BIN, pipeline_env, run
+from bat_pipeline_tests.support.example_agent import pipeline_env, run
+from bat_pipeline_tests.support.paths import VENV_BIN
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "bat_pipeline" / "example"
 SCENARIOS = ("clarify_city", "compare_then_add", "forecast_rome", "fahrenheit_paris")
 
 
-def test_the_example_runs_and_its_csv_and_warehouse_agree(tmp_path, llm_url):
+def test_the_example_runs_and_its_csv_and_warehouse_agree(tmp_path, scripted_llm):
     for folder in ("scenarios", "weather_agent"):
         shutil.copytree(EXAMPLE / folder, tmp_path / "example" / folder, ignore=shutil.ignore_patterns("output"))
     run_config = tmp_path / "example" / "scenarios" / "run_config.yaml"
     root = tmp_path / "home"
-    result = run([str(VENV_BIN / "bat-pipeline"), "run", str(run_config), "--output", str(tmp_path / "out")],
-                 pipeline_env(run_config, root, llm_url))
+    result = run(
+        [str(VENV_BIN / "bat-pipeline"), "run", str(run_config), "--output", str(tmp_path / "out")],
+        pipeline_env(run_config, root, scripted_llm.url),
+    )
     assert result.returncode == 0, result.stdout
     [csv_folder] = (run_config.parent / "results").iterdir()
     assert f"csv: {csv_folder}" in result.stdout
@@ -39,8 +42,12 @@ def test_the_example_runs_and_its_csv_and_warehouse_agree(tmp_path, llm_url):
     main.update({(r["task_id"], r["scorer"]): r for r in stored if r["criterion"] == r["scorer"]})  # ...or its own
     lines = list(csv.DictReader((csv_folder / "scores.csv").open(encoding="utf-8")))
     assert {(line["id"], line["comparator"]) for line in lines} == set(main)
-    assert {scorer for _, scorer in main} == {"trajectory_matcher", "turn_count", "goal_completion",
-                                              "behavioral_metrics"}  # only the run config's scorers
+    assert {scorer for _, scorer in main} == {
+        "trajectory_matcher",
+        "turn_count",
+        "goal_completion",
+        "behavioral_metrics",
+    }  # only the run config's scorers
     for line in lines:
         row = main[(line["id"], line["comparator"])]
         expected = csv_score(row)
@@ -49,17 +56,22 @@ def test_the_example_runs_and_its_csv_and_warehouse_agree(tmp_path, llm_url):
     failing = {line["comparator"]: line for line in lines if line["id"] == "fahrenheit_paris"}
     assert failing["trajectory_matcher"]["score"] == "50.0" and failing["goal_completion"]["score"] == "0.0"
 
-    conversations = {r["task_id"]: r for r in warehouse.query("SELECT * FROM conversations WHERE run_id = ?",
-                                                              [run_id])}
+    conversations = {r["task_id"]: r for r in warehouse.query("SELECT * FROM conversations WHERE run_id = ?", [run_id])}
     evals = {line["id"]: line for line in csv.DictReader((csv_folder / "evals.csv").open(encoding="utf-8"))}
     for task_id, line in evals.items():
         held = conversations[task_id]
         assert (int(line["turns"]), line["ended"], int(line["simulated_user_tokens_in"])) == (
-            held["turns"], held["ended"], held["user_tokens_in"])
+            held["turns"],
+            held["ended"],
+            held["user_tokens_in"],
+        )
         assert line["passed"] == str(episodes[task_id]["passed"])
-    assert conversations["clarify_city"]["generated_turns"] == 2 and conversations["clarify_city"]["ended"] == \
-        "terminated"
+    assert (
+        conversations["clarify_city"]["generated_turns"] == 2 and conversations["clarify_city"]["ended"] == "terminated"
+    )
 
     summary = {line["metric_name"]: line for line in csv.DictReader((csv_folder / "summary.csv").open())}
-    assert (summary["trajectory_matcher"]["correct_results_count"], summary["trajectory_matcher"]
-            ["total_results_count"]) == ("3", "4")
+    assert (
+        summary["trajectory_matcher"]["correct_results_count"],
+        summary["trajectory_matcher"]["total_results_count"],
+    ) == ("3", "4")

@@ -10,7 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from bat_pipeline_tests.pipeline.support import FEW_TASKS, SLOPPY, leftover_agents
+from bat_pipeline_tests.support.example_agent import FEW_TASKS, SLOPPY
+from bat_pipeline_tests.support.processes import leftover_agents
+
+pytestmark = pytest.mark.slow(seconds=8)
 
 GOOD = "openai-competent"
 GATE = {"min_pass_rate": 0.9}
@@ -18,9 +21,23 @@ GATE = {"min_pass_rate": 0.9}
 
 def materialize(partition: str, env: dict[str, str]) -> subprocess.Popen:
     return subprocess.Popen(
-        ["dagster", "asset", "materialize", "-m", "bat_pipeline.definitions", "--select", "*",
-         "--partition", partition],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True)
+        [
+            "dagster",
+            "asset",
+            "materialize",
+            "-m",
+            "bat_pipeline.definitions",
+            "--select",
+            "*",
+            "--partition",
+            partition,
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -56,8 +73,15 @@ def test_documented_command_materialises_a_partition(runs):
     partition = only_dir(f"runs/*/{GOOD}", ws.root)
     episodes = sorted(p.name for p in (partition / "episodes").glob("*.json"))
     assert episodes == sorted(f"{task}__try0.json" for task in FEW_TASKS)
-    for name in ("partition.json", "trajectories.json", "verdicts.json", "judge.json", "metrics.json",
-                 "summary.json", "agent.log"):
+    for name in (
+        "partition.json",
+        "trajectories.json",
+        "verdicts.json",
+        "judge.json",
+        "metrics.json",
+        "summary.json",
+        "agent.log",
+    ):
         assert (partition / name).is_file(), name
 
     reference = only_dir("*/demo_openai-competent", ws.agent / "eval" / "output")
@@ -71,7 +95,7 @@ def test_documented_command_materialises_a_partition(runs):
     rows = ws.warehouse.query("SELECT task_id, passed FROM episodes WHERE model_key = ?", [GOOD])
     assert sorted((r["task_id"], r["passed"]) for r in rows) == sorted((t, True) for t in FEW_TASKS)
     assert (ws.agent / "config.yaml").read_bytes() == config_before
-    assert leftover_agents(ws.agent, ws.llm_url) == []
+    assert leftover_agents(ws.agent, str(ws.root)) == []
 
 
 def test_failing_gate_fails_the_command_and_is_recorded(runs):
@@ -84,8 +108,9 @@ def test_failing_gate_fails_the_command_and_is_recorded(runs):
     gate_line = next((line for line in out.splitlines() if "gate min_pass_rate: FAILED" in line), "")
     assert SLOPPY in gate_line and "0.00" in gate_line and "0.90" in gate_line, out[-4000:]
     # Its rows are in the warehouse all the same: the gate judges them, it does not drop them.
-    assert ws.warehouse.query("SELECT count(*) AS n FROM episodes WHERE model_key = ?", [SLOPPY])[0]["n"] \
-        == len(FEW_TASKS)
+    assert ws.warehouse.query("SELECT count(*) AS n FROM episodes WHERE model_key = ?", [SLOPPY])[0]["n"] == len(
+        FEW_TASKS
+    )
 
     with dg.DagsterInstance.from_config(str(ws.dagster_home)) as instance:
         key = dg.AssetCheckKey(dg.AssetKey(["weather_agent", "eval_metrics"]), "min_pass_rate")
@@ -98,4 +123,4 @@ def test_failing_gate_fails_the_command_and_is_recorded(runs):
     assert "0.90" in by_partition[SLOPPY][1]
     assert by_partition[GOOD][0] is True
     assert (ws.agent / "config.yaml").read_bytes() == config_before
-    assert leftover_agents(ws.agent, ws.llm_url) == []
+    assert leftover_agents(ws.agent, str(ws.root)) == []

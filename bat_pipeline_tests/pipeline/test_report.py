@@ -15,15 +15,17 @@ import pytest
 import yaml
 
 from bat_pipeline.engine.judge_samples import MEDIAN
-from bat_pipeline_tests.pipeline.support import VENV_BIN, run
+from bat_pipeline_tests.support.example_agent import run
+from bat_pipeline_tests.support.paths import VENV_BIN
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(seconds=20)
 
 MODELS = ("openai-competent", "openai-sloppy")
 TASKS = ("weather_paris", "capital_of_france", "remember_city")
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "report.png"
-CHROMIUM_HINT = ("the HTML report's browser test needs Debian's chromium: run `make browser` "
-                 "(apt-get install -y chromium, as root)")
+CHROMIUM_HINT = (
+    "the HTML report's browser test needs Debian's chromium: run `make browser` (apt-get install -y chromium, as root)"
+)
 
 
 def bat_pipeline(ws, *args: str):
@@ -68,7 +70,9 @@ def test_the_median_and_spread_of_noisy_runs_reach_the_warehouse_and_report(two_
     ws, _, _, runs = two_runs
     rows = ws.warehouse.query(
         "SELECT sample, value, details FROM episode_scores WHERE run_id = ? AND scorer = 'choice' "
-        "AND model_key = 'openai-competent' AND task_id = 'weather_paris'", [runs[1]])
+        "AND model_key = 'openai-competent' AND task_id = 'weather_paris'",
+        [runs[1]],
+    )
     assert sorted(r["sample"] for r in rows) == [MEDIAN, 0, 1, 2]
     median = next(r for r in rows if r["sample"] == MEDIAN)
     details = json.loads(median["details"])
@@ -124,8 +128,13 @@ def test_the_html_report_renders_in_a_browser(two_runs):
             page.on("request", lambda r: requests.append(r.url))
             page.goto(page_path.as_uri())
             assert requests == [page_path.as_uri()]  # nothing else is fetched: styles and charts are inline
-            for table in ("partitions-table", "tasks-table", "scores-openai-competent", "performance-openai-sloppy",
-                          "classification-openai-competent"):
+            for table in (
+                "partitions-table",
+                "tasks-table",
+                "scores-openai-competent",
+                "performance-openai-sloppy",
+                "classification-openai-competent",
+            ):
                 located = page.get_by_test_id(table)
                 assert located.is_visible() and located.locator("tbody tr").count() >= 1, table
             assert page.get_by_test_id("tasks-table").locator("tbody tr").count() == len(TASKS)

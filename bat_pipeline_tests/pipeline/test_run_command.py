@@ -1,6 +1,6 @@
 """`bat-pipeline run` on a trimmed copy of the example (every model at once, each agent on
-its own port), a second evaluation of the same copy as a multiprocess backfill (history and
-trend, issue 6), and a run where one model's agent cannot start.
+its own port), and a second evaluation of the same copy as a multiprocess backfill (history
+and trend, issue 6). Runs that fail are in test_run_failures.py.
 
 The copy names a project scorer in its eval.yaml (answer_length.py, one file registered with
 `@check`; issue 13's "done when"): its rows must reach the stored episodes, metrics.json,
@@ -12,43 +12,17 @@ from __future__ import annotations
 import json
 import re
 import sys
-from pathlib import Path
 
 import pytest
 
 from bat_pipeline.storage import new_run_id
-from bat_pipeline_tests.pipeline.support import (
-    COMPETENT,
-    FEW_TASKS,
-    MODEL_KEYS,
-    SLOPPY,
-    VENV_BIN,
-    leftover_agents,
-    run,
-)
+from bat_pipeline_tests.support.example_agent import COMPETENT, FEW_TASKS, MODEL_KEYS, SLOPPY, run
+from bat_pipeline_tests.support.processes import leftover_agents
+
+pytestmark = pytest.mark.slow(seconds=45)
 
 PROJECT_SCORER = "bat_pipeline_tests.pipeline.answer_length"
 LOCK_TROUBLE = re.compile(r"WarehouseBusyError|could not set lock|conflicting lock", re.IGNORECASE)
-
-
-def bat_pipeline_run(ws, *args: str):
-    return run([str(VENV_BIN / "bat-pipeline"), "run", str(ws.agent), *args], ws.env)
-
-
-def run_dir(root: Path) -> Path:
-    runs = sorted((root / "runs").iterdir())
-    assert len(runs) == 1, runs
-    return runs[0]
-
-
-def pass_counts(ws, run_id: str) -> dict[str, dict[str, int]]:
-    rows = ws.warehouse.query(
-        "SELECT model_key, task_id, sum(CASE WHEN passed THEN 1 ELSE 0 END) AS passed FROM episodes "
-        "WHERE run_id = ? GROUP BY model_key, task_id", [run_id])
-    counts: dict[str, dict[str, int]] = {}
-    for r in rows:
-        counts.setdefault(r["model_key"], {})[r["task_id"]] = int(r["passed"])
-    return counts
 
 
 @pytest.fixture(scope="module")
@@ -56,8 +30,8 @@ def evaluated(workspace_factory):
     """The first evaluation: `bat-pipeline run --timings` over the three models."""
     ws = workspace_factory("run_command", evaluation={"scorers": [PROJECT_SCORER]})
     config_before = (ws.agent / "config.yaml").read_bytes()
-    result = bat_pipeline_run(ws, "--timings")
-    return ws, result, run_dir(ws.root).name, config_before
+    result = ws.bat_pipeline_run("--timings")
+    return ws, result, ws.only_run_dir().name, config_before
 
 
 @pytest.fixture(scope="module")
@@ -86,13 +60,13 @@ def test_run_evaluates_every_model_at_once(evaluated):
         assert len(urls[key]) == 1, urls
     assert len({url for found in urls.values() for url in found}) == len(MODEL_KEYS), urls
 
-    counts = pass_counts(ws, run_id)
+    counts = ws.pass_counts(run_id)
     for key in COMPETENT:
-        assert counts[key] == {task: 1 for task in FEW_TASKS}, counts
-    assert counts[SLOPPY] == {task: 0 for task in FEW_TASKS}, counts
+        assert counts[key] == dict.fromkeys(FEW_TASKS, 1), counts
+    assert counts[SLOPPY] == dict.fromkeys(FEW_TASKS, 0), counts
 
     assert (ws.agent / "config.yaml").read_bytes() == config_before
-    assert leftover_agents(ws.agent, ws.llm_url) == []
+    assert leftover_agents(ws.agent, str(ws.root)) == []
 
 
 def test_multiprocess_backfill_writes_every_row(backfilled):
@@ -104,17 +78,23 @@ def test_multiprocess_backfill_writes_every_row(backfilled):
     assert set(runs) == set(MODEL_KEYS), result.stdout[-4000:]
     assert not LOCK_TROUBLE.search(result.stdout)
 
-    counts = pass_counts(ws, run_id)
-    assert {key: sum(tasks.values()) for key, tasks in counts.items()} == \
-        {"openai-competent": 3, "anthropic-competent": 3, "openai-sloppy": 0}
+    counts = ws.pass_counts(run_id)
+    assert {key: sum(tasks.values()) for key, tasks in counts.items()} == {
+        "openai-competent": 3,
+        "anthropic-competent": 3,
+        "openai-sloppy": 0,
+    }
     assert {r["model_key"] for r in ws.warehouse.model_summary(run_id)} == set(MODEL_KEYS)
 
     with dg.DagsterInstance.from_config(str(ws.dagster_home)) as instance:
         for key, dagster_run_id in runs.items():
             records = instance.all_logs(dagster_run_id)
             # The multiprocess executor ran each step in its own process.
-            workers = {r.step_key for r in records if r.dagster_event
-                       and r.dagster_event.event_type_value == "STEP_WORKER_STARTED"}
+            workers = {
+                r.step_key
+                for r in records
+                if r.dagster_event and r.dagster_event.event_type_value == "STEP_WORKER_STARTED"
+            }
             assert {"weather_agent__agent_episodes", "weather_agent__eval_metrics"} <= workers, key
             assert instance.get_run_by_id(dagster_run_id).tags["dagster/partition"] == key
             for r in records:
@@ -122,19 +102,19 @@ def test_multiprocess_backfill_writes_every_row(backfilled):
                 if r.dagster_event and r.dagster_event.is_step_failure:
                     text += r.dagster_event.step_failure_data.error.to_string()
                 assert not LOCK_TROUBLE.search(text), (key, text)
-    assert leftover_agents(ws.agent, ws.llm_url) == []
+    assert leftover_agents(ws.agent, str(ws.root)) == []
 
 
 def test_two_runs_make_a_history_and_a_trend(evaluated, backfilled):
     ws, _, first, _ = evaluated
     second = backfilled[2]
     trend = ws.warehouse.trend()
-    assert {(r["model_key"], r["run_id"]) for r in trend} == \
-        {(key, run_id) for key in MODEL_KEYS for run_id in (first, second)}
+    assert {(r["model_key"], r["run_id"]) for r in trend} == {
+        (key, run_id) for key in MODEL_KEYS for run_id in (first, second)
+    }
     assert {(r["model_key"], r["run_index"]) for r in trend} == {(k, i) for k in MODEL_KEYS for i in (1, 2)}
     chart_trend = ws.warehouse.chart_data().trend
-    assert {(r["model_key"], r["run_id"]) for r in chart_trend} == \
-        {(r["model_key"], r["run_id"]) for r in trend}
+    assert {(r["model_key"], r["run_id"]) for r in chart_trend} == {(r["model_key"], r["run_id"]) for r in trend}
     charts = {p.name for p in (ws.root / "charts" / "weather_agent").glob("*.png")}
     assert {"pass_rate.png", "pass_rate_trend.png", "task_pass_rate.png"} <= charts, charts
 
@@ -168,8 +148,10 @@ def test_a_project_scorers_rows_are_in_the_metadata_of_eval_metrics(evaluated):
     ws = evaluated[0]
     with dg.DagsterInstance.from_config(str(ws.dagster_home)) as instance:
         for key in MODEL_KEYS:
-            records = instance.fetch_materializations(dg.AssetRecordsFilter(
-                asset_key=dg.AssetKey(["weather_agent", "eval_metrics"]), asset_partitions=[key]), limit=1).records
+            records = instance.fetch_materializations(
+                dg.AssetRecordsFilter(asset_key=dg.AssetKey(["weather_agent", "eval_metrics"]), asset_partitions=[key]),
+                limit=1,
+            ).records
             rows = [record.data for record in records[0].asset_materialization.metadata["scores"].records]
             (row,) = answer_length_rows(rows)
             assert (row["criterion"], row["count"]) == ("characters", len(FEW_TASKS)), key
@@ -180,63 +162,13 @@ def test_a_project_scorers_rows_are_in_the_metadata_of_eval_metrics(evaluated):
 def test_a_project_scorers_rows_are_in_the_warehouse(evaluated):
     ws, _, run_id, _ = evaluated
     for key in MODEL_KEYS:
-        rows = ws.warehouse.query("SELECT scorer, criterion, value, passed FROM episode_scores "
-                                  "WHERE run_id = ? AND model_key = ?", [run_id, key])
+        rows = ws.warehouse.query(
+            "SELECT scorer, criterion, value, passed FROM episode_scores WHERE run_id = ? AND model_key = ?",
+            [run_id, key],
+        )
         found = answer_length_rows(rows)
         assert len(found) == len(FEW_TASKS), (key, rows)
         assert all(r["criterion"] == "characters" and 0 <= r["value"] <= 1 for r in found)
-
-
-def test_a_model_whose_agent_cannot_start_fails_alone(workspace_factory):
-    # The sloppy model's agent exits at once; the competent one starts normally.
-    command = ["sh", "-c", '[ "$MODEL" = sloppy ] && exit 3; exec "{python}" -m bat_pipeline.example.agent']
-    ws = workspace_factory("run_failing", models=("openai-competent", SLOPPY), agent={"command": command})
-    config_before = (ws.agent / "config.yaml").read_bytes()
-    eval_before = (ws.agent / "eval" / "eval.yaml").read_bytes()
-    result = bat_pipeline_run(ws)
-    assert result.returncode == 1, result.stdout[-4000:]
-    assert f"✗ {SLOPPY} failed" in result.stdout
-    assert "exited with code 3" in result.stdout
-    assert "✗ openai-competent" not in result.stdout
-
-    run_id = run_dir(ws.root).name
-    assert pass_counts(ws, run_id) == {"openai-competent": {task: 1 for task in FEW_TASKS}}
-    assert (ws.agent / "config.yaml").read_bytes() == config_before
-    assert (ws.agent / "eval" / "eval.yaml").read_bytes() == eval_before
-    assert leftover_agents(ws.agent, ws.llm_url) == []
-
-
-def test_a_model_whose_every_episode_errored_fails_and_says_why(workspace_factory):
-    # The agent starts, but its model is unreachable: every conversation ends in error.
-    ws = workspace_factory("run_all_errored", models=("openai-competent",))
-    eval_file = ws.agent / "eval" / "eval.yaml"
-    eval_file.write_text(eval_file.read_text().replace("{scripted_llm}/v1", "http://127.0.0.1:9/v1"))
-    result = bat_pipeline_run(ws)
-    assert result.returncode == 1, result.stdout[-4000:]
-    assert "✗ openai-competent failed" in result.stdout
-    assert "every episode of openai:competent errored (3), so nothing was measured" in result.stdout
-    run_id = run_dir(ws.root).name
-    # Everything is kept: the episodes, and their rows for inspection.
-    assert len(list((ws.root / "runs" / run_id / "openai-competent" / "episodes").glob("*.json"))) == 3
-    assert leftover_agents(ws.agent, ws.llm_url) == []
-
-
-def test_a_locked_warehouse_is_reported_on_the_terminal(workspace_factory):
-    import duckdb
-
-    ws = workspace_factory("run_locked", models=("openai-competent",))
-    ws.root.mkdir(parents=True, exist_ok=True)
-    holder = duckdb.connect(str(ws.root / "warehouse.duckdb"))  # read-write: DuckDB locks the file
-    try:
-        result = run([str(VENV_BIN / "bat-pipeline"), "run", str(ws.agent)],
-                     {**ws.env, "BAT_PIPELINE_WAREHOUSE_WAIT_S": "1"})
-    finally:
-        holder.close()
-    assert result.returncode == 1, result.stdout[-4000:]
-    failure = result.stdout.split("✗ openai-competent failed", 1)[1]
-    assert "step weather_agent__eval_metrics failed: could not open the warehouse" in failure
-    assert "another process holds it" in failure
-    assert len(list(ws.root.glob("runs/*/openai-competent/episodes/*.json"))) == 3
 
 
 def test_every_phase_of_the_run_is_timed_everywhere(evaluated):
@@ -253,11 +185,13 @@ def test_every_phase_of_the_run_is_timed_everywhere(evaluated):
         assert timings["conversations"] > 0 and timings["agent_start"] > 0
         metrics = json.loads((partition / "metrics.json").read_text())
         assert set(metrics["timings"]) == set(steps) - {"metrics"}
-        assert f"phase conversations: {timings['conversations']:.2f}s" in (ws.root / "logs" / (
-            f"{run_id}-{key}.log")).read_text()
+        # The log says the phase's seconds to 2 decimals, timings.json to 3: the same figure.
+        logged = re.search(r"phase conversations: ([0-9.]+)s", (ws.root / "logs" / f"{run_id}-{key}.log").read_text())
+        assert logged and abs(float(logged.group(1)) - timings["conversations"]) <= 0.006, (logged, timings)
     stored = ws.warehouse.query("SELECT model_key, phase FROM phase_timings WHERE run_id = ?", [run_id])
-    assert {(r["model_key"], r["phase"]) for r in stored} == \
-        {(key, phase) for key in MODEL_KEYS for phase in steps} | {("", "charts")}
+    assert {(r["model_key"], r["phase"]) for r in stored} == {(key, phase) for key in MODEL_KEYS for phase in steps} | {
+        ("", "charts")
+    }
     header = next(line for line in result.stdout.splitlines() if line.startswith("model ") and "startup" in line)
     assert all(phase in header for phase in steps)
     assert f"charts {run['charts']:.2f}s · whole run" in result.stdout

@@ -9,14 +9,20 @@ import json
 
 import pytest
 
-from bat_pipeline_tests.pipeline.support import VENV_BIN, leftover_agents, run
+from bat_pipeline_tests.support.processes import leftover_agents
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(seconds=7)
 
 MODEL = "openai-competent"
-COMPARE = {"mode": "in_order", "forbidden": ["add"], "max_steps": 2, "expected": [
-    {"tool": "get_weather", "args": {"city": "Paris"}},
-    {"tool": "get_weather", "args": {"city": "Berlin"}, "args_mode": "superset"}]}
+COMPARE = {
+    "mode": "in_order",
+    "forbidden": ["add"],
+    "max_steps": 2,
+    "expected": [
+        {"tool": "get_weather", "args": {"city": "Paris"}},
+        {"tool": "get_weather", "args": {"city": "Berlin"}, "args_mode": "superset"},
+    ],
+}
 WITHOUT_TOOLS = {"forbidden": ["get_weather"]}
 
 
@@ -32,7 +38,7 @@ def evaluated(workspace_factory):
     paris["id"] = "paris_without_tools"
     paris["expected"]["trajectory"] = WITHOUT_TOOLS
     dataset.write_text(json.dumps([tasks["compare_two_cities"], paris], indent=1))
-    result = run([str(VENV_BIN / "bat-pipeline"), "run", str(ws.agent)], ws.env)
+    result = ws.bat_pipeline_run()
     (run_dir,) = (ws.root / "runs").iterdir()
     return ws, result, run_dir.name
 
@@ -42,28 +48,41 @@ def test_the_assertion_rows_are_in_episode_scores_and_decide_the_verdict(evaluat
     assert result.returncode == 0, result.stdout[-4000:]
     rows = ws.warehouse.query(
         "SELECT task_id, criterion, value, passed, gating, reason FROM episode_scores "
-        "WHERE run_id = ? AND model_key = ? AND scorer = 'trajectory' ORDER BY task_id, position", [run_id, MODEL])
+        "WHERE run_id = ? AND model_key = ? AND scorer = 'trajectory' ORDER BY task_id, position",
+        [run_id, MODEL],
+    )
     by_task: dict[str, list[dict]] = {}
     for row in rows:
         by_task.setdefault(row["task_id"], []).append(row)
     assert [(r["criterion"], r["passed"], r["gating"]) for r in by_task["compare_two_cities"]] == [
-        ("trajectory", True, True), ("trajectory:in_order", True, False),
-        ("trajectory:forbidden:add", True, False), ("trajectory:max_steps", True, False)]
+        ("trajectory", True, True),
+        ("trajectory:in_order", True, False),
+        ("trajectory:forbidden:add", True, False),
+        ("trajectory:max_steps", True, False),
+    ]
     assert [(r["criterion"], r["passed"], r["gating"]) for r in by_task["paris_without_tools"]] == [
-        ("trajectory", False, True), ("trajectory:forbidden:get_weather", False, False)]
+        ("trajectory", False, True),
+        ("trajectory:forbidden:get_weather", False, False),
+    ]
     assert by_task["paris_without_tools"][0]["value"] == 0.0
     assert by_task["paris_without_tools"][1]["reason"] == "get_weather: 1 call, forbidden"
 
-    passed = {r["task_id"]: r["passed"] for r in ws.warehouse.query(
-        "SELECT task_id, passed FROM episodes WHERE run_id = ? AND model_key = ?", [run_id, MODEL])}
+    passed = {
+        r["task_id"]: r["passed"]
+        for r in ws.warehouse.query(
+            "SELECT task_id, passed FROM episodes WHERE run_id = ? AND model_key = ?", [run_id, MODEL]
+        )
+    }
     assert passed == {"compare_two_cities": True, "paris_without_tools": False}
 
 
 def test_only_the_trajectory_row_fails_the_episode(evaluated):
     ws, _, run_id = evaluated
-    episode = json.loads((ws.root / "runs" / run_id / MODEL / "episodes" / "paris_without_tools__try0.json").read_text())
+    episode = json.loads(
+        (ws.root / "runs" / run_id / MODEL / "episodes" / "paris_without_tools__try0.json").read_text()
+    )
     failed = [c["check"] for c in episode["verdict"]["checks"] if not c["passed"]]
     assert failed == ["trajectory"]
     assert "trajectory FAIL: 0.00 of 1: get_weather: 1 call, forbidden" in episode["verdict"]["reason"]
     assert [c["name"] for c in episode["trace"]["tool_calls"]] == ["get_weather"]
-    assert leftover_agents(ws.agent, ws.llm_url) == []
+    assert leftover_agents(ws.agent, str(ws.root)) == []

@@ -29,9 +29,15 @@ def ours(tmp_path_factory) -> dict[str, dict]:
     assert model.partition_key == EXPECTED["target"]
     tasks = suite_tasks(config.agentv)
     episodes = []
-    collect_target_episodes(model.target, config.agentv, plan_attempts(tasks, 1, []),
-                            tmp_path_factory.mktemp("agentv442"), concurrency=4, on_episode=episodes.append,
-                            log=print)
+    collect_target_episodes(
+        model.target,
+        config.agentv,
+        plan_attempts(tasks, 1, []),
+        tmp_path_factory.mktemp("agentv442"),
+        concurrency=4,
+        on_episode=episodes.append,
+        log=print,
+    )
     checked = check_partition(episodes, tasks, config, options=GraderRunner())
     return {e.task_id: {"line": result_line(e), "rows": {r.criterion: r.value for r in e.scores}} for e in checked}
 

@@ -16,7 +16,7 @@ from bat_pipeline.engine.config.project import load_project, suite_tasks
 from bat_pipeline.engine.target_records import answer_from_record, answered_episode
 from bat_pipeline.engine.verdicts import check_partition
 from bat_pipeline.resources.judge import JudgeClient, judge_episodes
-from bat_pipeline_tests.resources.judge_server import Reply, error, serve_judge
+from bat_pipeline_tests.support.judge_server import Reply, error, serve_judge
 
 ENV = {"OPENAI_API_KEY": "sk-agentv-graders-key-9z8y"}
 TARGET = {"provider": "cli", "command": "python3 run.py {PROMPT}"}
@@ -47,21 +47,38 @@ def write(path: Path, data) -> Path:
 
 
 def seed_file(folder: Path, server, graders: list) -> Path:
-    return write(folder / "e.yaml", {
-        "providers": {"local": TARGET},
-        "judge": {"provider": "openai", "model": "grader-1", "base_url": server.base_url, "max_retries": 2},
-        "tests": [{"id": "t", "criteria": "Says the decision.",
-                   "vars": {"input": "Decide case 7", "expected_output": [{"role": "assistant",
-                                                                           "content": {"decision": "CLEAR"}}]},
-                   "assert": graders}]})
+    return write(
+        folder / "e.yaml",
+        {
+            "providers": {"local": TARGET},
+            "judge": {"provider": "openai", "model": "grader-1", "base_url": server.base_url, "max_retries": 2},
+            "tests": [
+                {
+                    "id": "t",
+                    "criteria": "Says the decision.",
+                    "vars": {
+                        "input": "Decide case 7",
+                        "expected_output": [{"role": "assistant", "content": {"decision": "CLEAR"}}],
+                    },
+                    "assert": graders,
+                }
+            ],
+        },
+    )
 
 
 def judged(eval_file: Path, answer: str = '{"decision": "CLEAR"}'):
     """The test's episode checked (deterministic graders), then judged: (before, after)."""
     config = load_project(eval_file)
     tasks = suite_tasks(config.agentv)
-    episode = answered_episode(tasks[0], "local", 0, answer_from_record({"id": "t", "text": answer}, "seed"),
-                               wall_ms=1.0, started_at="2026-01-01T00:00:00Z")
+    episode = answered_episode(
+        tasks[0],
+        "local",
+        0,
+        answer_from_record({"id": "t", "text": answer}, "seed"),
+        wall_ms=1.0,
+        started_at="2026-01-01T00:00:00Z",
+    )
     [checked] = check_partition([episode], tasks, config)
     before = checked.model_copy(deep=True)
     client = JudgeClient(config.judge, environ=ENV, backoff_base_s=0.0)
@@ -89,8 +106,12 @@ def test_the_judge_grades_and_the_verdict_is_computed_after_it(server, tmp_path)
     [body] = server.bodies()
     system, user = (m["content"] for m in body["messages"])
     assert "GRADING CRITERIA" in system and '"passed"' in system
-    assert user.splitlines() == ["Grading criteria: The decision is CLEAR.", "Input: Decide case 7",
-                                 'Expected output: {"decision": "CLEAR"}', 'Answer to grade: {"decision": "CLEAR"}']
+    assert user.splitlines() == [
+        "Grading criteria: The decision is CLEAR.",
+        "Input: Decide case 7",
+        'Expected output: {"decision": "CLEAR"}',
+        'Answer to grade: {"decision": "CLEAR"}',
+    ]
     assert body["response_format"]["json_schema"]["schema"]["required"] == ["reasoning", "score", "passed"]
 
 
@@ -115,28 +136,60 @@ def test_a_judge_that_fails_leaves_a_grader_error(server, tmp_path):
 
 def test_4x_llm_graders_prompt_files_and_rubric_items(server, tmp_path):
     (tmp_path / "rubric.md").write_text("The answer names the decision and the case number.\n", encoding="utf-8")
-    judge = {"name": "judge", "provider": "openai", "model": "grader-4", "base_url": server.base_url,
-             "api_key": "${{ OPENAI_API_KEY }}"}
-    write(tmp_path / ".agentv" / "targets.yaml", {"targets": [{"name": "local", **TARGET, "judge_target": "judge"},
-                                                              judge]})
-    eval_file = write(tmp_path / "eval.yaml", {"execution": {"target": "local"}, "tests": [{
-        "id": "t", "input": "Decide case 7", "criteria": "Decides.",
-        "assertions": [{"name": "from-file", "type": "llm-grader", "prompt": "file://rubric.md"},
-                       {"name": "items", "type": "rubrics", "criteria": ["Says CLEAR", {"id": "n", "outcome":
-                                                                                         "Names case 7", "weight": 2}]},
-                       {"name": "plain", "type": "llm_grader"}]}]})
+    judge = {
+        "name": "judge",
+        "provider": "openai",
+        "model": "grader-4",
+        "base_url": server.base_url,
+        "api_key": "${{ OPENAI_API_KEY }}",
+    }
+    write(
+        tmp_path / ".agentv" / "targets.yaml",
+        {"targets": [{"name": "local", **TARGET, "judge_target": "judge"}, judge]},
+    )
+    eval_file = write(
+        tmp_path / "eval.yaml",
+        {
+            "execution": {"target": "local"},
+            "tests": [
+                {
+                    "id": "t",
+                    "input": "Decide case 7",
+                    "criteria": "Decides.",
+                    "assertions": [
+                        {"name": "from-file", "type": "llm-grader", "prompt": "file://rubric.md"},
+                        {
+                            "name": "items",
+                            "type": "rubrics",
+                            "criteria": ["Says CLEAR", {"id": "n", "outcome": "Names case 7", "weight": 2}],
+                        },
+                        {"name": "plain", "type": "llm_grader"},
+                    ],
+                }
+            ],
+        },
+    )
     config = load_project(eval_file)
     assert config.judge.model == "grader-4" and config.judge.api_key_env == "OPENAI_API_KEY"
     assert config.judge.base_url == server.base_url and config.evaluation.qualitative
     server.script(default=grade_reply(0.85, False))
     tasks = suite_tasks(config.agentv)
-    episode = answered_episode(tasks[0], "local", 0, answer_from_record({"id": "t", "text": "CLEAR"}, "v4"),
-                               wall_ms=1.0, started_at="2026-01-01T00:00:00Z")
+    episode = answered_episode(
+        tasks[0],
+        "local",
+        0,
+        answer_from_record({"id": "t", "text": "CLEAR"}, "v4"),
+        wall_ms=1.0,
+        started_at="2026-01-01T00:00:00Z",
+    )
     [checked] = check_partition([episode], tasks, config)
     asyncio.run(judge_episodes(JudgeClient(config.judge, environ=ENV), [checked], tasks))
     criteria = sorted(b["messages"][1]["content"].splitlines()[0] for b in server.bodies())
-    assert criteria == ["Grading criteria: - Says CLEAR", "Grading criteria: Decides.",
-                        "Grading criteria: The answer names the decision and the case number."]
+    assert criteria == [
+        "Grading criteria: - Says CLEAR",
+        "Grading criteria: Decides.",
+        "Grading criteria: The answer names the decision and the case number.",
+    ]
     assert any("- Names case 7 (weight 2)" in b["messages"][1]["content"] for b in server.bodies())
     # 4.x: a grader passes at its mark, as AgentV decides, whatever the judge's `passed`.
     rows = [r for r in checked.scores if r.scorer == "llm_grader"]

@@ -15,24 +15,22 @@ import yaml
 from bat_pipeline.engine.config.project import load_project, suite_tasks
 from bat_pipeline.engine.conversation import plan_attempts
 from bat_pipeline.engine.errors import InputError
-from bat_pipeline.resources.process_group import stop_process_group
-from bat_pipeline.resources.scripted_llm import start_scripted_llm, with_scripted_llm
+from bat_pipeline.resources.scripted_llm import with_scripted_llm
 from bat_pipeline.resources.targets import collect_target_episodes
 from bat_pipeline.resources.targets.llm import run_llm_target
 
 KEY = "sk-scripted-key-0123456789"
-TESTS = [{"id": "capital", "vars": {"input": "What is the capital of France?"}},
-         {"id": "sum", "vars": {"input": "Please add 17 and 25."}}]
+TESTS = [
+    {"id": "capital", "vars": {"input": "What is the capital of France?"}},
+    {"id": "sum", "vars": {"input": "Please add 17 and 25."}},
+]
 
 
 @pytest.fixture
-def server() -> Iterator[str]:
-    """A scripted model server of this test alone (its knobs are changed)."""
-    process, url = start_scripted_llm()
-    try:
-        yield url
-    finally:
-        stop_process_group(process, 5)
+def server(scripted_llm) -> Iterator[str]:
+    """The session's scripted server, its knobs as they were after the test (it changes them)."""
+    with scripted_llm.restoring():
+        yield scripted_llm.url
 
 
 def knobs(url: str, **values) -> None:
@@ -54,17 +52,28 @@ def run(config, tasks, key_env: dict[str, str], monkeypatch, k: int = 1, model: 
     for name, value in key_env.items():
         monkeypatch.setenv(name, value)
     episodes = []
-    collect_target_episodes(config.models[model].target, config.agentv, plan_attempts(tasks, k, []), Path("."),
-                            concurrency=4, on_episode=episodes.append, log=print)
+    collect_target_episodes(
+        config.models[model].target,
+        config.agentv,
+        plan_attempts(tasks, k, []),
+        Path("."),
+        concurrency=4,
+        on_episode=episodes.append,
+        log=print,
+    )
     return {(e.task_id, e.attempt_index): e for e in episodes}
 
 
-@pytest.mark.parametrize("provider, base", [("openai", "{scripted_llm}/v1"), ("anthropic", "{scripted_llm}"),
-                                            ("ollama", "{scripted_llm}")])
+@pytest.mark.parametrize(
+    "provider, base", [("openai", "{scripted_llm}/v1"), ("anthropic", "{scripted_llm}"), ("ollama", "{scripted_llm}")]
+)
 def test_each_provider_answers_with_tokens_and_time(tmp_path, server, monkeypatch, provider, base):
     knobs(server)
-    config, tasks = configured(tmp_path, server, {"t": {"provider": provider, "model": "competent",
-                                                        "base_url": base, "api_key": "${{ MY_KEY }}"}})
+    config, tasks = configured(
+        tmp_path,
+        server,
+        {"t": {"provider": provider, "model": "competent", "base_url": base, "api_key": "${{ MY_KEY }}"}},
+    )
     episodes = run(config, tasks, {"MY_KEY": KEY}, monkeypatch, k=2)
     assert len(episodes) == 4
     capital = episodes[("capital", 1)]
@@ -82,16 +91,20 @@ def test_each_provider_answers_with_tokens_and_time(tmp_path, server, monkeypatc
 
 def test_rate_limits_and_server_errors_are_asked_again(tmp_path, server, monkeypatch):
     knobs(server, error_rate=0.5, error_status=429, retry_after=0)
-    config, tasks = configured(tmp_path, server, {"t": {"provider": "openai", "model": "competent",
-                                                        "base_url": "{scripted_llm}/v1"}})
+    config, tasks = configured(
+        tmp_path, server, {"t": {"provider": "openai", "model": "competent", "base_url": "{scripted_llm}/v1"}}
+    )
     episodes = run(config, tasks, {"OPENAI_API_KEY": KEY}, monkeypatch)
     assert all(e.final_status == "completed" for e in episodes.values())
     # Every second request is refused: one attempt needed a second request.
     assert sorted(e.aux["requests"] for e in episodes.values()) == [1, 2]
     assert stats(server)["total"] == 3
     knobs(server, error_rate=1.0, error_status=503)
-    config, tasks = configured(tmp_path, server, {"t": {"provider": "openai", "model": "competent",
-                                                        "base_url": "{scripted_llm}/v1", "max_retries": 2}})
+    config, tasks = configured(
+        tmp_path,
+        server,
+        {"t": {"provider": "openai", "model": "competent", "base_url": "{scripted_llm}/v1", "max_retries": 2}},
+    )
     monkeypatch.setattr("bat_pipeline.resources.targets.llm.BACKOFF_BASE_S", 0.01)
     failed = run(config, tasks, {"OPENAI_API_KEY": KEY}, monkeypatch)[("capital", 0)]
     assert failed.final_status == "error" and failed.aux["requests"] == 3
@@ -100,8 +113,9 @@ def test_rate_limits_and_server_errors_are_asked_again(tmp_path, server, monkeyp
 
 def test_a_refused_request_is_not_asked_again(tmp_path, server, monkeypatch):
     knobs(server, fail_model=["competent"])
-    config, tasks = configured(tmp_path, server, {"t": {"provider": "anthropic", "model": "competent",
-                                                        "base_url": "{scripted_llm}"}})
+    config, tasks = configured(
+        tmp_path, server, {"t": {"provider": "anthropic", "model": "competent", "base_url": "{scripted_llm}"}}
+    )
     episodes = run(config, tasks, {"ANTHROPIC_API_KEY": KEY}, monkeypatch)
     for episode in episodes.values():
         assert episode.final_status == "error" and episode.aux["requests"] == 1
@@ -110,12 +124,15 @@ def test_a_refused_request_is_not_asked_again(tmp_path, server, monkeypatch):
 
 def test_credentials_refused_stop_the_partition(tmp_path, monkeypatch):
     """A server that answers 401 is asked once: the other attempts fail at once."""
-    from bat_pipeline_tests.resources.judge_server import error, serve_judge
+    from bat_pipeline_tests.support.judge_server import error, serve_judge
 
     with serve_judge() as fake:
         fake.script(default=error(401, "bad key"))
-        config, tasks = configured(tmp_path, fake.base_url, {"t": {"provider": "openai", "model": "m",
-                                                                   "base_url": fake.base_url, "workers": 1}})
+        config, tasks = configured(
+            tmp_path,
+            fake.base_url,
+            {"t": {"provider": "openai", "model": "m", "base_url": fake.base_url, "workers": 1}},
+        )
         episodes = run(config, tasks, {"OPENAI_API_KEY": KEY}, monkeypatch)
         assert len(fake.requests) == 1
         assert fake.requests[0]["headers"]["authorization"] == f"Bearer {KEY}"
@@ -125,8 +142,9 @@ def test_credentials_refused_stop_the_partition(tmp_path, monkeypatch):
 
 def test_the_key_is_redacted_from_answers(tmp_path, server, monkeypatch):
     knobs(server, echo_key=True)
-    config, tasks = configured(tmp_path, server, {"t": {"provider": "openai", "model": "competent",
-                                                        "base_url": "{scripted_llm}/v1"}})
+    config, tasks = configured(
+        tmp_path, server, {"t": {"provider": "openai", "model": "competent", "base_url": "{scripted_llm}/v1"}}
+    )
     episodes = run(config, tasks, {"OPENAI_API_KEY": KEY}, monkeypatch)
     answer = episodes[("capital", 0)].final_output
     assert KEY not in answer and "[redacted]" in answer
@@ -145,21 +163,28 @@ def test_missing_key_and_bad_base_url_are_refused(tmp_path, server, monkeypatch)
 def test_workers_bound_requests_in_flight(tmp_path, server, monkeypatch):
     """Latency on every answer: with 2 workers, 6 attempts take three rounds."""
     knobs(server, latency_ms=300)
-    config, tasks = configured(tmp_path, server, {"t": {"provider": "openai", "model": "competent",
-                                                        "base_url": "{scripted_llm}/v1", "workers": 2}})
+    config, tasks = configured(
+        tmp_path,
+        server,
+        {"t": {"provider": "openai", "model": "competent", "base_url": "{scripted_llm}/v1", "workers": 2}},
+    )
     starts = []
     target = config.models[0].target
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    run_llm_target(target, plan_attempts(tasks, 3, []), key=KEY, workers=2,
-                   on_episode=lambda e: starts.append(e.aux["started_at"]))
+    run_llm_target(
+        target, plan_attempts(tasks, 3, []), key=KEY, workers=2, on_episode=lambda e: starts.append(e.aux["started_at"])
+    )
     assert len(starts) == 6
     assert stats(server)["max_in_flight"] == 2
 
 
 def test_an_unreadable_answer_is_asked_again_then_an_error(tmp_path, server, monkeypatch):
     knobs(server, malformed=True)
-    config, tasks = configured(tmp_path, server, {"t": {"provider": "openai", "model": "competent",
-                                                        "base_url": "{scripted_llm}/v1", "max_retries": 1}})
+    config, tasks = configured(
+        tmp_path,
+        server,
+        {"t": {"provider": "openai", "model": "competent", "base_url": "{scripted_llm}/v1", "max_retries": 1}},
+    )
     failed = run(config, tasks, {"OPENAI_API_KEY": KEY}, monkeypatch)[("capital", 0)]
     assert failed.final_status == "error" and failed.aux["requests"] == 2
     assert failed.eval_error.startswith("target 't': the response is not JSON")

@@ -41,8 +41,11 @@ else:
 
 def project(tmp_path: Path, target: dict, ids=("a", "b"), trials: int = 1) -> tuple:
     (tmp_path / "answer.py").write_text(ANSWER, encoding="utf-8")
-    data = {"providers": {"t": {"provider": "cli", **target}}, "execution": {"trials": trials},
-            "tests": [{"id": i, "vars": {"input": f"hi {i}"}} for i in ids]}
+    data = {
+        "providers": {"t": {"provider": "cli", **target}},
+        "execution": {"trials": trials},
+        "tests": [{"id": i, "vars": {"input": f"hi {i}"}} for i in ids],
+    }
     path = tmp_path / "e.yaml"
     path.write_text(yaml.safe_dump(data), encoding="utf-8")
     config = load_project(path)
@@ -51,8 +54,15 @@ def project(tmp_path: Path, target: dict, ids=("a", "b"), trials: int = 1) -> tu
 
 def run(config, tasks, folder: Path, k: int = 1):
     episodes, lines = [], []
-    collect_target_episodes(config.models[0].target, config.agentv, plan_attempts(tasks, k, []), folder,
-                            concurrency=4, on_episode=episodes.append, log=lines.append)
+    collect_target_episodes(
+        config.models[0].target,
+        config.agentv,
+        plan_attempts(tasks, k, []),
+        folder,
+        concurrency=4,
+        on_episode=episodes.append,
+        log=lines.append,
+    )
     return sorted(episodes, key=lambda e: (e.task_id, e.attempt_index)), lines
 
 
@@ -72,8 +82,9 @@ def test_cli_target_per_test_and_attempt(tmp_path):
 
 
 def test_shell_command_quotes_the_placeholders(tmp_path):
-    config, tasks = project(tmp_path, {"command": f"{PY} answer.py {{PROMPT}} {{OUTPUT_FILE}} {{EVAL_ID}} 0"},
-                            ids=("it's",))
+    config, tasks = project(
+        tmp_path, {"command": f"{PY} answer.py {{PROMPT}} {{OUTPUT_FILE}} {{EVAL_ID}} 0"}, ids=("it's",)
+    )
     episodes, _ = run(config, tasks, tmp_path)
     assert episodes[0].final_output.split("|")[0] == "HI IT'S"
 
@@ -113,8 +124,11 @@ with open(args["--output"], "w") as out:
 
 def test_batch_target_routes_records_and_errors_the_rest(tmp_path):
     (tmp_path / "batch.py").write_text(BATCH, encoding="utf-8")
-    config, tasks = project(tmp_path, {"command": f"{PY} batch.py --eval {{EVAL_FILE}} --output {{OUTPUT_FILE}}",
-                                       "batch_requests": True}, ids=("a", "b", "c"))
+    config, tasks = project(
+        tmp_path,
+        {"command": f"{PY} batch.py --eval {{EVAL_FILE}} --output {{OUTPUT_FILE}}", "batch_requests": True},
+        ids=("a", "b", "c"),
+    )
     episodes, logged = run(config, tasks, tmp_path)
     by_id = {e.task_id: e for e in episodes}
     assert by_id["a"].final_output == "A" and by_id["a"].trace.tool_calls[0].name == "x"
@@ -125,12 +139,27 @@ def test_batch_target_routes_records_and_errors_the_rest(tmp_path):
 
 
 def test_failing_healthcheck_errors_every_test_and_fails(tmp_path):
-    config, tasks = project(tmp_path, {"command": "never-run", "healthcheck": {
-        "command": f"{PY} -c \"import sys; print('db down', file=sys.stderr); sys.exit(2)\"", "timeout_seconds": 5}})
+    config, tasks = project(
+        tmp_path,
+        {
+            "command": "never-run",
+            "healthcheck": {
+                "command": f"{PY} -c \"import sys; print('db down', file=sys.stderr); sys.exit(2)\"",
+                "timeout_seconds": 5,
+            },
+        },
+    )
     episodes = []
     with pytest.raises(TargetHealthError, match="db down"):
-        collect_target_episodes(config.models[0].target, config.agentv, plan_attempts(tasks, 1, []), tmp_path,
-                                concurrency=2, on_episode=episodes.append, log=print)
+        collect_target_episodes(
+            config.models[0].target,
+            config.agentv,
+            plan_attempts(tasks, 1, []),
+            tmp_path,
+            concurrency=2,
+            on_episode=episodes.append,
+            log=print,
+        )
     assert sorted(e.task_id for e in episodes) == ["a", "b"]
     assert all("exited with status 2: db down" in e.eval_error for e in episodes)
 

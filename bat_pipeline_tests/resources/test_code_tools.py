@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from bat_pipeline.engine.verdicts import check_partition
 from bat_pipeline.resources.code_tools import ScorerTools
-from bat_pipeline_tests.resources.judge_server import weather_episode, weather_task
+from bat_pipeline_tests.support.judge_server import weather_episode, weather_task
 
 GOOD = "Here it is:\n```python\ndef add(a, b):\n    return a + b\n```\n"
-BRANCHY = "```python\nimport os\n\n\ndef pick(x):\n" + "".join(
-    f"    if x == {i}:\n        return {i}\n" for i in range(14)) + "    return -1\n```"
+BRANCHY = (
+    "```python\nimport os\n\n\ndef pick(x):\n"
+    + "".join(f"    if x == {i}:\n        return {i}\n" for i in range(14))
+    + "    return -1\n```"
+)
 BROKEN = "```python\ndef f(:\n    pass\n```"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
 import pytest
@@ -15,7 +15,7 @@ from bat_pipeline.engine.judge import JudgeRunResult
 from bat_pipeline.resources.judge import JudgeClient, JudgeConfigError, judge_episodes
 from bat_pipeline.resources.llm.providers import endpoint_url
 from bat_pipeline.resources.llm.wire import retry_after as _retry_after
-from bat_pipeline_tests.resources.judge_server import (
+from bat_pipeline_tests.support.judge_server import (
     JudgeServer,
     Reply,
     answer,
@@ -36,8 +36,14 @@ def server():
 
 
 def settings(server: JudgeServer, **over) -> JudgeSettings:
-    values = {"provider": "openai", "model": "judge-1", "base_url": server.base_url, "max_retries": 2,
-              "timeout_s": 5.0, **over}
+    values = {
+        "provider": "openai",
+        "model": "judge-1",
+        "base_url": server.base_url,
+        "max_retries": 2,
+        "timeout_s": 5.0,
+        **over,
+    }
     return JudgeSettings(**values)
 
 
@@ -48,8 +54,12 @@ def run(server: JudgeServer, episodes=None, tasks=None, **over) -> JudgeRunResul
 
 def rubric_of(body: dict) -> str:
     system = body.get("system") or body["messages"][0]["content"]
-    for word, rubric in (("RELEVANCE", "relevance"), ("COMPLETION", "task_completion"),
-                         ("GROUNDEDNESS", "hallucination"), ("TOOL CALL", "tool_call")):
+    for word, rubric in (
+        ("RELEVANCE", "relevance"),
+        ("COMPLETION", "task_completion"),
+        ("GROUNDEDNESS", "hallucination"),
+        ("TOOL CALL", "tool_call"),
+    ):
         if word in system:
             return rubric
     raise AssertionError("no rubric in the prompt")
@@ -57,13 +67,15 @@ def rubric_of(body: dict) -> str:
 
 # --- answers ---------------------------------------------------------------------------
 
+
 def test_structured_answers(server):
     result = run(server, [weather_episode(attempt=0), weather_episode(attempt=1)])
     for scores in result.scores:
         assert scores.response_relevance == scores.task_completion_quality == 0.8
         assert scores.hallucination_score == scores.tool_call_appropriateness == 0.8
-        assert scores.judge_reasoning == dict.fromkeys(["relevance", "task_completion", "hallucination", "tool_call"],
-                                                       "looks right")
+        assert scores.judge_reasoning == dict.fromkeys(
+            ["relevance", "task_completion", "hallucination", "tool_call"], "looks right"
+        )
         assert scores.judge_errors == {}
     assert result.stats.calls == result.stats.requests == 8 and result.stats.failures == 0
     request = server.requests[0]
@@ -116,10 +128,13 @@ UNREADABLE = [
 ]
 
 
-@pytest.mark.parametrize("reply, reason, asked", [
-    *((reply, reason, 3) for reply, reason in UNREADABLE),
-    (error(400, "model does not exist"), "HTTP 400: model does not exist", 1),
-])
+@pytest.mark.parametrize(
+    "reply, reason, asked",
+    [
+        *((reply, reason, 3) for reply, reason in UNREADABLE),
+        (error(400, "model does not exist"), "HTTP 400: model does not exist", 1),
+    ],
+)
 def test_unusable_answers_leave_null_with_the_reason(server, reply, reason, asked):
     server.script(default=reply)
     result = run(server, mode="outcome")
@@ -143,14 +158,16 @@ def test_an_unreadable_answer_is_asked_again(server, reply, reason):
 
 
 def test_one_bad_rubric_keeps_the_others(server):
-    server.script(default=lambda r: Reply(content="nonsense") if rubric_of(r["body"]) == "hallucination"
-                  else answer(0.9))
+    server.script(
+        default=lambda r: Reply(content="nonsense") if rubric_of(r["body"]) == "hallucination" else answer(0.9)
+    )
     scores = run(server).scores[0]
     assert scores.hallucination_score is None and scores.task_completion_quality == 0.9
     assert set(scores.judge_errors) == {"hallucination"}
 
 
 # --- retries ---------------------------------------------------------------------------
+
 
 def test_429_honours_retry_after(server):
     server.script(error(429, "slow down", retry_after="1"), answer(0.7))
@@ -189,8 +206,9 @@ def test_hanging_server_times_out_quickly(server):
 def test_connection_refused_is_a_failure_not_a_crash():
     with serve_judge() as gone:
         base = gone.base_url
-    client = JudgeClient(JudgeSettings(provider="openai", model="j", base_url=base, max_retries=1),
-                         environ=ENV, backoff_base_s=0.01)
+    client = JudgeClient(
+        JudgeSettings(provider="openai", model="j", base_url=base, max_retries=1), environ=ENV, backoff_base_s=0.01
+    )
     result = asyncio.run(judge_episodes(client, [weather_episode()], [weather_task()]))
     assert all("connection failed" in e for e in result.scores[0].judge_errors.values())
 
@@ -204,6 +222,7 @@ def test_at_most_max_concurrency_in_flight(server):
 
 
 # --- Anthropic -------------------------------------------------------------------------
+
 
 def test_anthropic_messages_api_with_a_tool(server):
     server.script(default=Reply(tool_input={"reasoning": "grounded", "score": 0.9}))
@@ -219,8 +238,10 @@ def test_anthropic_messages_api_with_a_tool(server):
 
 
 def test_anthropic_text_answer_and_tool_refusal(server):
-    server.script(error(400, "tool_choice is not supported"),
-                  default=Reply(content='Verdict: {"reasoning": "fine", "score": 0.4}'))
+    server.script(
+        error(400, "tool_choice is not supported"),
+        default=Reply(content='Verdict: {"reasoning": "fine", "score": 0.4}'),
+    )
     result = run(server, mode="outcome", provider="anthropic", base_url=server.base_url + "/v1")
     assert result.scores[0].task_completion_quality == 0.4
     assert [("tools" in r["body"]) for r in server.requests] == [True, False]
@@ -229,12 +250,16 @@ def test_anthropic_text_answer_and_tool_refusal(server):
 
 # --- keys ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("over, variable", [
-    ({}, "OPENAI_API_KEY"),
-    ({"provider": "deepseek"}, "DEEPSEEK_API_KEY"),
-    ({"provider": "anthropic"}, "ANTHROPIC_API_KEY"),
-    ({"api_key_env": "MY_JUDGE_KEY"}, "MY_JUDGE_KEY"),
-])
+
+@pytest.mark.parametrize(
+    "over, variable",
+    [
+        ({}, "OPENAI_API_KEY"),
+        ({"provider": "deepseek"}, "DEEPSEEK_API_KEY"),
+        ({"provider": "anthropic"}, "ANTHROPIC_API_KEY"),
+        ({"api_key_env": "MY_JUDGE_KEY"}, "MY_JUDGE_KEY"),
+    ],
+)
 def test_missing_key_names_the_variable_before_any_call(server, over, variable):
     with pytest.raises(JudgeConfigError, match=variable):
         JudgeClient(settings(server, **over), environ={})
@@ -274,8 +299,10 @@ def test_the_key_never_leaks(server, tmp_path):
     result = asyncio.run(judge_episodes(client, [weather_episode()], [weather_task()]))
     dumped = result.model_dump_json()
     assert KEY not in dumped and other not in dumped and "[redacted]" in dumped
-    assert result.scores[0].judge_reasoning["task_completion"] == \
-        "fine, asked with Bearer [redacted], the agent used [redacted]"
+    assert (
+        result.scores[0].judge_reasoning["task_completion"]
+        == "fine, asked with Bearer [redacted], the agent used [redacted]"
+    )
     assert len(result.scores[0].judge_errors) == 3
     files = list(tmp_path.rglob("*.json"))
     assert files and all(KEY not in f.read_text() and other not in f.read_text() for f in files)
@@ -297,20 +324,24 @@ def test_base_url_without_scheme_is_refused_up_front():
 
 # --- URLs ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("provider, base, url", [
-    ("openai", None, "https://api.openai.com/v1/chat/completions"),
-    ("deepseek", None, "https://api.deepseek.com/v1/chat/completions"),
-    ("nvidia", None, "https://integrate.api.nvidia.com/v1/chat/completions"),
-    ("ollama", None, "http://localhost:11434/v1/chat/completions"),
-    ("ollama", "http://gpu:11434", "http://gpu:11434/v1/chat/completions"),
-    ("ollama", "http://gpu:11434/", "http://gpu:11434/v1/chat/completions"),
-    ("openai", "http://h/v1/", "http://h/v1/chat/completions"),
-    ("openai", "http://h/v1/chat/completions", "http://h/v1/chat/completions"),
-    ("openai", "https://h/v1beta/openai", "https://h/v1beta/openai/chat/completions"),
-    ("anthropic", None, "https://api.anthropic.com/v1/messages"),
-    ("anthropic", "http://h:1/v1", "http://h:1/v1/messages"),
-    ("anthropic", "http://h:1/v1/messages", "http://h:1/v1/messages"),
-])
+
+@pytest.mark.parametrize(
+    "provider, base, url",
+    [
+        ("openai", None, "https://api.openai.com/v1/chat/completions"),
+        ("deepseek", None, "https://api.deepseek.com/v1/chat/completions"),
+        ("nvidia", None, "https://integrate.api.nvidia.com/v1/chat/completions"),
+        ("ollama", None, "http://localhost:11434/v1/chat/completions"),
+        ("ollama", "http://gpu:11434", "http://gpu:11434/v1/chat/completions"),
+        ("ollama", "http://gpu:11434/", "http://gpu:11434/v1/chat/completions"),
+        ("openai", "http://h/v1/", "http://h/v1/chat/completions"),
+        ("openai", "http://h/v1/chat/completions", "http://h/v1/chat/completions"),
+        ("openai", "https://h/v1beta/openai", "https://h/v1beta/openai/chat/completions"),
+        ("anthropic", None, "https://api.anthropic.com/v1/messages"),
+        ("anthropic", "http://h:1/v1", "http://h:1/v1/messages"),
+        ("anthropic", "http://h:1/v1/messages", "http://h:1/v1/messages"),
+    ],
+)
 def test_endpoint_urls(provider, base, url):
     assert endpoint_url(provider, base) == url
 
@@ -320,5 +351,5 @@ def test_retry_after_forms():
     assert _retry_after("1000") == 60.0
     assert _retry_after("-3") == 0.0
     assert _retry_after("soon") is None and _retry_after(None) is None
-    later = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=30), usegmt=True)
+    later = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
     assert 25 <= _retry_after(later) <= 30

@@ -12,7 +12,7 @@ from bat_pipeline.engine.rubrics import build_messages
 from bat_pipeline.resources.judge import JudgeClient, judge_episodes
 from bat_pipeline.resources.judge_cache import JudgeCache, cache_key, legacy_key
 from bat_pipeline.storage import write_json
-from bat_pipeline_tests.resources.judge_server import (
+from bat_pipeline_tests.support.judge_server import (
     Reply,
     answer,
     serve_judge,
@@ -31,8 +31,9 @@ def server():
 
 
 def judge(server, cache: JudgeCache, **over) -> JudgeRunResult:
-    settings = JudgeSettings(**{"provider": "openai", "model": "judge-1", "base_url": server.base_url,
-                                "max_retries": 0, **over})
+    settings = JudgeSettings(
+        **{"provider": "openai", "model": "judge-1", "base_url": server.base_url, "max_retries": 0, **over}
+    )
     client = JudgeClient(settings, cache=cache, environ=ENV)
     return asyncio.run(judge_episodes(client, EPISODES, [weather_task()]))
 
@@ -98,8 +99,7 @@ def test_clear_and_corrupt_files(tmp_path):
     key = cache_key("openai", "m", "relevance", messages, structured=True, schema={"type": "object"})
     assert key != cache_key("openai", "m", "relevance", messages, structured=False, schema={"type": "object"})
     assert key != cache_key("openai", "m", "relevance", messages, structured=True, schema={"type": "array"})
-    assert key != cache_key("openai", "m", "relevance", messages, structured=True, schema={"type": "object"},
-                            sample=1)
+    assert key != cache_key("openai", "m", "relevance", messages, structured=True, schema={"type": "object"}, sample=1)
     cache.put(key, '{"score": 0.5}', purpose="relevance")
     assert cache.get(key) == '{"score": 0.5}' and len(cache) == 1
     cache.path(key).write_text("{not json")
@@ -115,9 +115,16 @@ def test_answers_cached_before_the_scorer_model_are_still_found(server, tmp_path
     cache = JudgeCache(tmp_path)
     for episode in EPISODES:
         messages = build_messages("task_completion", weather_task(), episode, settings)
-        write_json(cache.path(legacy_key("openai", "judge-1", "task_completion", messages, True)),
-                   {"score": 0.4, "reasoning": "kept from before", "rubric": "task_completion",
-                    "provider": "openai", "model": "judge-1"})
+        write_json(
+            cache.path(legacy_key("openai", "judge-1", "task_completion", messages, True)),
+            {
+                "score": 0.4,
+                "reasoning": "kept from before",
+                "rubric": "task_completion",
+                "provider": "openai",
+                "model": "judge-1",
+            },
+        )
     result = judge(server, cache, mode="outcome")
     assert server.requests == [] and result.stats.cache_hits == 2
     assert [s.task_completion_quality for s in result.scores] == [0.4, 0.4]

@@ -9,30 +9,41 @@ import pytest
 from dagster import MaterializeResult, asset, materialize
 
 from bat_pipeline import storage
-from bat_pipeline.resources.judge_partition import judge_partition
 from bat_pipeline.engine.contracts import EvalConfig, JudgeSettings, ModelSpec
-from bat_pipeline.example.scripted_llm import serve_scripted_llm
 from bat_pipeline.resources.judge import JudgeClient, JudgeConfigError, JudgeResource, judge_episodes
+from bat_pipeline.resources.judge_partition import judge_partition
 from bat_pipeline.storage import PartitionRef
-from bat_pipeline_tests.resources.judge_server import Reply, serve_judge, weather_episode, weather_task
+from bat_pipeline_tests.support.judge_server import Reply, serve_judge, weather_episode, weather_task
 
 KEY = "sk-CANARY-partition-91c2"
 
 
 def make_ref(tmp_path: Path) -> PartitionRef:
-    ref = PartitionRef(run_id="20250101T000000Z", run_name="benchmark", model_key="openai-agent-model",
-                       model_name="openai:agent-model", k=2, agent_dir=tmp_path,
-                       dir=tmp_path / "runs" / "r" / "m", output_dir=tmp_path / "out")
+    ref = PartitionRef(
+        run_id="20250101T000000Z",
+        run_name="benchmark",
+        model_key="openai-agent-model",
+        model_name="openai:agent-model",
+        k=2,
+        agent_dir=tmp_path,
+        dir=tmp_path / "runs" / "r" / "m",
+        output_dir=tmp_path / "out",
+    )
     storage.store_episodes(ref, [weather_episode(attempt=0), weather_episode(attempt=1)])
     return ref
 
 
 def make_config(tmp_path: Path, base_url: str, *, qualitative: bool = True, **judge) -> EvalConfig:
-    settings = JudgeSettings(**{"provider": "openai", "model": "judge-1", "base_url": base_url,
-                                "max_retries": 0, **judge})
-    return EvalConfig(evaluation={"qualitative": qualitative}, judge=settings,
-                      models=[ModelSpec(provider="openai", model="agent-model")],
-                      agent_dir=tmp_path, source=tmp_path / "eval" / "eval.yaml")
+    settings = JudgeSettings(
+        **{"provider": "openai", "model": "judge-1", "base_url": base_url, "max_retries": 0, **judge}
+    )
+    return EvalConfig(
+        evaluation={"qualitative": qualitative},
+        judge=settings,
+        models=[ModelSpec(provider="openai", model="agent-model")],
+        agent_dir=tmp_path,
+        source=tmp_path / "eval" / "eval.yaml",
+    )
 
 
 def test_scores_are_written_into_episodes_and_judge_json(tmp_path):
@@ -105,8 +116,9 @@ def test_a_broken_judge_loses_no_episode(tmp_path):
     with serve_judge() as server:
         server.script(default=Reply(status=500, error="down"))
         config = make_config(tmp_path, server.base_url)
-        outcome = judge_partition(ref, config, [weather_task()],
-                                  JudgeClient(config.judge, environ={"OPENAI_API_KEY": KEY}))
+        outcome = judge_partition(
+            ref, config, [weather_task()], JudgeClient(config.judge, environ={"OPENAI_API_KEY": KEY})
+        )
     assert outcome.stats.failures == 8 and outcome.mean_scores["response_relevance"] is None
     episodes = storage.load_episodes(ref)
     assert len(episodes) == 2
@@ -126,9 +138,10 @@ def test_unknown_task_is_a_failure_with_the_reason(tmp_path):
 
 # --- against the example's scripted model server --------------------------------------
 
-def test_scripted_llm_judge_persona(tmp_path):
-    with serve_scripted_llm() as llm:
-        settings = JudgeSettings(provider="openai", model="judge", base_url=llm.base_url, max_retries=0)
+
+def test_scripted_llm_judge_persona(scripted_llm, tmp_path):
+    with scripted_llm.restoring() as llm:
+        settings = JudgeSettings(provider="openai", model="judge", base_url=llm.url, max_retries=0)
         client = JudgeClient(settings, environ={"OPENAI_API_KEY": KEY})
         result = asyncio.run(judge_episodes(client, [weather_episode()], [weather_task()]))
         scores = result.scores[0]
@@ -137,14 +150,16 @@ def test_scripted_llm_judge_persona(tmp_path):
         for rubric, text in scores.judge_reasoning.items():  # the persona recognised each prompt
             assert f"rubric {rubric};" in text
 
-        llm.set_knobs(no_structured_output=True, think=True)
+        llm.set(no_structured_output=True, think=True)
         fallback = JudgeClient(settings, environ={"OPENAI_API_KEY": KEY})
         again = asyncio.run(judge_episodes(fallback, [weather_episode()], [weather_task()]))
         assert again.scores[0].judge_errors == {} and sorted(again.stats.text_fallbacks) == sorted(
-            ["relevance", "task_completion", "hallucination", "tool_call"])
+            ["relevance", "task_completion", "hallucination", "tool_call"]
+        )
 
-        anthropic = JudgeClient(settings.model_copy(update={"provider": "anthropic"}),
-                                environ={"ANTHROPIC_API_KEY": KEY})
+        anthropic = JudgeClient(
+            settings.model_copy(update={"provider": "anthropic"}), environ={"ANTHROPIC_API_KEY": KEY}
+        )
         third = asyncio.run(judge_episodes(anthropic, [weather_episode()], [weather_task()]))
         assert third.scores[0].judge_errors == {}
 

@@ -13,7 +13,7 @@ from bat_pipeline.engine.judge import JudgeRunResult
 from bat_pipeline.engine.scorers import load_modules
 from bat_pipeline.resources.judge import JudgeClient, judge_episodes
 from bat_pipeline.resources.judge_cache import JudgeCache
-from bat_pipeline_tests.resources.judge_server import Reply, answer, serve_judge, weather_episode, weather_task
+from bat_pipeline_tests.support.judge_server import Reply, answer, serve_judge, weather_episode, weather_task
 
 ENV = {"OPENAI_API_KEY": "sk-protocol-test-key-77c1"}
 PROJECT = ["bat_pipeline_tests.resources.yes_no_scorer"]
@@ -44,8 +44,13 @@ def judge(server, root, samples: int = 1, **meta) -> JudgeRunResult:
 def test_an_unreadable_answer_is_asked_again_and_the_answer_cached(server, tmp_path):
     first = judge(server, tmp_path)
     rows = first.rows[0]
-    assert [r.scorer for r in rows] == ["relevance", "task_completion", "hallucination", "tool_call",
-                                        "answers_question"]
+    assert [r.scorer for r in rows] == [
+        "relevance",
+        "task_completion",
+        "hallucination",
+        "tool_call",
+        "answers_question",
+    ]
     mine = rows[-1]
     assert mine.value == 1.0 and mine.passed is True and mine.scale == "yes/no" and mine.judge == "openai:judge-1"
     assert mine.reason == "Yes, it gives the weather in Paris." and mine.details == {"cached": False}
@@ -53,7 +58,11 @@ def test_an_unreadable_answer_is_asked_again_and_the_answer_cached(server, tmp_p
     assert len(asked) == 2 and first.stats.retries == 1 and first.stats.failures == 0
     assert all("response_format" not in b and "temperature" not in b for b in asked)  # plain text, server's default
     assert first.scores[0].response_relevance == 0.8 and set(first.scores[0].judge_reasoning) == {
-        "relevance", "task_completion", "hallucination", "tool_call"}
+        "relevance",
+        "task_completion",
+        "hallucination",
+        "tool_call",
+    }
 
     server.reset()
     again = judge(server, tmp_path)

@@ -10,11 +10,15 @@ import pytest
 from bat_pipeline.engine.contracts import JudgeSettings
 from bat_pipeline.engine.judge import JudgeRunResult
 from bat_pipeline.resources.judge import JudgeClient, judge_episodes
-from bat_pipeline_tests.resources.judge_server import Reply, answer, serve_judge, weather_episode, weather_task
+from bat_pipeline_tests.support.judge_server import Reply, answer, serve_judge, weather_episode, weather_task
 
 ENV = {"OPENAI_API_KEY": "sk-scorers-test-key-1a2b"}
-FIELDS = {"relevance": "response_relevance", "task_completion": "task_completion_quality",
-          "hallucination": "hallucination_score", "tool_call": "tool_call_appropriateness"}
+FIELDS = {
+    "relevance": "response_relevance",
+    "task_completion": "task_completion_quality",
+    "hallucination": "hallucination_score",
+    "tool_call": "tool_call_appropriateness",
+}
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +34,9 @@ def fresh(server):
 
 
 def judge(server, episodes, tasks, **over) -> JudgeRunResult:
-    settings = JudgeSettings(**{"provider": "openai", "model": "judge-1", "base_url": server.base_url,
-                                "max_retries": 0, **over})
+    settings = JudgeSettings(
+        **{"provider": "openai", "model": "judge-1", "base_url": server.base_url, "max_retries": 0, **over}
+    )
     return asyncio.run(judge_episodes(JudgeClient(settings, environ=ENV), episodes, tasks))
 
 
@@ -75,7 +80,7 @@ def test_an_episode_whose_attempt_failed_is_not_judged(server, mode, rubrics):
     broken.aux["eval_error"] = "TimeoutError: turn 1 took longer than 5 s"
     result = judge(server, [broken], [weather_task(tool_calls=False)], mode=mode)
     why = "not judged: the attempt failed (TimeoutError: turn 1 took longer than 5 s)"
-    assert by_scorer(result.rows[0]) == {r: (None, why) for r in rubrics}
+    assert by_scorer(result.rows[0]) == dict.fromkeys(rubrics, (None, why))
     assert server.requests == [] and result.stats.episodes == 0 and result.stats.failures == 0
     assert result.scores[0].judge_errors == {}
 
@@ -84,14 +89,16 @@ def test_an_episode_whose_attempt_failed_is_not_judged(server, mode, rubrics):
 def test_an_episode_whose_task_left_the_dataset_fails_what_the_mode_asks(server, mode, rubrics):
     result = judge(server, [weather_episode()], [], mode=mode)
     why = "task 'weather_paris' is not in the dataset"
-    assert by_scorer(result.rows[0]) == {r: (None, f"judge failed: {why}") for r in rubrics}
+    assert by_scorer(result.rows[0]) == dict.fromkeys(rubrics, (None, f"judge failed: {why}"))
     assert result.scores[0].judge_errors == dict.fromkeys(rubrics, why)
     assert server.requests == [] and result.stats.failures == len(rubrics)
 
 
 def test_a_failed_question_is_a_null_row_with_the_cause(server):
     def reply(request):
-        return Reply(status=500, error="down") if "RELEVANCE" in request["body"]["messages"][0]["content"] else answer(0.6)
+        return (
+            Reply(status=500, error="down") if "RELEVANCE" in request["body"]["messages"][0]["content"] else answer(0.6)
+        )
 
     server.script(default=reply)
     result = judge(server, [weather_episode()], [weather_task()])

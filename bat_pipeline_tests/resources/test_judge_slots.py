@@ -15,10 +15,9 @@ from pathlib import Path
 import pytest
 
 from bat_pipeline.engine.contracts import JudgeSettings
-from bat_pipeline.example.scripted_llm import serve_scripted_llm
 from bat_pipeline.resources.judge import JUDGE_SLOTS, JudgeResource, judge_episodes
 from bat_pipeline.resources.slots import SlotPool
-from bat_pipeline_tests.resources.judge_server import weather_episode, weather_task
+from bat_pipeline_tests.support.judge_server import weather_episode, weather_task
 
 KEY = "sk-slots-test-key-5d1e"
 BOUND = 3
@@ -32,7 +31,7 @@ import asyncio, json, sys, time
 from pathlib import Path
 from bat_pipeline.engine.contracts import JudgeSettings
 from bat_pipeline.resources.judge import JudgeResource, judge_episodes
-from bat_pipeline_tests.resources.judge_server import weather_episode, weather_task
+from bat_pipeline_tests.support.judge_server import weather_episode, weather_task
 
 base_url, root, go, bound, episodes = sys.argv[1:6]
 settings = JudgeSettings(provider="openai", model="judge", base_url=base_url, mode="outcome",
@@ -57,15 +56,18 @@ sys.stdin.read()
 
 
 def _settings(base_url: str) -> JudgeSettings:
-    return JudgeSettings(provider="openai", model="judge", base_url=base_url, mode="outcome",
-                         max_concurrency=BOUND, max_retries=0)
+    return JudgeSettings(
+        provider="openai", model="judge", base_url=base_url, mode="outcome", max_concurrency=BOUND, max_retries=0
+    )
 
 
 @pytest.fixture
-def llm():
-    with serve_scripted_llm() as server:
-        server.set_model_knobs("judge", latency_ms=60)
-        yield server
+def llm(scripted_llm):
+    """The session's scripted server, its judge answering after 60 ms for the test."""
+    with scripted_llm.restoring():
+        scripted_llm.set_model("judge", latency_ms=60)
+        scripted_llm.clear_stats()
+        yield scripted_llm
 
 
 def test_partitions_in_separate_processes_share_the_bound(llm, tmp_path):
@@ -73,13 +75,19 @@ def test_partitions_in_separate_processes_share_the_bound(llm, tmp_path):
     env = {**os.environ, "OPENAI_API_KEY": KEY}
     repo = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [repo, env.get("PYTHONPATH")]))
-    partitions = [subprocess.Popen([sys.executable, "-c", PARTITION, llm.base_url, str(tmp_path), str(go),
-                                    str(BOUND), str(EPISODES)],
-                                   env=env, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
-                  for _ in range(PROCESSES)]
+    partitions = [
+        subprocess.Popen(
+            [sys.executable, "-c", PARTITION, llm.url, str(tmp_path), str(go), str(BOUND), str(EPISODES)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+        )
+        for _ in range(PROCESSES)
+    ]
     try:
         assert [p.stdout.readline().strip() for p in partitions] == ["READY"] * PROCESSES
-        llm.log.clear()
+        llm.clear_stats()
         go.touch()
         outputs = [p.communicate(timeout=60)[0] for p in partitions]
     finally:
@@ -91,15 +99,16 @@ def test_partitions_in_separate_processes_share_the_bound(llm, tmp_path):
         stats = json.loads(out.strip().splitlines()[-1])
         assert stats["requests"] == EPISODES and stats["failures"] == 0
     assert llm.count(model="judge") == PROCESSES * EPISODES
-    assert llm.log.max_in_flight == BOUND  # each process alone holds BOUND: together never more
+    assert llm.stats()["max_in_flight"] == BOUND  # each process alone holds BOUND: together never more
     assert len(list((tmp_path / JUDGE_SLOTS).glob("slot-*.lock"))) == BOUND
 
 
 def test_threads_of_one_process_share_the_bound(llm, tmp_path):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("OPENAI_API_KEY", KEY)
-        clients = [JudgeResource(storage_root=str(tmp_path), use_cache=False).client(_settings(llm.base_url))
-                   for _ in range(3)]
+        clients = [
+            JudgeResource(storage_root=str(tmp_path), use_cache=False).client(_settings(llm.url)) for _ in range(3)
+        ]
     results = []
 
     def judge(client) -> None:
@@ -112,7 +121,7 @@ def test_threads_of_one_process_share_the_bound(llm, tmp_path):
     for t in threads:
         t.join(60)
     assert len(results) == 3 and all(r.stats.failures == 0 for r in results)
-    assert llm.log.max_in_flight == BOUND
+    assert llm.stats()["max_in_flight"] == BOUND
 
 
 def test_a_slot_is_given_back_on_cancellation(tmp_path):
@@ -143,8 +152,9 @@ def test_a_slot_is_given_back_on_cancellation(tmp_path):
 
 def test_a_killed_holder_leaks_no_slot(tmp_path):
     folder = tmp_path / "slots"
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_A_SLOT, str(folder)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_A_SLOT, str(folder)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout.readline().strip() == "HELD"
         pool = SlotPool(folder, 1)

@@ -17,7 +17,7 @@ from bat_pipeline.locations import BUNDLED_AGENT_DIR
 from bat_pipeline.resources.evaluation import EvaluationResource
 from bat_pipeline.resources.process_group import group_members
 from bat_pipeline.resources.scripted_llm import URL_VAR, ScriptedLlmResource, uses_scripted_llm, with_scripted_llm
-from bat_pipeline_tests.polling import wait_for
+from bat_pipeline_tests.support.polling import wait_for
 
 EVAL = """
 agent: {env: {HELPER_URL: "{scripted_llm}/helper", LOG_LEVEL: info}}
@@ -64,8 +64,9 @@ def _run(folder, check, monkeypatch, scripted=None):
     def reads_models(evaluation: EvaluationResource) -> None:
         check(evaluation)
 
-    resource = EvaluationResource(agent_dir=str(folder), storage_root=str(folder / "home"),
-                                  scripted_llm=scripted or ScriptedLlmResource())
+    resource = EvaluationResource(
+        agent_dir=str(folder), storage_root=str(folder / "home"), scripted_llm=scripted or ScriptedLlmResource()
+    )
     return dg.materialize([reads_models], resources={"evaluation": resource}, raise_on_error=False)
 
 

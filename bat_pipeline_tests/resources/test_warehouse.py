@@ -35,8 +35,17 @@ from bat_pipeline.resources.warehouse import (
 from bat_pipeline.storage import PartitionRef
 
 
-def episode(task_id: str, attempt: int, passed: bool, *, wall_ms: float = 100.0, status: str = "completed",
-            judged: bool = True, output: str = "done", eval_error: str | None = None) -> Episode:
+def episode(
+    task_id: str,
+    attempt: int,
+    passed: bool,
+    *,
+    wall_ms: float = 100.0,
+    status: str = "completed",
+    judged: bool = True,
+    output: str = "done",
+    eval_error: str | None = None,
+) -> Episode:
     aux = {"attempt_index": attempt, "agent_url": "http://localhost:9900"}
     if eval_error:
         aux["eval_error"] = eval_error
@@ -45,26 +54,49 @@ def episode(task_id: str, attempt: int, passed: bool, *, wall_ms: float = 100.0,
         task_id=task_id,
         final_status=status,
         final_output=output,
-        verdict=Verdict(passed=passed, reason="status ok" if passed else "status wrong", checks=[
-            VerdictCheck(check="status", passed=passed, detail=f"status {status}"),
-            VerdictCheck(check="output[0]", passed=True, detail="contains 'x'"),
-        ]),
+        verdict=Verdict(
+            passed=passed,
+            reason="status ok" if passed else "status wrong",
+            checks=[
+                VerdictCheck(check="status", passed=passed, detail=f"status {status}"),
+                VerdictCheck(check="output[0]", passed=True, detail="contains 'x'"),
+            ],
+        ),
         qualitative_scores=JudgeScores(
-            response_relevance=0.75, task_completion_quality=None,
+            response_relevance=0.75,
+            task_completion_quality=None,
             judge_reasoning={"relevance": "on topic", "task_completion": "judge failed"},
             judge_errors={"task_completion": "HTTP 500"},
-        ) if judged else None,
+        )
+        if judged
+        else None,
         aux=aux,
-        trace=EpisodeTrace(wall_ms=wall_ms, trajectory=Trajectory(found=True, totals=Totals(
-            model_calls=2, tokens_in=120, tokens_out=30, tokens_cached=20, tool_calls=1, agent_calls=0, errors=0))),
+        trace=EpisodeTrace(
+            wall_ms=wall_ms,
+            trajectory=Trajectory(
+                found=True,
+                totals=Totals(
+                    model_calls=2, tokens_in=120, tokens_out=30, tokens_cached=20, tool_calls=1, agent_calls=0, errors=0
+                ),
+            ),
+        ),
     )
 
 
 def ref(root: Path, run_id: str, model_key: str, k: int = 2) -> PartitionRef:
     folder = root / "runs" / run_id / model_key
-    return PartitionRef(run_id=run_id, run_name="bench", model_key=model_key, model_name=f"openai:{model_key}",
-                        k=k, agent_dir=root / "agent", dir=folder, output_dir=root / "out",
-                        started_at="2024-01-01T00:00:00+00:00", dagster_run_id="dagster-1")
+    return PartitionRef(
+        run_id=run_id,
+        run_name="bench",
+        model_key=model_key,
+        model_name=f"openai:{model_key}",
+        k=k,
+        agent_dir=root / "agent",
+        dir=folder,
+        output_dir=root / "out",
+        started_at="2024-01-01T00:00:00+00:00",
+        dagster_run_id="dagster-1",
+    )
 
 
 def episodes_passing(n_passed: int, total: int = 4) -> list[Episode]:
@@ -92,7 +124,11 @@ def test_two_runs_two_models_make_a_trend(tmp_path):
 
     trend = wh.trend()
     assert [(r["model_key"], r["run_id"], r["run_index"], r["pass_rate"]) for r in trend] == [
-        ("a", "r1", 1, 1.0), ("a", "r2", 2, 0.5), ("b", "r1", 1, 0.25), ("b", "r2", 2, 0.75)]
+        ("a", "r1", 1, 1.0),
+        ("a", "r2", 2, 0.5),
+        ("b", "r1", 1, 0.25),
+        ("b", "r2", 2, 0.75),
+    ]
     assert trend[1]["previous_pass_rate"] == 1.0 and trend[1]["pass_rate_change"] == -0.5
     assert [r["run_id"] for r in wh.trend("b", last_n=1)] == ["r2"]
 
@@ -121,25 +157,44 @@ def test_rewriting_a_partition_replaces_only_its_rows(tmp_path):
     assert wh.query("SELECT count(*) AS n FROM verdict_checks WHERE run_id = 'r1' AND model_key = 'a'") == [{"n": 4}]
     assert after[("episodes", "r1", "a")] == 2 and after[("tasks", "r1", "a")] == 1
     assert after[("runs", "r1", "a")] == 1 and after[("model_metrics", "r1", "a")] == 1
-    assert {k: v for k, v in after.items() if k[1:] != ("r1", "a")} == \
-        {k: v for k, v in before.items() if k[1:] != ("r1", "a")}
+    assert {k: v for k, v in after.items() if k[1:] != ("r1", "a")} == {
+        k: v for k, v in before.items() if k[1:] != ("r1", "a")
+    }
     assert wh.model_summary("r1")[0]["pass_rate"] == 0.5
 
 
 def test_tables_hold_checks_scores_and_totals(tmp_path):
     wh = Warehouse(tmp_path / "w.duckdb")
     long_output = "x" * (FINAL_OUTPUT_CHARS + 500)
-    eps = [episode("t0", 0, True, output=long_output),
-           episode("t1", 0, False, status="error", judged=False, eval_error="ConnectError: refused")]
+    eps = [
+        episode("t0", 0, True, output=long_output),
+        episode("t1", 0, False, status="error", judged=False, eval_error="ConnectError: refused"),
+    ]
     wh.write_partition(ref(tmp_path, "r1", "a", k=1), eps, TASKS)
 
-    rows = wh.query("SELECT task_id, passed, final_status, eval_error, length(final_output) AS n, "
-                    "tokens_in, tokens_cached FROM episodes ORDER BY task_id")
+    rows = wh.query(
+        "SELECT task_id, passed, final_status, eval_error, length(final_output) AS n, "
+        "tokens_in, tokens_cached FROM episodes ORDER BY task_id"
+    )
     assert rows == [
-        {"task_id": "t0", "passed": True, "final_status": "completed", "eval_error": None,
-         "n": FINAL_OUTPUT_CHARS, "tokens_in": 120, "tokens_cached": 20},
-        {"task_id": "t1", "passed": False, "final_status": "error", "eval_error": "ConnectError: refused",
-         "n": 4, "tokens_in": 120, "tokens_cached": 20},
+        {
+            "task_id": "t0",
+            "passed": True,
+            "final_status": "completed",
+            "eval_error": None,
+            "n": FINAL_OUTPUT_CHARS,
+            "tokens_in": 120,
+            "tokens_cached": 20,
+        },
+        {
+            "task_id": "t1",
+            "passed": False,
+            "final_status": "error",
+            "eval_error": "ConnectError: refused",
+            "n": 4,
+            "tokens_in": 120,
+            "tokens_cached": 20,
+        },
     ]
     checks = wh.query("SELECT check_name, passed FROM verdict_checks WHERE task_id = 't1' ORDER BY position")
     assert checks == [{"check_name": "status", "passed": False}, {"check_name": "output[0]", "passed": True}]
@@ -150,8 +205,10 @@ def test_tables_hold_checks_scores_and_totals(tmp_path):
     totals = wh.query("SELECT sum(model_calls) AS calls, sum(tool_calls) AS tools FROM trajectory_totals")
     assert totals == [{"calls": 4, "tools": 2}]
     tasks = wh.query("SELECT task_id, category, n_turns FROM tasks ORDER BY task_id")
-    assert tasks == [{"task_id": "t0", "category": "booking", "n_turns": 2},
-                     {"task_id": "t1", "category": None, "n_turns": 1}]
+    assert tasks == [
+        {"task_id": "t0", "category": "booking", "n_turns": 2},
+        {"task_id": "t1", "category": None, "n_turns": 1},
+    ]
     metrics = wh.model_summary("r1")[0]
     assert metrics["error_episodes"] == 1 and metrics["response_relevance"] == 0.75
     assert metrics["task_completion_quality"] is None and metrics["p50_ms"] == 100.0
@@ -218,8 +275,9 @@ def test_parallel_writer_processes_all_land(tmp_path):
     models = [f"m{i}" for i in range(4)]
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Barrier(len(models))
-    workers = [ctx.Process(target=_write_partition_in_process, args=(str(db), str(tmp_path), m, barrier))
-               for m in models]
+    workers = [
+        ctx.Process(target=_write_partition_in_process, args=(str(db), str(tmp_path), m, barrier)) for m in models
+    ]
     for worker in workers:
         worker.start()
     for worker in workers:
@@ -251,8 +309,9 @@ def foreign_reader(tmp_path):
     it is sent a line."""
     db = tmp_path / "w.duckdb"
     Warehouse(db).write_partition(ref(tmp_path, "r0", "a"), episodes_passing(1), TASKS)
-    proc = subprocess.Popen([sys.executable, "-c", _READER, str(db)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _READER, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     assert proc.stdout.readline().strip() == "open"
 
     def release() -> None:
@@ -275,7 +334,7 @@ def test_writer_waits_for_a_reader_process_then_succeeds(tmp_path, foreign_reade
     def write() -> None:
         try:
             outcome["written"] = wh.write_partition(ref(tmp_path, "r1", "a"), episodes_passing(2), TASKS)
-        except BaseException as error:  # surfaced by the assertion below
+        except BaseException as error:  # noqa: BLE001 - surfaced by the assertion below
             outcome["error"] = error
             waiting.set()
 
@@ -337,7 +396,9 @@ def test_agents_sharing_a_warehouse_never_mix(tmp_path):
     assert [r["run_id"] for r in wh.latest("weather")] == ["r3"]
     weather = wh.trend(agent_id="weather")
     assert [(r["run_id"], r["run_index"], r["previous_pass_rate"]) for r in weather] == [
-        ("r1", 1, None), ("r3", 2, 1.0)]
+        ("r1", 1, None),
+        ("r3", 2, 1.0),
+    ]
     assert wh.previous_metrics("m", "r3", agent_id="weather")["run_id"] == "r1"
     assert wh.previous_metrics("m", "r3", agent_id="planner")["run_id"] == "r2"
     assert wh.previous_metrics("m", "r2", agent_id="planner") is None

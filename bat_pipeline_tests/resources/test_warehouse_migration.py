@@ -11,8 +11,8 @@ import duckdb
 import pytest
 
 from bat_pipeline.resources.warehouse import SCHEMA_VERSION, Warehouse
-from bat_pipeline_tests.reference import FIXTURES
 from bat_pipeline_tests.resources.test_warehouse import TASKS, agent_ref, episodes_passing, ref
+from bat_pipeline_tests.support.paths import FIXTURES
 
 V2_RUNS = ("20261104T100000Z-cccc0001", "20261105T100000Z-cccc0002")
 
@@ -24,8 +24,10 @@ def unpack(version: int, path: Path) -> Path:
 
 
 def kinds(wh: Warehouse) -> dict[str, str]:
-    return {r["table_name"]: r["table_type"] for r in wh.query(
-        "SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = 'main'")}
+    return {
+        r["table_name"]: r["table_type"]
+        for r in wh.query("SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = 'main'")
+    }
 
 
 def test_a_warehouse_of_the_first_release_is_migrated_in_place(tmp_path):
@@ -33,14 +35,19 @@ def test_a_warehouse_of_the_first_release_is_migrated_in_place(tmp_path):
     # A reader first: it sees the migrated schema (old runs belong to their folder's name).
     latest = Warehouse(path).latest("weather_agent")
     assert [(r["model_key"], r["run_id"], r["pass_rate"]) for r in latest] == [
-        ("openai-competent", "20261102T100000Z-aaaa0002", 1.0), ("openai-sloppy", "20261102T100000Z-aaaa0002", 0.0)]
+        ("openai-competent", "20261102T100000Z-aaaa0002", 1.0),
+        ("openai-sloppy", "20261102T100000Z-aaaa0002", 0.0),
+    ]
     wh = Warehouse(path)
     assert wh.query("SELECT version FROM schema_version") == [{"version": SCHEMA_VERSION}] and SCHEMA_VERSION == 3
     assert kinds(wh)["verdict_checks"] == "VIEW" and kinds(wh)["episode_scores"] == "BASE TABLE"
     assert len(wh.trend(agent_id="weather_agent")) == 4
     # New runs are written beside the old ones, and the regression gate sees the old run.
-    wh.write_partition(agent_ref(tmp_path, "20261103T100000Z-bbbb0003", "openai-competent", "weather_agent"),
-                       episodes_passing(2), TASKS)
+    wh.write_partition(
+        agent_ref(tmp_path, "20261103T100000Z-bbbb0003", "openai-competent", "weather_agent"),
+        episodes_passing(2),
+        TASKS,
+    )
     previous = wh.previous_metrics("openai-competent", "20261103T100000Z-bbbb0003", agent_id="weather_agent")
     assert previous["run_id"] == "20261102T100000Z-aaaa0002" and previous["pass_rate"] == 1.0
     assert wh.query("SELECT count(*) AS n FROM episodes")[0]["n"] == 8 + 4
@@ -51,8 +58,10 @@ def old_tables(path: Path) -> dict[str, list[tuple]]:
     """The v2 file's verdict_checks and judge_scores rows, read without migrating."""
     with duckdb.connect(str(path), read_only=True) as conn:
         assert conn.execute("SELECT version FROM schema_version").fetchall() == [(2,)]
-        return {table: sorted(conn.execute(f"SELECT * FROM {table}").fetchall(), key=repr)
-                for table in ("verdict_checks", "judge_scores")}
+        return {
+            table: sorted(conn.execute(f"SELECT * FROM {table}").fetchall(), key=repr)
+            for table in ("verdict_checks", "judge_scores")
+        }
 
 
 @pytest.mark.parametrize("first", ["reader", "writer"])
@@ -64,8 +73,11 @@ def test_a_warehouse_of_schema_2_is_migrated_in_place(tmp_path, first):
     if first == "reader":
         assert [r["run_id"] for r in wh.latest("weather_agent")] == [V2_RUNS[1]] * 2
     else:
-        wh.write_partition(agent_ref(tmp_path, "20261106T100000Z-dddd0003", "openai-competent", "weather_agent"),
-                           episodes_passing(2), TASKS)
+        wh.write_partition(
+            agent_ref(tmp_path, "20261106T100000Z-dddd0003", "openai-competent", "weather_agent"),
+            episodes_passing(2),
+            TASKS,
+        )
 
     assert wh.query("SELECT version FROM schema_version") == [{"version": 3}]
     assert {kinds(wh)[t] for t in ("verdict_checks", "judge_scores")} == {"VIEW"}
@@ -75,21 +87,32 @@ def test_a_warehouse_of_schema_2_is_migrated_in_place(tmp_path, first):
         after = sorted((tuple(r.values()) for r in wh.query(f"SELECT * FROM {table} {old_runs}", V2_RUNS)), key=repr)
         assert after == rows, table
     # As score rows: each check of its scorer, the judge rows after the episode's checks.
-    scores = wh.query("SELECT * FROM episode_scores WHERE run_id = ? AND model_key = 'openai-sloppy' "
-                      "AND task_id = 'weather_paris' AND attempt = 0 ORDER BY position", [V2_RUNS[1]])
+    scores = wh.query(
+        "SELECT * FROM episode_scores WHERE run_id = ? AND model_key = 'openai-sloppy' "
+        "AND task_id = 'weather_paris' AND attempt = 0 ORDER BY position",
+        [V2_RUNS[1]],
+    )
     assert [(s["scorer"], s["criterion"], s["value"], s["gating"]) for s in scores] == [
-        ("status", "status", 1.0, True), ("output", "output[0]", 0.0, True), ("spans", "spans", 0.0, True),
+        ("status", "status", 1.0, True),
+        ("output", "output[0]", 0.0, True),
+        ("spans", "spans", 0.0, True),
         ("relevance", "response_relevance", 0.4, False),
         ("task_completion", "task_completion_quality", None, False),
         ("hallucination", "hallucination_score", 0.5, False),
-        ("tool_call", "tool_call_appropriateness", 0.2, False)]
+        ("tool_call", "tool_call_appropriateness", 0.2, False),
+    ]
     assert {s["agent_id"] for s in scores} == {"weather_agent"} and [s["position"] for s in scores] == list(range(7))
-    assert scores[4]["reason"] == "judge failed: HTTP 500" and json.loads(scores[4]["details"]) == \
-        {"error": "HTTP 500 from the judge"}
+    assert scores[4]["reason"] == "judge failed: HTTP 500" and json.loads(scores[4]["details"]) == {
+        "error": "HTTP 500 from the judge"
+    }
     mapped = wh.query("SELECT DISTINCT scorer, criterion FROM episode_scores WHERE gating ORDER BY ALL")
     assert {(m["scorer"], m["criterion"]) for m in mapped} >= {
-        ("tool_calls", "tool_call:get_weather"), ("attempt", "attempt"), ("limits", "model_calls"),
-        ("limits", "tokens"), ("errors", "no_errors")}
+        ("tool_calls", "tool_call:get_weather"),
+        ("attempt", "attempt"),
+        ("limits", "model_calls"),
+        ("limits", "tokens"),
+        ("errors", "no_errors"),
+    }
     # Metrics, trend and charts go on over the old runs.
     assert len(wh.trend(agent_id="weather_agent")) == (4 if first == "reader" else 5)
     means = {(s["model_key"], s["criterion"]): s["mean"] for s in wh.chart_data(V2_RUNS[1]).scores}

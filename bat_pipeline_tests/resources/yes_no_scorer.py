@@ -30,21 +30,40 @@ async def answers_question(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
         return [null_row(NAME, CRITERION, judge.name, why)]
     messages = [
         {"role": "system", "content": "Answer yes or no, then one sentence why."},
-        {"role": "user", "content": f"Question: {item.task.turns[0]}\nAnswer: {item.episode.final_output}\n"
-                                    "Does the answer answer the question?"},
+        {
+            "role": "user",
+            "content": f"Question: {item.task.turns[0]}\nAnswer: {item.episode.final_output}\n"
+            "Does the answer answer the question?",
+        },
     ]
     samples = int(item.task.meta["yes_no"])
-    answers = await asyncio.gather(*(judge.ask(JudgeQuestion(purpose="yes_no", messages=messages, parse=parse_yes_no,
-                                                             sample=i, temperature=None))
-                                     for i in range(samples)))
+    answers = await asyncio.gather(
+        *(
+            judge.ask(
+                JudgeQuestion(purpose="yes_no", messages=messages, parse=parse_yes_no, sample=i, temperature=None)
+            )
+            for i in range(samples)
+        )
+    )
     rows = []
     for sample, answer in enumerate(answers):
         if answer.value is None:
             rows.append(null_row(NAME, CRITERION, judge.name, FAILED + (answer.error or ""), sample=sample))
         else:
-            rows.append(ScoreRow(scorer=NAME, criterion=CRITERION, value=float(answer.value), raw=float(answer.value),
-                                 scale="yes/no", passed=answer.value, sample=sample, judge=judge.name,
-                                 reason=answer.text or "", details={"cached": answer.cached}))
+            rows.append(
+                ScoreRow(
+                    scorer=NAME,
+                    criterion=CRITERION,
+                    value=float(answer.value),
+                    raw=float(answer.value),
+                    scale="yes/no",
+                    passed=answer.value,
+                    sample=sample,
+                    judge=judge.name,
+                    reason=answer.text or "",
+                    details={"cached": answer.cached},
+                )
+            )
     return rows
 
 

@@ -33,8 +33,13 @@ def _task_entry(index: int, item: Any) -> str:
     return f"tasks[{index}] (id '{task_id}')" if isinstance(task_id, str) and task_id else f"tasks[{index}]"
 
 
-def load_tasks(path: str | Path, warnings: list[str] | None = None, *, environ: Mapping[str, str] | None = None,
-               scorers: dict[str, dict[str, Any]] | None = None) -> list[Task]:
+def load_tasks(
+    path: str | Path,
+    warnings: list[str] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    scorers: dict[str, dict[str, Any]] | None = None,
+) -> list[Task]:
     """The dataset: a JSON array of tasks (SPEC §3), read as `bat eval` reads it, or an
     EvalBench evalset `{"scenarios": [...]}` (SPEC §10; `${VAR}` expanded from `environ`,
     default the shell). Entries of either kind may carry scenario fields and mix in one
@@ -58,8 +63,11 @@ def load_tasks(path: str | Path, warnings: list[str] | None = None, *, environ: 
     if is_evalset(data):
         data = evalset_entries(data, file, os.environ if environ is None else environ)
     if not isinstance(data, list):
-        raise InputError(file, "the top level must be an array of tasks (or an object with 'scenarios'), got "
-                         f"{kind(data, json_words=True)}")
+        raise InputError(
+            file,
+            "the top level must be an array of tasks (or an object with 'scenarios'), got "
+            f"{kind(data, json_words=True)}",
+        )
     if not data:
         raise InputError(file, "the dataset has no tasks")
     tasks: list[Task] = []
@@ -87,11 +95,13 @@ def load_tasks(path: str | Path, warnings: list[str] | None = None, *, environ: 
         if warnings is not None:
             warnings.extend(_args_direction(task, file, entry))
         if task.judge is not None and task.judge.rubrics is not None:
-            task.judge.rubrics = resolve_rubric_names(task.judge.rubrics, path.parent.resolve(), file,
-                                                      "judge.rubrics", entry=entry)
+            task.judge.rubrics = resolve_rubric_names(
+                task.judge.rubrics, path.parent.resolve(), file, "judge.rubrics", entry=entry
+            )
         if task.id in first_index:
-            raise InputError(file, f"duplicate id '{task.id}' (also tasks[{first_index[task.id]}])",
-                             entry=entry, field="id")
+            raise InputError(
+                file, f"duplicate id '{task.id}' (also tasks[{first_index[task.id]}])", entry=entry, field="id"
+            )
         first_index[task.id] = index
         tasks.append(_with_database(task, path.parent))
     check_task_file_names(tasks, file)
@@ -115,9 +125,11 @@ def _args_direction(task: Task, file: str, entry: str) -> list[str]:
         return []
     if not any(want.args_subset for want in task.expected.tool_calls):
         return []
-    return [f"{where(file, entry, 'expected.trajectory')}: args_mode 'subset' means the call's arguments all "
-            "appear in the expected ones, the other way round from tool_calls' args_subset (the expected "
-            "arguments all appear in the call's); 'superset' is args_subset's direction"]
+    return [
+        f"{where(file, entry, 'expected.trajectory')}: args_mode 'subset' means the call's arguments all "
+        "appear in the expected ones, the other way round from tool_calls' args_subset (the expected "
+        "arguments all appear in the call's); 'superset' is args_subset's direction"
+    ]
 
 
 def check_task_file_names(tasks: list[Task], file: str) -> None:
@@ -128,13 +140,22 @@ def check_task_file_names(tasks: list[Task], file: str) -> None:
     for index, task in enumerate(tasks):
         entry = _task_entry(index, {"id": task.id})
         if task.id.startswith("."):
-            raise InputError(file, f"id '{task.id}' starts with '.': episode files are named after "
-                             "the id, and such a name is hidden or points outside its folder",
-                             entry=entry, field="id")
+            raise InputError(
+                file,
+                f"id '{task.id}' starts with '.': episode files are named after "
+                "the id, and such a name is hidden or points outside its folder",
+                entry=entry,
+                field="id",
+            )
         stem = task_file_stem(task.id)
         if stem in owner:
             other_index, other = owner[stem]
-            raise InputError(file, f"ids '{other}' (tasks[{other_index}]) and '{task.id}' give the same "
-                             f"episode file name '{stem}__try<n>.json' (characters outside "
-                             "[A-Za-z0-9_.-] become '_'): rename one", entry=entry, field="id")
+            raise InputError(
+                file,
+                f"ids '{other}' (tasks[{other_index}]) and '{task.id}' give the same "
+                f"episode file name '{stem}__try<n>.json' (characters outside "
+                "[A-Za-z0-9_.-] become '_'): rename one",
+                entry=entry,
+                field="id",
+            )
         owner[stem] = (index, task.id)

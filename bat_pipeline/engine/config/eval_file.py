@@ -54,14 +54,18 @@ def _expand(value: str, environ: Mapping[str, str], file: str, entry: str, field
             return "$"
         if malformed is not None:
             raise InputError(
-                file, f"unsupported '${malformed}': write $NAME or ${{NAME}} (use $$ for a literal $)",
-                entry=entry, field=field,
+                file,
+                f"unsupported '${malformed}': write $NAME or ${{NAME}} (use $$ for a literal $)",
+                entry=entry,
+                field=field,
             )
         name = braced or bare
         if name not in environ:
             raise InputError(
-                file, f"environment variable '{name}' is not set (export it or put it in the agent's .env)",
-                entry=entry, field=field,
+                file,
+                f"environment variable '{name}' is not set (export it or put it in the agent's .env)",
+                entry=entry,
+                field=field,
             )
         return environ[name]
 
@@ -136,8 +140,12 @@ def load_eval_config(
         raise InputError(file, f"the top level must be a mapping (evaluation, judge, models, agent), got {kind(data)}")
     for key in data:
         if key in SET_BY_LOADER:
-            raise InputError(file, f"'{key}' is not set in eval.yaml: the pipeline sets it (the agent folder)",
-                             entry=TOP_LEVEL, field=key)
+            raise InputError(
+                file,
+                f"'{key}' is not set in eval.yaml: the pipeline sets it (the agent folder)",
+                entry=TOP_LEVEL,
+                field=key,
+            )
     data = lenient_sections(dict(data), file)
     data["models"] = normalize_models(data.get("models"), file)
     warnings = drop_unknown_keys(data, EvalConfig, file, _config_location)
@@ -169,13 +177,14 @@ def load_eval_config(
     try:
         # Lax, as bat-cli's own records: "3" is read as 3 and "true" as true.
         config = EvalConfig.model_validate(
-            {**data, "agent_dir": agent_dir, "source": path, "warnings": warnings}, strict=False)
+            {**data, "agent_dir": agent_dir, "source": path, "warnings": warnings}, strict=False
+        )
     except ValidationError as exc:
         error, more = first_error(exc)
         entry, field = _config_location(tuple(error["loc"]))
         message = explain(error, EvalConfig, json_words=False)
         if error["loc"] == ("models",) and error["type"] in ("missing", "too_short"):
-            message = "no models: list at least one, e.g. `models: [\"ollama:llama3\"]`"
+            message = 'no models: list at least one, e.g. `models: ["ollama:llama3"]`'
         message += more_problems(more)
         raise InputError(file, message, entry=entry, field=field) from None
     check_config(config, file)

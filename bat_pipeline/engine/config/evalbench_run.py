@@ -47,8 +47,19 @@ from bat_pipeline.engine.contracts.names import safe_key
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.scorers.registry import registered
 
-RUN_KEYS = ("dataset_config", "dataset_format", "orchestrator", "model_config", "simulated_user_model_config",
-            "runners", "scorers", "reporting", "scenarios", "scenario_pattern", "num_trials")
+RUN_KEYS = (
+    "dataset_config",
+    "dataset_format",
+    "orchestrator",
+    "model_config",
+    "simulated_user_model_config",
+    "runners",
+    "scorers",
+    "reporting",
+    "scenarios",
+    "scenario_pattern",
+    "num_trials",
+)
 CLI_GENERATORS = ("gemini_cli", "claude_code", "codex_cli", "agy_cli")
 LLM_SCORERS = ("goal_completion", "behavioral_metrics")
 DEFAULT_RUNNERS = 10
@@ -78,8 +89,12 @@ def _llm_settings(path: Path, kind: type[JudgeSettings] | type[SimulatedUserSett
     data = _mapping(path, "model config")
     generator = data.pop("generator", None)
     if generator is not None and generator not in PROVIDERS:
-        raise InputError(str(path), f"generator '{generator}' cannot be asked here; give provider and model "
-                         f"(providers: {', '.join(PROVIDERS)})", field="generator")
+        raise InputError(
+            str(path),
+            f"generator '{generator}' cannot be asked here; give provider and model "
+            f"(providers: {', '.join(PROVIDERS)})",
+            field="generator",
+        )
     if "model_id" in data and "model" not in data:
         data["model"] = data.pop("model_id")
     data.setdefault("provider", generator)
@@ -98,34 +113,51 @@ def _target(path: Path, run_file: Path) -> tuple[EvalConfig | None, AgentTarget 
     if generator == "cli":
         return None, None, [_cli_target(path, data)], f"cli {data.get('command')}"
     if generator in CLI_GENERATORS:
-        raise InputError(str(path), f"generator '{generator}' (a CLI agent) is not run by this release; an A2A "
-                         "agent is: generator: a2a with url or agent", field="generator")
+        raise InputError(
+            str(path),
+            f"generator '{generator}' (a CLI agent) is not run by this release; an A2A "
+            "agent is: generator: a2a with url or agent",
+            field="generator",
+        )
     if generator != "a2a":
-        raise InputError(str(path), f"generator '{generator}' is not run here; generator: a2a with url (an agent "
-                         "already running) or agent (an agent folder) is", field="generator")
+        raise InputError(
+            str(path),
+            f"generator '{generator}' is not run here; generator: a2a with url (an agent "
+            "already running) or agent (an agent folder) is",
+            field="generator",
+        )
     models = normalize_models(data.get("models"), str(path)) if data.get("models") is not None else []
     if data.get("agent"):
         folder = _path(data["agent"], path, "agent")
         return load_eval_config(folder), None, models, f"a2a agent folder {folder}"
     if data.get("url"):
         if not models:
-            raise InputError(str(path), "name the agent's model(s): models: [\"provider:model\"]", field="models")
+            raise InputError(str(path), 'name the agent\'s model(s): models: ["provider:model"]', field="models")
         return None, AgentTarget(url=str(data["url"])), models, f"a2a {data['url']}"
-    raise InputError(str(path), "generator: a2a needs url (an agent already running) or agent (an agent folder)",
-                     field="url")
+    raise InputError(
+        str(path), "generator: a2a needs url (an agent already running) or agent (an agent folder)", field="url"
+    )
 
 
 def _cli_target(path: Path, data: dict[str, Any]) -> ModelSpec:
     """`generator: cli`: one partition running `command` per turn (resources.cli_conversations)."""
     command = data.get("command")
     if not command or not isinstance(command, (str, list)):
-        raise InputError(str(path), "generator: cli needs a command (with {PROMPT}; {SESSION_DIR} is the session)",
-                         field="command")
+        raise InputError(
+            str(path), "generator: cli needs a command (with {PROMPT}; {SESSION_DIR} is the session)", field="command"
+        )
     name = str(data.get("name") or path.stem)
     cwd = _path(data["cwd"], path, "cwd") if data.get("cwd") else path.parent
     env = {str(k): str(v) for k, v in (data.get("env") or {}).items() if v is not None}
-    target = AgentvTarget(name=name, provider="cli", command=command, cwd=cwd, env=env, source=str(path),
-                          timeout_s=float(data.get("timeout_seconds") or DEFAULT_TIMEOUT_S))
+    target = AgentvTarget(
+        name=name,
+        provider="cli",
+        command=command,
+        cwd=cwd,
+        env=env,
+        source=str(path),
+        timeout_s=float(data.get("timeout_seconds") or DEFAULT_TIMEOUT_S),
+    )
     return ModelSpec(target=target, provider="cli", model=name, key=safe_key(name))
 
 
@@ -145,23 +177,34 @@ def load_run_config(path: Path, output_dir: Path | None = None) -> EvalConfig:
     (`--output`) replaces the reference files' folder."""
     path = Path(path).resolve()
     data = _mapping(path, "run config")
-    warnings = [f"{path}, field '{key}': unknown key, ignored (known here: {', '.join(RUN_KEYS)})"
-                for key in data if key not in RUN_KEYS]
-    for key, accepted in (("dataset_format", ("agent-format", "gemini-cli-format")),
-                          ("orchestrator", ("agent", "geminicli"))):
+    warnings = [
+        f"{path}, field '{key}': unknown key, ignored (known here: {', '.join(RUN_KEYS)})"
+        for key in data
+        if key not in RUN_KEYS
+    ]
+    for key, accepted in (
+        ("dataset_format", ("agent-format", "gemini-cli-format")),
+        ("orchestrator", ("agent", "geminicli")),
+    ):
         if key in data and data[key] not in accepted:
             warnings.append(f"{path}, field '{key}': '{data[key]}' read as {accepted[0]}")
     if isinstance(data.get("reporting"), dict) and "bigquery" in data["reporting"]:
-        warnings.append(f"{path}, field 'reporting.bigquery': not written from here; the tables export to "
-                        "Parquet for BigQuery (docs/formats.md §11)")
+        warnings.append(
+            f"{path}, field 'reporting.bigquery': not written from here; the tables export to "
+            "Parquet for BigQuery (docs/formats.md §11)"
+        )
     if "model_config" not in data:
-        raise InputError(str(path), "model_config names the target (a YAML file with generator: a2a)",
-                         field="model_config")
+        raise InputError(
+            str(path), "model_config names the target (a YAML file with generator: a2a)", field="model_config"
+        )
     folder_config, url_agent, models, target = _target(_path(data["model_config"], path, "model_config"), path)
     scorers = _scorers(data, path)
     known = {scorer.name for scorer in registered()}
-    warnings += [f"{path}, field 'scorers.{name}': no such scorer here; it scores nothing (known: "
-                 f"{', '.join(sorted(known))})" for name in scorers or {} if name not in known]
+    warnings += [
+        f"{path}, field 'scorers.{name}': no such scorer here; it scores nothing (known: {', '.join(sorted(known))})"
+        for name in scorers or {}
+        if name not in known
+    ]
     judge = folder_config.judge if folder_config is not None else None
     for name in LLM_SCORERS:
         model_config = (scorers or {}).get(name, {}).get("model_config")
@@ -170,34 +213,61 @@ def load_run_config(path: Path, output_dir: Path | None = None) -> EvalConfig:
             break
     llm_wanted = scorers is not None and any(name in scorers for name in LLM_SCORERS)
     if llm_wanted and judge is None:
-        raise InputError(str(path), "goal_completion and behavioral_metrics need a judge: give the scorer a "
-                         "model_config", field="scorers")
+        raise InputError(
+            str(path),
+            "goal_completion and behavioral_metrics need a judge: give the scorer a model_config",
+            field="scorers",
+        )
     user = None
     if data.get("simulated_user_model_config"):
-        user = _llm_settings(_path(data["simulated_user_model_config"], path, "simulated_user_model_config"),
-                             SimulatedUserSettings)
+        user = _llm_settings(
+            _path(data["simulated_user_model_config"], path, "simulated_user_model_config"), SimulatedUserSettings
+        )
     elif folder_config is not None:
         user = folder_config.simulated_user
     runners = data.get("runners") or {}
     settings = EvaluationSettings(
         dataset=str(_path(data.get("dataset_config"), path, "dataset_config")),
         output_dir=str(output_dir) if output_dir is not None else str(path.parent / "eval_output"),
-        k=int(data.get("num_trials") or 1), concurrency=int(runners.get("agent_runners") or DEFAULT_RUNNERS),
-        qualitative=llm_wanted or (scorers is None and judge is not None and folder_config is not None
-                                   and folder_config.evaluation.qualitative),
-        run_name="evalbench", agent_id=safe_key(path.stem),
-        turn_timeout_s=folder_config.evaluation.turn_timeout_s if folder_config else 300)
+        k=int(data.get("num_trials") or 1),
+        concurrency=int(runners.get("agent_runners") or DEFAULT_RUNNERS),
+        qualitative=llm_wanted
+        or (
+            scorers is None and judge is not None and folder_config is not None and folder_config.evaluation.qualitative
+        ),
+        run_name="evalbench",
+        agent_id=safe_key(path.stem),
+        turn_timeout_s=folder_config.evaluation.turn_timeout_s if folder_config else 300,
+    )
     csv_dir = ((data.get("reporting") or {}).get("csv") or {}).get("output_directory")
-    run = EvalbenchRun(source=path, dataset=Path(settings.dataset), scorers=scorers,
-                       csv_dir=_path(csv_dir, path, "reporting.csv.output_directory") if csv_dir else None,
-                       scenarios=[str(s) for s in data["scenarios"]] if data.get("scenarios") else None,
-                       scenario_pattern=data.get("scenario_pattern"), target=target, settings=data,
-                       isolate_home=_mapping(_path(data["model_config"], path, "model_config"), "model config")
-                       .get("isolate_home", True) is not False)
+    run = EvalbenchRun(
+        source=path,
+        dataset=Path(settings.dataset),
+        scorers=scorers,
+        csv_dir=_path(csv_dir, path, "reporting.csv.output_directory") if csv_dir else None,
+        scenarios=[str(s) for s in data["scenarios"]] if data.get("scenarios") else None,
+        scenario_pattern=data.get("scenario_pattern"),
+        target=target,
+        settings=data,
+        isolate_home=_mapping(_path(data["model_config"], path, "model_config"), "model config").get(
+            "isolate_home", True
+        )
+        is not False,
+    )
     base = folder_config
-    spec_models = [m if isinstance(m, ModelSpec) else ModelSpec.model_validate(m) for m in models] if models \
+    spec_models = (
+        [m if isinstance(m, ModelSpec) else ModelSpec.model_validate(m) for m in models]
+        if models
         else (base.models if base else [])
-    return EvalConfig(evaluation=settings, judge=judge, simulated_user=user, models=spec_models,
-                      agent=base.agent if base else (url_agent or AgentTarget()),
-                      agent_dir=base.agent_dir if base else path.parent, source=path,
-                      warnings=[*(base.warnings if base else []), *warnings], evalbench=run)
+    )
+    return EvalConfig(
+        evaluation=settings,
+        judge=judge,
+        simulated_user=user,
+        models=spec_models,
+        agent=base.agent if base else (url_agent or AgentTarget()),
+        agent_dir=base.agent_dir if base else path.parent,
+        source=path,
+        warnings=[*(base.warnings if base else []), *warnings],
+        evalbench=run,
+    )

@@ -15,8 +15,9 @@ class _UniqueKeyLoader(yaml.SafeLoader):
     """SafeLoader that refuses a key written twice in one mapping (PyYAML keeps the last)."""
 
 
-def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False
-                              ) -> dict[Hashable, Any]:
+def _construct_unique_mapping(
+    loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False
+) -> dict[Hashable, Any]:
     seen: set[str | int | float | bool] = set()
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=deep)
@@ -28,6 +29,7 @@ def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, 
             )
         seen.add(key)
     return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
 
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
 

@@ -66,9 +66,10 @@ def normalize_models(models: Any, file: str) -> Any:
             if len(item) == 1 and next(iter(item)) in PROVIDERS:
                 provider, model = next(iter(item.items()))
                 raise InputError(
-                    file, f"write '{provider}:{model}' without a space after the colon, "
-                    "or a mapping with provider and model",
-                    entry=entry, field=str(provider),
+                    file,
+                    f"write '{provider}:{model}' without a space after the colon, or a mapping with provider and model",
+                    entry=entry,
+                    field=str(provider),
                 )
             item = _split_model(item)
             if isinstance(item.get("env"), dict):

@@ -42,14 +42,26 @@ def kind(value: Any, *, json_words: bool = False) -> str:
 
 
 _EXPECTED = {
-    "int_type": "an integer", "int_parsing": "an integer", "int_from_float": "an integer",
-    "float_type": "a number", "float_parsing": "a number",
-    "bool_type": "true or false", "bool_parsing": "true or false",
-    "string_type": "a string", "list_type": "a list", "dict_type": "a mapping",
-    "model_type": "a mapping", "model_attributes_type": "a mapping",
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "int_from_float": "an integer",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    "string_type": "a string",
+    "list_type": "a list",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
 }
-_EXPECTED_JSON = {**_EXPECTED, "list_type": "an array", "dict_type": "an object",
-                  "model_type": "an object", "model_attributes_type": "an object"}
+_EXPECTED_JSON = {
+    **_EXPECTED,
+    "list_type": "an array",
+    "dict_type": "an object",
+    "model_type": "an object",
+    "model_attributes_type": "an object",
+}
 
 
 def _model_at(root: type[BaseModel], path: Loc) -> type[BaseModel] | None:
@@ -164,16 +176,17 @@ def where(file: str, entry: str | None, field: str | None) -> str:
     return text
 
 
-def drop_unknown_keys(data: dict[str, Any], model: type[BaseModel], file: str, locate: Locate,
-                      loc: Loc = ()) -> list[str]:
+def drop_unknown_keys(
+    data: dict[str, Any], model: type[BaseModel], file: str, locate: Locate, loc: Loc = ()
+) -> list[str]:
     """Remove the keys `model` does not know, as bat-cli ignores them, and return one
     warning per key. A key one edit away from a known one is refused as a typo."""
     warnings = []
     for unknown in pop_unknown_keys(data, model, ignore=SET_BY_LOADER, loc=loc):
         entry, field = locate(unknown.loc)
         if unknown.near is not None:
-            raise InputError(file, f"unknown field '{unknown.loc[-1]}'; did you mean '{unknown.near}'?",
-                             entry=entry, field=field)
-        warnings.append(f"{where(file, entry, field)}: unknown key, ignored "
-                        f"(known here: {', '.join(unknown.known)})")
+            raise InputError(
+                file, f"unknown field '{unknown.loc[-1]}'; did you mean '{unknown.near}'?", entry=entry, field=field
+            )
+        warnings.append(f"{where(file, entry, field)}: unknown key, ignored (known here: {', '.join(unknown.known)})")
     return warnings

@@ -65,8 +65,11 @@ def project_kind(path: Path) -> tuple[ProjectKind, Path]:
         raise InputError(str(path), "no such file or folder")
     data = read_yaml(path) if path.suffix in (".yaml", ".yml") else _json_object(path)
     if path.suffix == ".json" and is_evalset(data):
-        raise InputError(str(path), "an EvalBench evalset (scenarios) needs an agent to run against: "
-                         f"bat-pipeline run AGENT --dataset {path}, or an EvalBench run config naming it")
+        raise InputError(
+            str(path),
+            "an EvalBench evalset (scenarios) needs an agent to run against: "
+            f"bat-pipeline run AGENT --dataset {path}, or an EvalBench run config naming it",
+        )
     if isinstance(data, dict):
         if "dataset_config" in data:
             return "evalbench", path
@@ -76,9 +79,12 @@ def project_kind(path: Path) -> tuple[ProjectKind, Path]:
             folder = path.parent.parent if path.parent.name == "eval" else path.parent
             return "agent", folder
     found = ", ".join(map(str, data)) if isinstance(data, dict) else "none"
-    raise InputError(str(path), "not an agent folder, a bat-cli eval.yaml (evaluation/models), an AgentV eval "
-                     "file (tests/evalcases/eval_cases) or an EvalBench run config (dataset_config); "
-                     f"keys found: {found}")
+    raise InputError(
+        str(path),
+        "not an agent folder, a bat-cli eval.yaml (evaluation/models), an AgentV eval "
+        "file (tests/evalcases/eval_cases) or an EvalBench run config (dataset_config); "
+        f"keys found: {found}",
+    )
 
 
 def _json_object(path: Path) -> object:
@@ -118,16 +124,20 @@ def load_project(path: Path, overrides: Overrides | None = None) -> EvalConfig:
     if what == "agent":
         named = Path(path).expanduser().resolve()
         config = load_eval_config(where, named if named.is_file() else None)
-        changes = {name: str(value) for name, value in (("output_dir", overrides.output_dir),
-                                                         ("dataset", overrides.dataset)) if value is not None}
+        changes = {
+            name: str(value)
+            for name, value in (("output_dir", overrides.output_dir), ("dataset", overrides.dataset))
+            if value is not None
+        }
         if changes:
             config = config.model_copy(update={"evaluation": config.evaluation.model_copy(update=changes)})
         return config
     if what == "evalbench":
         config = load_run_config(where, overrides.output_dir)
         if overrides.dataset is not None:
-            config = config.model_copy(update={"evaluation": config.evaluation.model_copy(
-                update={"dataset": str(overrides.dataset)})})
+            config = config.model_copy(
+                update={"evaluation": config.evaluation.model_copy(update={"dataset": str(overrides.dataset)})}
+            )
         return config
     suite = load_suite(where, TargetOptions(providers_file=overrides.providers_file, threshold=overrides.threshold))
     return agentv_config(suite, overrides)
@@ -138,12 +148,25 @@ def agentv_config(suite: AgentvSuite, overrides: Overrides) -> EvalConfig:
     made safe), k = trials, concurrency = the file's workers."""
     output = str(overrides.output_dir) if overrides.output_dir is not None else AGENTV_OUTPUT
     judged = any(g.type in LLM_TYPES for t in suite.tests for g in t.assertions)
-    settings = EvaluationSettings(dataset=str(suite.source), output_dir=output, k=suite.trials,
-                                  concurrency=suite.workers or AGENTV_WORKERS, run_name="agentv",
-                                  agent_id=safe_key(suite.source.stem), qualitative=judged)
+    settings = EvaluationSettings(
+        dataset=str(suite.source),
+        output_dir=output,
+        k=suite.trials,
+        concurrency=suite.workers or AGENTV_WORKERS,
+        run_name="agentv",
+        agent_id=safe_key(suite.source.stem),
+        qualitative=judged,
+    )
     models = [ModelSpec(target=t, provider=t.provider, model=t.name, key=safe_key(t.name)) for t in suite.targets]
-    return EvalConfig(evaluation=settings, models=models, agent_dir=suite.source.parent, source=suite.source,
-                      warnings=list(suite.warnings), agentv=suite, judge=_judge(suite) if judged else None)
+    return EvalConfig(
+        evaluation=settings,
+        models=models,
+        agent_dir=suite.source.parent,
+        source=suite.source,
+        warnings=list(suite.warnings),
+        agentv=suite,
+        judge=_judge(suite) if judged else None,
+    )
 
 
 def _judge(suite: AgentvSuite) -> JudgeSettings | None:
@@ -163,8 +186,16 @@ def suite_tasks(suite: AgentvSuite) -> list[Task]:
     """The tests as tasks: the turns an A2A target is sent (engine.target_inputs; one turn,
     the prompt, for most tests), no bat-cli expectation (the status check is off), the
     AgentV case attached for its graders and the other targets."""
-    return [Task(id=case.id, turns=case_turns(case), expected=Expected(status=None, expected_outcome=case.criteria),
-                 meta=dict(case.metadata), agentv=case) for case in suite.tests]
+    return [
+        Task(
+            id=case.id,
+            turns=case_turns(case),
+            expected=Expected(status=None, expected_outcome=case.criteria),
+            meta=dict(case.metadata),
+            agentv=case,
+        )
+        for case in suite.tests
+    ]
 
 
 def project_tasks(config: EvalConfig, warnings: list[str] | None = None) -> list[Task]:
@@ -174,21 +205,29 @@ def project_tasks(config: EvalConfig, warnings: list[str] | None = None) -> list
     if config.agentv is not None:
         return suite_tasks(config.agentv)
     run = config.evalbench
-    tasks = load_tasks(config.resolve(config.evaluation.dataset), warnings,
-                       scorers=run.scorers if run is not None else None)
+    tasks = load_tasks(
+        config.resolve(config.evaluation.dataset), warnings, scorers=run.scorers if run is not None else None
+    )
     if warnings is not None and any(m.target is None for m in config.models):
-        warnings.extend(f"{config.evaluation.dataset}, scenario '{t.id}', field 'env': a shared A2A agent process "
-                        "cannot take a scenario's variables; ignored (they apply to CLI targets)"
-                        for t in tasks if t.scenario is not None and t.scenario.env)
+        warnings.extend(
+            f"{config.evaluation.dataset}, scenario '{t.id}', field 'env': a shared A2A agent process "
+            "cannot take a scenario's variables; ignored (they apply to CLI targets)"
+            for t in tasks
+            if t.scenario is not None and t.scenario.env
+        )
     if run is None or (run.scenarios is None and run.scenario_pattern is None):
         return tasks
     try:
         pattern = re.compile(run.scenario_pattern) if run.scenario_pattern else None
     except re.error as exc:
         raise InputError(str(run.source), f"not a regular expression: {exc}", field="scenario_pattern") from None
-    chosen = [t for t in tasks if (run.scenarios is None or t.id in run.scenarios)
-              and (pattern is None or pattern.search(t.id))]
+    chosen = [
+        t
+        for t in tasks
+        if (run.scenarios is None or t.id in run.scenarios) and (pattern is None or pattern.search(t.id))
+    ]
     if not chosen:
-        raise InputError(str(run.source), "no scenario of the dataset is chosen by scenarios / scenario_pattern",
-                         field="scenarios")
+        raise InputError(
+            str(run.source), "no scenario of the dataset is chosen by scenarios / scenario_pattern", field="scenarios"
+        )
     return chosen

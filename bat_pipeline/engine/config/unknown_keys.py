@@ -43,7 +43,7 @@ def one_edit_apart(a: str, b: str) -> bool:
     i = 0
     while i < len(short) and short[i] == long[i]:
         i += 1
-    return short[i:] == long[i + 1:]
+    return short[i:] == long[i + 1 :]
 
 
 def unwrap_optional(annotation: Any) -> Any:
@@ -72,8 +72,9 @@ def accepted_keys(model: type[BaseModel]) -> dict[str, str]:
     return keys
 
 
-def pop_unknown_keys(data: Any, model: type[BaseModel], *, ignore: tuple[str, ...] = (),
-                     loc: tuple[str | int, ...] = ()) -> Iterator[UnknownKey]:
+def pop_unknown_keys(
+    data: Any, model: type[BaseModel], *, ignore: tuple[str, ...] = (), loc: tuple[str | int, ...] = ()
+) -> Iterator[UnknownKey]:
     """Remove, in place, every key of `data` (and of the mappings nested in it that are
     read into records) that `model` has no field for, yielding each. Fields named in
     `ignore` are not offered as known keys (the loader sets them)."""

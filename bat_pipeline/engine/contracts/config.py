@@ -19,6 +19,7 @@ from bat_pipeline.engine.contracts.strict import Strict
 
 PROVIDERS = ("anthropic", "deepseek", "nvidia", "ollama", "openai")
 
+
 def _check_provider(value: str) -> str:
     if value not in PROVIDERS:
         raise ValueError(f"unknown provider '{value}' (valid: {', '.join(PROVIDERS)})")
@@ -122,10 +123,15 @@ class JudgeSettings(Strict):
         """These settings with a panel member's model (and, when it sets them, base URL
         and key variable): a base URL is kept only for a member of the same provider."""
         same = other.provider == self.provider
-        return self.model_copy(update={
-            "provider": other.provider, "model": other.model, "panel": [],
-            "base_url": other.base_url or (self.base_url if same else None),
-            "api_key_env": other.api_key_env or (self.api_key_env if same else None)})
+        return self.model_copy(
+            update={
+                "provider": other.provider,
+                "model": other.model,
+                "panel": [],
+                "base_url": other.base_url or (self.base_url if same else None),
+                "api_key_env": other.api_key_env or (self.api_key_env if same else None),
+            }
+        )
 
 
 class MetricsSettings(Strict):
@@ -169,9 +175,15 @@ class SimulatedUserSettings(Strict):
 
     def client_settings(self) -> JudgeSettings:
         """As the judge client's settings: the simulated user is asked through it."""
-        return JudgeSettings(provider=self.provider, model=self.model, base_url=self.base_url,
-                             api_key_env=self.api_key_env, env=dict(self.env), timeout_s=self.timeout_s,
-                             max_retries=self.max_retries)
+        return JudgeSettings(
+            provider=self.provider,
+            model=self.model,
+            base_url=self.base_url,
+            api_key_env=self.api_key_env,
+            env=dict(self.env),
+            timeout_s=self.timeout_s,
+            max_retries=self.max_retries,
+        )
 
 
 class GateSettings(Strict):

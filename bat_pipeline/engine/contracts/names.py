@@ -31,7 +31,7 @@ def task_file_stem(task_id: str) -> str:
     if len(stem) <= MAX_FILE_STEM_BYTES:
         return stem
     digest = hashlib.sha256(task_id.encode("utf-8")).hexdigest()[:8]
-    return f"{stem[:MAX_FILE_STEM_BYTES - 9]}-{digest}"
+    return f"{stem[: MAX_FILE_STEM_BYTES - 9]}-{digest}"
 
 
 def episode_file_name(task_id: str, attempt_index: int) -> str:

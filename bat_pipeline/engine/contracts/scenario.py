@@ -9,9 +9,23 @@ from pydantic import BaseModel, Field
 
 from bat_pipeline.engine.contracts.strict import Strict
 
-SCENARIO_KEYS = ("starting_prompt", "conversation_plan", "expected_trajectory", "env", "max_turns", "kind",
-                 "work_dir", "binary_rubric", "expected_skills", "prompt_timeout_seconds", "env_files",
-                 "golden_sql", "expected_answer", "database", "scorers")
+SCENARIO_KEYS = (
+    "starting_prompt",
+    "conversation_plan",
+    "expected_trajectory",
+    "env",
+    "max_turns",
+    "kind",
+    "work_dir",
+    "binary_rubric",
+    "expected_skills",
+    "prompt_timeout_seconds",
+    "env_files",
+    "golden_sql",
+    "expected_answer",
+    "database",
+    "scorers",
+)
 """The keys of a dataset entry that belong to its scenario (EvalBench's own, plus the SQL
 answer keys and the run config's scorer selection)."""
 

@@ -55,8 +55,12 @@ class Expected(Strict):
     def needs_spans(self) -> bool:
         """True when a check reads the trajectory rather than the A2A answer."""
         return bool(
-            self.tool_calls or self.agent_calls or self.no_errors or self.trajectory is not None
-            or self.max_model_calls is not None or self.max_tokens is not None
+            self.tool_calls
+            or self.agent_calls
+            or self.no_errors
+            or self.trajectory is not None
+            or self.max_model_calls is not None
+            or self.max_tokens is not None
         )
 
 
@@ -86,4 +90,3 @@ class Task(Strict):
     scenario: Scenario | None = None
     """The EvalBench scenario this task is or carries (engine.datasets.evalbench): its
     plan drives a simulated user after `turns`, its fields select the EvalBench scorers."""
-

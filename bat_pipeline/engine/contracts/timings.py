@@ -9,9 +9,9 @@ from __future__ import annotations
 
 PHASES: dict[str, str] = {
     "startup": "from the run starting (`bat-pipeline run`, else the Dagster run) to the episodes step "
-               "launching or adopting the agent",
+    "launching or adopting the agent",
     "agent_start": "the step waiting for the agent to answer its agent card (0 for an agent at agent.url); "
-                   "under `bat-pipeline run` the agent was launched at the start and came up meanwhile",
+    "under `bat-pipeline run` the agent was launched at the start and came up meanwhile",
     "conversations": "the first conversation started until the last episode was stored",
     "shutdown": "the agent stopped: SIGTERM until its process group was gone",
     "spans": "the span files settled and read, every trajectory built",

@@ -51,12 +51,14 @@ class ExpectedCall(Strict):
     """The tool's name, matched exactly."""
     args: dict[str, Any] | Literal["any"] | None = None
     """The arguments to compare with the call's; absent or `any`: any arguments."""
-    args_mode: ArgsMode | None = Field(default=None,
-                                       validation_alias=AliasChoices("args_mode", "args_match", "argsMatch"))
+    args_mode: ArgsMode | None = Field(
+        default=None, validation_alias=AliasChoices("args_mode", "args_match", "argsMatch")
+    )
     """`exact`, `ignore`, `subset` (the call's arguments all appear in `args`), `superset`
     (`args` all appear in the call's) or field paths; absent: the assertion's `args_mode`."""
-    max_duration_ms: float | None = Field(default=None, ge=0,
-                                          validation_alias=AliasChoices("max_duration_ms", "maxDurationMs"))
+    max_duration_ms: float | None = Field(
+        default=None, ge=0, validation_alias=AliasChoices("max_duration_ms", "maxDurationMs")
+    )
     """The matched call took at most this long; not checked for a call with no duration."""
 
     _check_args_mode = field_validator("args_mode", mode="before")(_args_mode)
@@ -108,8 +110,9 @@ class TrajectoryAssertion(Strict):
     """How `expected` is compared with the calls; required with `expected`."""
     expected: list[ExpectedCall] | None = None
     """The calls, in order for the ordered modes."""
-    args_mode: ArgsMode | None = Field(default=None,
-                                       validation_alias=AliasChoices("args_mode", "args_match", "argsMatch"))
+    args_mode: ArgsMode | None = Field(
+        default=None, validation_alias=AliasChoices("args_mode", "args_match", "argsMatch")
+    )
     """The default of the items' `args_mode` (itself defaulting to `exact`)."""
     minimums: dict[str, int] = Field(default_factory=dict)
     """AgentV 4.x's `any_order` counts: tool → at least this many calls."""
@@ -136,10 +139,17 @@ class TrajectoryAssertion(Strict):
             raise ValueError(f"`expected` needs a `mode` ({', '.join(SEQUENCE_MODES)})")
         if self.expected is None and self.mode in SEQUENCE_MODES:
             raise ValueError(f"mode '{self.mode}' needs an `expected` list")
-        if (self.expected is None and not self.minimums and not self.counts and not self.forbidden
-                and self.max_steps is None):
-            raise ValueError("the assertion checks nothing: give `expected` with a `mode`, `minimums`, "
-                             "`counts`, `forbidden` or `max_steps`")
+        if (
+            self.expected is None
+            and not self.minimums
+            and not self.counts
+            and not self.forbidden
+            and self.max_steps is None
+        ):
+            raise ValueError(
+                "the assertion checks nothing: give `expected` with a `mode`, `minimums`, "
+                "`counts`, `forbidden` or `max_steps`"
+            )
         both = sorted(set(self.minimums) & set(self.counts))
         if both:
             raise ValueError(f"tool '{both[0]}' is in both `minimums` and `counts`")
@@ -151,8 +161,9 @@ class TrajectoryAssertion(Strict):
 
     def uses_args_subset(self) -> bool:
         """Whether some expected call is compared with `args_mode: subset`."""
-        return any(self.args_mode_of(item) == "subset" and item.args not in (None, "any")
-                   for item in self.expected or [])
+        return any(
+            self.args_mode_of(item) == "subset" and item.args not in (None, "any") for item in self.expected or []
+        )
 
 
 class ObservedCall(BaseModel):

@@ -28,13 +28,31 @@ from bat_pipeline.engine.errors import InputError
 
 CASE_KEYS = ("tests", "evalcases", "eval_cases")
 TYPE_ALIASES = {
-    "code-grader": "script", "code-judge": "script", "script": "script",
-    "llm-grader": "llm-rubric", "llm-judge": "llm-rubric", "llm-rubric": "llm-rubric",
-    "rubric": "llm-rubric", "rubrics": "llm-rubric",
-    "tool-trajectory": "trajectory", "trajectory": "trajectory",
+    "code-grader": "script",
+    "code-judge": "script",
+    "script": "script",
+    "llm-grader": "llm-rubric",
+    "llm-judge": "llm-rubric",
+    "llm-rubric": "llm-rubric",
+    "rubric": "llm-rubric",
+    "rubrics": "llm-rubric",
+    "tool-trajectory": "trajectory",
+    "trajectory": "trajectory",
 }
-TEXT_TYPES = ("contains", "contains-any", "contains-all", "icontains", "icontains-any", "icontains-all",
-              "starts-with", "ends-with", "regex", "equals", "is-json", "json-subset")
+TEXT_TYPES = (
+    "contains",
+    "contains-any",
+    "contains-all",
+    "icontains",
+    "icontains-any",
+    "icontains-all",
+    "starts-with",
+    "ends-with",
+    "regex",
+    "equals",
+    "is-json",
+    "json-subset",
+)
 RUN_TYPES = ("script", "trajectory", "llm-rubric", "field-accuracy", *TEXT_TYPES)
 """Types this release grades; others are refused before anything runs."""
 _ASSERTION_FIELDS = {"name", "type", "weight", "required", "min_score", "negate", "value"}
@@ -90,10 +108,18 @@ def load_suite(path: Path, options: TargetOptions | None = None) -> AgentvSuite:
     targets, target_warnings = load_targets(data, path, fmt, options)
     judge = find_judge(data, path, [t.name for t in targets], tests, options, warnings)
     try:
-        return AgentvSuite(source=path, format=fmt, description=str(data.get("description") or ""), tests=tests,
-                           targets=targets, threshold=threshold, trials=_trials(execution, file),
-                           workers=execution.get("workers"), judge=judge,
-                           warnings=list(dict.fromkeys([*warnings, *target_warnings])))
+        return AgentvSuite(
+            source=path,
+            format=fmt,
+            description=str(data.get("description") or ""),
+            tests=tests,
+            targets=targets,
+            threshold=threshold,
+            trials=_trials(execution, file),
+            workers=execution.get("workers"),
+            judge=judge,
+            warnings=list(dict.fromkeys([*warnings, *target_warnings])),
+        )
     except ValidationError as exc:
         error = exc.errors()[0]
         raise InputError(file, error["msg"], field=".".join(map(str, error["loc"]))) from None
@@ -122,45 +148,76 @@ def _entry(key: str, index: int, raw: Any) -> str:
     return f"{key}[{index}] (id '{test_id}')" if test_id else f"{key}[{index}]"
 
 
-def _case(raw: Any, index: int, entry: str, fmt: AgentvFormat, template: str, shared: list[Assertion],
-          path: Path, warnings: list[str]) -> AgentvCase:
+def _case(
+    raw: Any,
+    index: int,
+    entry: str,
+    fmt: AgentvFormat,
+    template: str,
+    shared: list[Assertion],
+    path: Path,
+    warnings: list[str],
+) -> AgentvCase:
     file = str(path)
     if not isinstance(raw, dict):
         raise InputError(file, f"expected a test mapping, got {kind(raw)}", entry=entry)
     test_id = raw.get("id")
     if not isinstance(test_id, (str, int)) or str(test_id) == "":
-        raise InputError(file, "every test needs an `id` (it routes batch output and names the episode)",
-                         entry=entry, field="id")
+        raise InputError(
+            file, "every test needs an `id` (it routes batch output and names the episode)", entry=entry, field="id"
+        )
     variables = dict(raw.get("vars") or {})
     source_input = variables.get("input", raw.get("input", raw.get("input_messages")))
     if source_input is None:
-        raise InputError(file, "the test has no input (`vars.input`, `input` or `input_messages`)", entry=entry,
-                         field="vars.input" if fmt == "seed" else "input")
+        raise InputError(
+            file,
+            "the test has no input (`vars.input`, `input` or `input_messages`)",
+            entry=entry,
+            field="vars.input" if fmt == "seed" else "input",
+        )
     expected = variables.get("expected_output", raw.get("expected_output", raw.get("expected_messages")))
     execution: dict[str, Any] = raw["execution"] if isinstance(raw.get("execution"), dict) else {}
-    graders = [*_graders(raw, file, entry, fmt, warnings),
-               *_graders(execution, file, f"{entry} execution", fmt, warnings)]
+    graders = [
+        *_graders(raw, file, entry, fmt, warnings),
+        *_graders(execution, file, f"{entry} execution", fmt, warnings),
+    ]
     graders = _unique_names([*graders, *shared])
     if fmt == "seed":  # issue 15: required unless said otherwise; 4.x: not required
         graders = [g if g.options["required_given"] else g.model_copy(update={"required": True}) for g in graders]
     criteria = str(raw.get("criteria") or raw.get("expected_outcome") or "")
     if fmt == "v4" and not graders and criteria.strip():  # as AgentV 4.42: the judge grades the criteria
-        graders = [Assertion(name="llm-grader", type="llm-rubric",
-                             options={"written_type": "llm-grader", "required_given": False, GRADING_KEY: ""})]
+        graders = [
+            Assertion(
+                name="llm-grader",
+                type="llm-rubric",
+                options={"written_type": "llm-grader", "required_given": False, GRADING_KEY: ""},
+            )
+        ]
     for grader in graders:
         if grader.type in LLM_TYPES and not grader.options[GRADING_KEY] and not criteria.strip():
-            raise InputError(file, f"LLM grader '{grader.name}' has no rubric text and the test no `criteria` to "
-                             "grade against", entry=entry, field="criteria")
+            raise InputError(
+                file,
+                f"LLM grader '{grader.name}' has no rubric text and the test no `criteria` to grade against",
+                entry=entry,
+                field="criteria",
+            )
     input_messages = messages(source_input, "user", file, entry, "input")
     prompt = render(template, {"input": source_input, **variables}) if fmt == "seed" else messages_text(input_messages)
     threshold = execution.get("threshold", raw.get("threshold"))
     return AgentvCase(
-        id=str(test_id), prompt=prompt, input=input_messages,
+        id=str(test_id),
+        prompt=prompt,
+        input=input_messages,
         expected_output=messages(expected, "assistant", file, entry, "expected_output") if expected is not None else [],
-        criteria=criteria, assertions=graders,
+        criteria=criteria,
+        assertions=graders,
         threshold=None if threshold is None else _number(threshold, file, "execution.threshold", entry),
-        vars=variables, metadata=dict(raw.get("metadata") or {}),
-        input_files=[str(f) for f in raw.get("input_files") or []], format=fmt, eval_file=path)
+        vars=variables,
+        metadata=dict(raw.get("metadata") or {}),
+        input_files=[str(f) for f in raw.get("input_files") or []],
+        format=fmt,
+        eval_file=path,
+    )
 
 
 def messages(value: Any, role: str, file: str, entry: str, field: str) -> list[Message]:
@@ -174,8 +231,9 @@ def messages(value: Any, role: str, file: str, entry: str, field: str) -> list[M
             elif isinstance(item, (str, dict)):
                 out.append(Message(role=role, content=item))
             else:
-                raise InputError(file, f"expected a role/content message, got {kind(item)}", entry=entry,
-                                 field=f"{field}[{i}]")
+                raise InputError(
+                    file, f"expected a role/content message, got {kind(item)}", entry=entry, field=f"{field}[{i}]"
+                )
         return out
     return [Message(role=role, content=value)]
 
@@ -197,6 +255,7 @@ def messages_text(items: list[Message]) -> str:
 def render(template: str, variables: Mapping[str, Any]) -> str:
     """`{{ name }}` (dotted paths into mappings too) replaced by the variable: text as it is,
     role/content messages as `messages_text`, anything else as JSON; unknown names stay."""
+
     def value(match: re.Match[str]) -> str:
         current: Any = variables
         for part in match.group(1).split("."):
@@ -206,11 +265,13 @@ def render(template: str, variables: Mapping[str, Any]) -> str:
         if isinstance(current, list) and current and all(isinstance(m, dict) and "role" in m for m in current):
             return messages_text([Message(role=str(m["role"]), content=m.get("content")) for m in current])
         return content_text(current)
+
     return _PLACEHOLDER.sub(value, template)
 
 
-def _graders(owner: Mapping[str, Any], file: str, entry: str, fmt: AgentvFormat,
-             warnings: list[str]) -> list[Assertion]:
+def _graders(
+    owner: Mapping[str, Any], file: str, entry: str, fmt: AgentvFormat, warnings: list[str]
+) -> list[Assertion]:
     found: list[Assertion] = []
     for key in ("assert", "assertions", "evaluators"):
         items = owner.get(key)
@@ -232,8 +293,9 @@ def assertion(raw: Any, at: GraderContext) -> Assertion | None:
     if isinstance(raw, str):
         raw = {"type": "llm-rubric", "value": raw}
     if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
-        raise InputError(file, "a grader is a mapping with a `type` (or a plain rubric string)",
-                         entry=entry, field=field)
+        raise InputError(
+            file, "a grader is a mapping with a `type` (or a plain rubric string)", entry=entry, field=field
+        )
     written = raw["type"].strip().lower().replace("_", "-")
     negate = bool(raw.get("negate", False))
     base = written
@@ -243,23 +305,44 @@ def assertion(raw: Any, at: GraderContext) -> Assertion | None:
         base = "trajectory"
     normal = TYPE_ALIASES.get(base, base)
     if normal not in RUN_TYPES:
-        raise InputError(file, f"grader type '{raw['type']}' is not supported; supported: "
-                         f"{', '.join(RUN_TYPES)} (and their 4.x names)", entry=entry, field=f"{field}.type")
+        raise InputError(
+            file,
+            f"grader type '{raw['type']}' is not supported; supported: {', '.join(RUN_TYPES)} (and their 4.x names)",
+            entry=entry,
+            field=f"{field}.type",
+        )
     required = raw.get("required", None)
     if required is not None and not isinstance(required, (bool, int, float)):
-        raise InputError(file, f"`required` is true, false or a minimum score, got {kind(required)}", entry=entry,
-                         field=f"{field}.required")
+        raise InputError(
+            file,
+            f"`required` is true, false or a minimum score, got {kind(required)}",
+            entry=entry,
+            field=f"{field}.required",
+        )
     at.name = raw.get("name") if isinstance(raw.get("name"), str) else None
     at.value = raw.get("value")
-    options = checked_options(normal, {"written_type": raw["type"], "required_given": required is not None,
-                                       **{k: v for k, v in raw.items() if k not in _ASSERTION_FIELDS}}, at)
+    options = checked_options(
+        normal,
+        {
+            "written_type": raw["type"],
+            "required_given": required is not None,
+            **{k: v for k, v in raw.items() if k not in _ASSERTION_FIELDS},
+        },
+        at,
+    )
     if options is None:
         return None
     try:
         return Assertion(
-            name=str(raw.get("name") or written), type=normal, weight=raw.get("weight", 1.0),
-            required=required if required is not None else False, min_score=raw.get("min_score"), negate=negate,
-            value=raw.get("value"), options=options)
+            name=str(raw.get("name") or written),
+            type=normal,
+            weight=raw.get("weight", 1.0),
+            required=required if required is not None else False,
+            min_score=raw.get("min_score"),
+            negate=negate,
+            value=raw.get("value"),
+            options=options,
+        )
     except ValidationError as exc:
         error = exc.errors()[0]
         raise InputError(file, error["msg"], entry=entry, field=f"{field}.{error['loc'][0]}") from None

@@ -37,8 +37,10 @@ LLM_TIMEOUT_S = 120.0
 URL_SPANS_SETTLE_S = 2.0
 """How long the span files of an agent at a `url` must be quiet before they are read
 (`spans_settle_seconds`): it exports while it keeps running, not when it stops."""
-KEY_VARIABLE = re.compile(r"^\s*(?:\$\{\{\s*([A-Za-z_]\w*)\s*\}\}|\{\{\s*env\.([A-Za-z_]\w*)\s*\}\}"
-                          r"|([A-Z_][A-Z0-9_]*))\s*$")
+KEY_VARIABLE = re.compile(
+    r"^\s*(?:\$\{\{\s*([A-Za-z_]\w*)\s*\}\}|\{\{\s*env\.([A-Za-z_]\w*)\s*\}\}"
+    r"|([A-Z_][A-Z0-9_]*))\s*$"
+)
 """How a targets file names the variable holding a key: `${{ VAR }}` (4.x), `{{ env.VAR }}`
 (newer provider files) or the bare upper-case name; anything else is taken for a key."""
 PROVIDER_ALIASES = {"openai-compatible": "openai"}
@@ -56,9 +58,12 @@ def api_key_variable(body: dict[str, Any], where: str) -> str | None:
         return named
     match = KEY_VARIABLE.match(raw) if isinstance(raw, str) else None
     if match is None:
-        raise InputError(where, "write the key as `api_key: ${{ VARIABLE }}` and set the variable in the "
-                         "environment or the .env beside the eval file; a key is never written in the file",
-                         field="api_key")
+        raise InputError(
+            where,
+            "write the key as `api_key: ${{ VARIABLE }}` and set the variable in the "
+            "environment or the .env beside the eval file; a key is never written in the file",
+            field="api_key",
+        )
     return next(group for group in match.groups() if group)
 
 
@@ -74,10 +79,14 @@ def llm_model(body: dict[str, Any], key_variable: str | None, where: str, fmt: A
         if not base_url.endswith("/v1") and not re.search(r"\.openai\.azure\.com/openai/deployments/[^/]+$", base_url):
             base_url += "/v1"
     try:
-        return LlmModel(model=model.strip(), base_url=base_url,
-                        api_key_env=key_variable, temperature=body.get("temperature"),
-                        max_output_tokens=body.get("max_output_tokens", body.get("max_tokens")),
-                        max_retries=body.get("max_retries", 4))
+        return LlmModel(
+            model=model.strip(),
+            base_url=base_url,
+            api_key_env=key_variable,
+            temperature=body.get("temperature"),
+            max_output_tokens=body.get("max_output_tokens", body.get("max_tokens")),
+            max_retries=body.get("max_retries", 4),
+        )
     except ValidationError as exc:
         error = exc.errors()[0]
         raise InputError(where, error["msg"], field=".".join(map(str, error["loc"]))) from None
@@ -94,18 +103,26 @@ def a2a_agent(body: dict[str, Any], eval_folder: Path, where: str) -> A2aAgent:
     read."""
     url, folder_value = body.get("url"), body.get("agent", body.get("agent_dir"))
     if bool(url) == bool(folder_value):
-        raise InputError(where, "an a2a target needs either `url` (an agent already running) or `agent` "
-                         "(an agent folder to start)", field="url" if url else "agent")
+        raise InputError(
+            where,
+            "an a2a target needs either `url` (an agent already running) or `agent` (an agent folder to start)",
+            field="url" if url else "agent",
+        )
     spans = [str(_path(s, eval_folder)) for s in _strings(body.get("spans"), where, "spans")]
     env = {str(k): str(v) for k, v in (body.get("env") or {}).items()}
     turn_timeout = body.get("timeout_seconds", body.get("turn_timeout_seconds"))
     if url:
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise InputError(where, f"url must be an http(s) URL, got {url!r}", field="url")
-        return validated(where, lambda: A2aAgent(
-            agent=AgentTarget(url=url.rstrip("/"), spans=spans), folder=eval_folder,
-            turn_timeout_s=float(turn_timeout or 300),
-            spans_settle_s=float(body.get("spans_settle_seconds", URL_SPANS_SETTLE_S))))
+        return validated(
+            where,
+            lambda: A2aAgent(
+                agent=AgentTarget(url=url.rstrip("/"), spans=spans),
+                folder=eval_folder,
+                turn_timeout_s=float(turn_timeout or 300),
+                spans_settle_s=float(body.get("spans_settle_seconds", URL_SPANS_SETTLE_S)),
+            ),
+        )
     folder = _path(folder_value, eval_folder)
     if not folder.is_dir():
         raise InputError(where, f"agent folder not found: {folder}", field="agent")
@@ -121,18 +138,32 @@ def a2a_agent(body: dict[str, Any], eval_folder: Path, where: str) -> A2aAgent:
         update["cwd"] = str(_path(body["cwd"], eval_folder))
     agent = agent.model_copy(update=update)
     if agent.command is None and detect_layout(folder).kind == "custom":
-        raise InputError(where, f"{folder} is not a BAT agent folder (config.yaml, agent.json, pyproject.toml) and "
-                         "has no eval/eval.yaml saying how to start it: give the target a `command`", field="agent")
+        raise InputError(
+            where,
+            f"{folder} is not a BAT agent folder (config.yaml, agent.json, pyproject.toml) and "
+            "has no eval/eval.yaml saying how to start it: give the target a `command`",
+            field="agent",
+        )
     provider, model, base_url, model_env = _agent_model(body, own, where)
     settings = own.evaluation if own is not None else None
-    return validated(where, lambda: A2aAgent(
-        agent=agent, folder=folder, model_provider=provider, model=model, base_url=base_url, model_env=model_env,
-        startup_timeout_s=float(body.get("startup_timeout_seconds")
-                                or (settings.agent_startup_timeout_s if settings else 45)),
-        shutdown_timeout_s=settings.agent_shutdown_timeout_s if settings else 10.0,
-        turn_timeout_s=float(turn_timeout or (settings.turn_timeout_s if settings else 300)),
-        spans_settle_s=float(body.get("spans_settle_seconds", settings.spans_settle_s if settings else 0.5)),
-        extra_spans=[str(folder / s) for s in settings.extra_spans] if settings else []))
+    return validated(
+        where,
+        lambda: A2aAgent(
+            agent=agent,
+            folder=folder,
+            model_provider=provider,
+            model=model,
+            base_url=base_url,
+            model_env=model_env,
+            startup_timeout_s=float(
+                body.get("startup_timeout_seconds") or (settings.agent_startup_timeout_s if settings else 45)
+            ),
+            shutdown_timeout_s=settings.agent_shutdown_timeout_s if settings else 10.0,
+            turn_timeout_s=float(turn_timeout or (settings.turn_timeout_s if settings else 300)),
+            spans_settle_s=float(body.get("spans_settle_seconds", settings.spans_settle_s if settings else 0.5)),
+            extra_spans=[str(folder / s) for s in settings.extra_spans] if settings else [],
+        ),
+    )
 
 
 def _agent_model(body: dict[str, Any], own: Any, where: str) -> tuple[str, str, str | None, dict[str, str]]:
@@ -145,9 +176,12 @@ def _agent_model(body: dict[str, Any], own: Any, where: str) -> tuple[str, str, 
     if model is None and first is not None:
         return first.provider, first.model, body.get("base_url", first.base_url), dict(first.env)
     if not isinstance(model, str) or not model or provider not in PROVIDERS:
-        raise InputError(where, "say which model the agent runs on: `model: provider:model` (provider one of "
-                         f"{', '.join(PROVIDERS)}), or an agent folder whose eval/eval.yaml lists models",
-                         field="model")
+        raise InputError(
+            where,
+            "say which model the agent runs on: `model: provider:model` (provider one of "
+            f"{', '.join(PROVIDERS)}), or an agent folder whose eval/eval.yaml lists models",
+            field="model",
+        )
     return str(provider), model, body.get("base_url"), {}
 
 

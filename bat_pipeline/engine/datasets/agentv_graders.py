@@ -81,6 +81,7 @@ def _trajectory(options: dict[str, Any], at: GraderContext) -> dict[str, Any] | 
 def _lenient_args_match(raw: dict[str, Any], at: GraderContext) -> dict[str, Any]:
     """4.x: an `args_match` that is neither a keyword nor field paths is dropped with a
     warning; a list keeps its non-empty strings (none: dropped), as AgentV 4.42 reads them."""
+
     def fix(holder: dict[str, Any], where: str) -> dict[str, Any]:
         holder = dict(holder)
         for key in ("args_match", "argsMatch"):
@@ -94,15 +95,18 @@ def _lenient_args_match(raw: dict[str, Any], at: GraderContext) -> dict[str, Any
                 else:
                     del holder[key]
             elif value not in _ARGS_KEYWORDS:
-                at.warn(f"{where}{key} {value!r} is not exact, superset, subset, ignore or a list of fields: "
-                        "ignored (as AgentV 4.42 does)")
+                at.warn(
+                    f"{where}{key} {value!r} is not exact, superset, subset, ignore or a list of fields: "
+                    "ignored (as AgentV 4.42 does)"
+                )
                 del holder[key]
         return holder
 
     out = fix(raw, "")
     if isinstance(out.get("expected"), list):
-        out["expected"] = [fix(item, f"expected[{i}].") if isinstance(item, dict) else item
-                           for i, item in enumerate(out["expected"])]
+        out["expected"] = [
+            fix(item, f"expected[{i}].") if isinstance(item, dict) else item for i, item in enumerate(out["expected"])
+        ]
     return out
 
 
@@ -111,6 +115,7 @@ def _newer_kind(sub: str, raw: dict[str, Any], at: GraderContext) -> dict[str, A
     {name, min, max}` → `counts`, `tool-sequence {mode, steps}` → `expected`,
     `tool-args-match {name, args, mode: partial|exact}` → `superset` with the arguments,
     `step-count {max}` → `max_steps`."""
+
     def name() -> str:
         value = raw.get("tool", at.name)
         if "pattern" in raw and value is None:
@@ -126,22 +131,36 @@ def _newer_kind(sub: str, raw: dict[str, Any], at: GraderContext) -> dict[str, A
         steps = raw.get("steps")
         if not isinstance(steps, list) or not steps:
             raise at.refuse(f"expected a list of steps, got {kind(steps)}", "steps")
-        expected = [{"tool": s} if isinstance(s, str) else
-                    {"tool": s.get("tool", s.get("name")), **({"args": s["args"]} if "args" in s else {})}
-                    if isinstance(s, dict) else s for s in steps]
+        expected = [
+            {"tool": s}
+            if isinstance(s, str)
+            else {"tool": s.get("tool", s.get("name")), **({"args": s["args"]} if "args" in s else {})}
+            if isinstance(s, dict)
+            else s
+            for s in steps
+        ]
         return {"mode": raw.get("mode", "in_order"), "expected": expected}
     if sub == "tool-args-match":
         mode = raw.get("mode", "partial")
         if mode not in ("partial", "exact"):
             raise at.refuse(f"expected partial or exact, got {mode!r}", "mode")
-        return {"mode": "superset", "expected": [{"tool": name(), "args": raw.get("args") or {},
-                                                  "args_mode": "superset" if mode == "partial" else "exact"}]}
+        return {
+            "mode": "superset",
+            "expected": [
+                {
+                    "tool": name(),
+                    "args": raw.get("args") or {},
+                    "args_mode": "superset" if mode == "partial" else "exact",
+                }
+            ],
+        }
     if sub == "step-count":
         if raw.get("min") not in (None, 0):
             raise at.refuse("a minimum number of steps is not supported: use trajectory:tool-used", "min")
         return {"max_steps": raw.get("max")}
-    raise at.refuse(f"unknown trajectory kind '{sub}' (known: tool-used, tool-sequence, tool-args-match, "
-                    "step-count)", "type")
+    raise at.refuse(
+        f"unknown trajectory kind '{sub}' (known: tool-used, tool-sequence, tool-args-match, step-count)", "type"
+    )
 
 
 def _llm_rubric(options: dict[str, Any], at: GraderContext) -> dict[str, Any]:
@@ -176,8 +195,13 @@ def _outcomes(items: Any, key: str, at: GraderContext) -> list[str]:
         raise at.refuse(f"expected a non-empty list of rubric items, got {kind(items)}", key)
     out = []
     for i, item in enumerate(items):
-        text = item if isinstance(item, str) else item.get("outcome", item.get("description")) \
-            if isinstance(item, dict) else None
+        text = (
+            item
+            if isinstance(item, str)
+            else item.get("outcome", item.get("description"))
+            if isinstance(item, dict)
+            else None
+        )
         if not isinstance(text, str) or not text.strip():
             raise at.refuse("a rubric item is a text or {id, outcome, weight, required}", f"{key}[{i}]")
         weight = item.get("weight") if isinstance(item, dict) else None
@@ -187,8 +211,11 @@ def _outcomes(items: Any, key: str, at: GraderContext) -> list[str]:
 
 def _field_accuracy(options: dict[str, Any], at: GraderContext) -> dict[str, Any] | None:
     raw = options.get("fields")
-    problem = None if isinstance(raw, list) and raw else (
-        "`fields` is empty" if isinstance(raw, list) else "needs a `fields` list")
+    problem = (
+        None
+        if isinstance(raw, list) and raw
+        else ("`fields` is empty" if isinstance(raw, list) else "needs a `fields` list")
+    )
     fields: list[dict[str, Any]] = []
     for i, item in enumerate(raw if isinstance(raw, list) else []):
         path = item.get("path") if isinstance(item, dict) else None
@@ -211,15 +238,22 @@ def _field_accuracy(options: dict[str, Any], at: GraderContext) -> dict[str, Any
         at.warn(f"left out: field-accuracy {problem} (as AgentV 4.42 does)")
         return None
     aggregation = options.get("aggregation")
-    return {**options, "fields": fields,
-            "aggregation": aggregation if aggregation in ("weighted_average", "all_or_nothing") else None}
+    return {
+        **options,
+        "fields": fields,
+        "aggregation": aggregation if aggregation in ("weighted_average", "all_or_nothing") else None,
+    }
 
 
 def _field_spec(item: dict[str, Any]) -> dict[str, Any]:
     """A field's settings of the types AgentV takes; others are ignored, as it does."""
     spec: dict[str, Any] = {"path": item["path"], "match": item["match"]}
-    for key, types in (("required", (bool,)), ("relative", (bool,)), ("weight", (int, float)),
-                       ("tolerance", (int, float))):
+    for key, types in (
+        ("required", (bool,)),
+        ("relative", (bool,)),
+        ("weight", (int, float)),
+        ("tolerance", (int, float)),
+    ):
         value = item.get(key)
         if isinstance(value, types) and (bool in types or not isinstance(value, bool)):
             spec[key] = value

@@ -26,12 +26,24 @@ from bat_pipeline.engine.errors import InputError
 JUDGE_KEYS = ("judge_target", "grader_target")
 LLM_TYPES = ("llm-rubric",)
 """Grader types the judge grades."""
-JUDGE_PROVIDERS = {"openai": "openai", "openai-compatible": "openai", "anthropic": "anthropic",
-                   "deepseek": "deepseek", "nvidia": "nvidia", "ollama": "ollama"}
+JUDGE_PROVIDERS = {
+    "openai": "openai",
+    "openai-compatible": "openai",
+    "anthropic": "anthropic",
+    "deepseek": "deepseek",
+    "nvidia": "nvidia",
+    "ollama": "ollama",
+}
 
 
-def find_judge(data: Mapping[str, Any], path: Path, targets: list[str], tests: list[AgentvCase],
-               options: TargetOptions, warnings: list[str]) -> dict[str, Any] | None:
+def find_judge(
+    data: Mapping[str, Any],
+    path: Path,
+    targets: list[str],
+    tests: list[AgentvCase],
+    options: TargetOptions,
+    warnings: list[str],
+) -> dict[str, Any] | None:
     """The judge block (eval.yaml's `judge:` fields) for the file's LLM graders, or None
     when no test has one (the judge target is then not read at all). `targets`: the names
     of the evaluated targets, in order; the one they name as judge target gives it (two
@@ -51,8 +63,11 @@ def find_judge(data: Mapping[str, Any], path: Path, targets: list[str], tests: l
             named[str(judge)] = where
     if len(named) > 1:
         first, *others = named
-        raise InputError(str(path), f"the targets name different judge targets ({first}, {', '.join(others)}): "
-                         "one judge grades a file", field="judge_target")
+        raise InputError(
+            str(path),
+            f"the targets name different judge targets ({first}, {', '.join(others)}): one judge grades a file",
+            field="judge_target",
+        )
     if named:
         [(name, where)] = named.items()
         if name not in defined:
@@ -61,17 +76,22 @@ def find_judge(data: Mapping[str, Any], path: Path, targets: list[str], tests: l
         provider = str(body.get("provider") or "")
         if provider in JUDGE_PROVIDERS or block is None:
             return judge_from_target(body, at, options)
-        warnings.append(f"{at}: judge target of provider '{provider}' cannot be asked here (judge providers: "
-                        f"{', '.join(JUDGE_PROVIDERS)}): the eval file's judge block grades instead")
+        warnings.append(
+            f"{at}: judge target of provider '{provider}' cannot be asked here (judge providers: "
+            f"{', '.join(JUDGE_PROVIDERS)}): the eval file's judge block grades instead"
+        )
     if block is not None:
         if not isinstance(block, dict):
             raise InputError(str(path), f"expected the judge's settings as a mapping, got {kind(block)}", field="judge")
         return dict(block)
     test, grader = graded[0]
-    raise InputError(str(path), f"grader '{grader.name}' needs a judge model, and none is given: set "
-                     "`judge_target` on the target (naming an LLM target) or add a `judge:` block "
-                     "(provider, model, base_url, api_key_env) to the eval file",
-                     entry=f"test '{test.id}'")
+    raise InputError(
+        str(path),
+        f"grader '{grader.name}' needs a judge model, and none is given: set "
+        "`judge_target` on the target (naming an LLM target) or add a `judge:` block "
+        "(provider, model, base_url, api_key_env) to the eval file",
+        entry=f"test '{test.id}'",
+    )
 
 
 def judge_from_target(body: Mapping[str, Any], where: str, options: TargetOptions) -> dict[str, Any]:
@@ -79,8 +99,12 @@ def judge_from_target(body: Mapping[str, Any], where: str, options: TargetOption
     environ = os.environ if options.environ is None else options.environ
     provider = str(body.get("provider") or "")
     if provider not in JUDGE_PROVIDERS:
-        raise InputError(where, f"a judge target's provider is one of {', '.join(JUDGE_PROVIDERS)}, got "
-                         f"'{provider}' (or add a `judge:` block to the eval file)", field="provider")
+        raise InputError(
+            where,
+            f"a judge target's provider is one of {', '.join(JUDGE_PROVIDERS)}, got "
+            f"'{provider}' (or add a `judge:` block to the eval file)",
+            field="provider",
+        )
     model = body.get("model", body.get("deployment"))
     if not isinstance(model, str) or not model:
         raise InputError(where, "a judge target needs a `model`", field="model")
@@ -92,8 +116,11 @@ def judge_from_target(body: Mapping[str, Any], where: str, options: TargetOption
     if key is not None:
         match = KEY_VARIABLE.match(str(key))
         if match is None:
-            raise InputError(where, "give the judge's key as the variable holding it (`${{ VAR }}`), not the key "
-                             "itself", field="api_key")
+            raise InputError(
+                where,
+                "give the judge's key as the variable holding it (`${{ VAR }}`), not the key itself",
+                field="api_key",
+            )
         judge["api_key_env"] = next(g for g in match.groups() if g)
     for field in ("timeout_s", "max_retries", "max_concurrency"):
         if field in body:

@@ -55,8 +55,9 @@ class TargetOptions:
     """For `${{ VAR }}`; default os.environ."""
 
 
-def load_targets(data: Mapping[str, Any], path: Path, fmt: AgentvFormat,
-                 options: TargetOptions) -> tuple[list[AgentvTarget], list[str]]:
+def load_targets(
+    data: Mapping[str, Any], path: Path, fmt: AgentvFormat, options: TargetOptions
+) -> tuple[list[AgentvTarget], list[str]]:
     """The targets the file evaluates, in the order it names them, and warnings."""
     file = str(path)
     environ = os.environ if options.environ is None else options.environ
@@ -68,21 +69,30 @@ def load_targets(data: Mapping[str, Any], path: Path, fmt: AgentvFormat,
     elif providers is not None:
         named = _names(providers, file, "providers")
     execution: dict[str, Any] = data["execution"] if isinstance(data.get("execution"), dict) else {}
-    for field, value in (("execution.targets", execution.get("targets")), ("execution.target", execution.get("target")),
-                         ("target", data.get("target"))):
+    for field, value in (
+        ("execution.targets", execution.get("targets")),
+        ("execution.target", execution.get("target")),
+        ("target", data.get("target")),
+    ):
         if value is not None and not named:
             named = _names(value, file, field)
     if not named:
         named = list(defined)
     if not named:
-        raise InputError(file, "no targets: name them under `providers:` (seed format) or `execution.target` and "
-                         f"define them in the file, {BESIDE} beside it, .agentv/targets.yaml or --providers FILE")
+        raise InputError(
+            file,
+            "no targets: name them under `providers:` (seed format) or `execution.target` and "
+            f"define them in the file, {BESIDE} beside it, .agentv/targets.yaml or --providers FILE",
+        )
     targets = []
     for name in dict.fromkeys(named):
         if name not in defined:
-            raise InputError(file, f"target '{name}' is not defined (looked in the file's providers mapping, "
-                             f"--providers, {BESIDE} beside the file and .agentv/targets.yaml upward)",
-                             field="providers" if fmt == "seed" else "execution.target")
+            raise InputError(
+                file,
+                f"target '{name}' is not defined (looked in the file's providers mapping, "
+                f"--providers, {BESIDE} beside the file and .agentv/targets.yaml upward)",
+                field="providers" if fmt == "seed" else "execution.target",
+            )
         body, where = defined[name]
         if body.get("provider") in PROVIDER_ALIASES:
             body = {**body, "provider": PROVIDER_ALIASES[body["provider"]]}
@@ -93,8 +103,9 @@ def load_targets(data: Mapping[str, Any], path: Path, fmt: AgentvFormat,
     return targets, []
 
 
-def defined_targets(data: Mapping[str, Any], path: Path,
-                    options: TargetOptions) -> dict[str, tuple[dict[str, Any], str]]:
+def defined_targets(
+    data: Mapping[str, Any], path: Path, options: TargetOptions
+) -> dict[str, tuple[dict[str, Any], str]]:
     """Every target definition the file can use, by name: (its fields as written, where it
     is written); the first found per name wins (module docstring)."""
     file = str(path)
@@ -176,11 +187,13 @@ def _expand(value: Any, environ: Mapping[str, str], where: str, field: str = "")
     """`${{ VAR }}` and `{{ env.VAR }}` from the environment in every string; an unset
     variable is refused, naming the field it is in."""
     if isinstance(value, str):
+
         def one(match: re.Match[str]) -> str:
             name = match.group(1) or match.group(2)
             if name not in environ:
                 raise InputError(where, f"{match.group(0)} is not set in the environment", field=field or None)
             return environ[name]
+
         return _VAR.sub(one, value)
     if isinstance(value, dict):
         return {k: _expand(v, environ, where, f"{field}.{k}" if field else str(k)) for k, v in value.items()}
@@ -189,21 +202,31 @@ def _expand(value: Any, environ: Mapping[str, str], where: str, field: str = "")
     return value
 
 
-def _target(name: str, body: dict[str, Any], path: Path, where: str, key_variable: str | None,
-            fmt: AgentvFormat) -> AgentvTarget:
+def _target(
+    name: str, body: dict[str, Any], path: Path, where: str, key_variable: str | None, fmt: AgentvFormat
+) -> AgentvTarget:
     provider = str(body.get("provider") or "")
     if provider not in RUN_PROVIDERS:
         hint = f"; {REFUSED_HINTS[provider]}" if provider in REFUSED_HINTS else ""
-        raise InputError(where, f"provider '{provider}' cannot be run yet (this release runs: "
-                         f"{', '.join(RUN_PROVIDERS)}){hint}", field="provider")
-    common: dict[str, Any] = {"name": name, "provider": provider, "cwd": path.parent, "workers": body.get("workers"),
-              "source": where}
+        raise InputError(
+            where,
+            f"provider '{provider}' cannot be run yet (this release runs: {', '.join(RUN_PROVIDERS)}){hint}",
+            field="provider",
+        )
+    common: dict[str, Any] = {
+        "name": name,
+        "provider": provider,
+        "cwd": path.parent,
+        "workers": body.get("workers"),
+        "source": where,
+    }
     if provider == "a2a":
         return validated(where, lambda: AgentvTarget(**common, a2a=a2a_agent(body, path.parent, where)))
     if provider in LLM_PROVIDERS:
         timeout = float(body.get("timeout_seconds", body.get("timeout_s", LLM_TIMEOUT_S)))
-        return validated(where, lambda: AgentvTarget(**common, llm=llm_model(body, key_variable, where, fmt),
-                                                    timeout_s=timeout))
+        return validated(
+            where, lambda: AgentvTarget(**common, llm=llm_model(body, key_variable, where, fmt), timeout_s=timeout)
+        )
     command = body.get("command", body.get("command_template"))
     if not isinstance(command, (str, list)) or not command:
         raise InputError(where, "a cli target needs a `command`", field="command")
@@ -211,10 +234,17 @@ def _target(name: str, body: dict[str, Any], path: Path, where: str, key_variabl
     timeout = body.get("timeout_seconds", body.get("timeout_s", 300))
     try:
         return AgentvTarget(
-            name=name, provider=provider, command=command, cwd=cwd, timeout_s=float(timeout),
+            name=name,
+            provider=provider,
+            command=command,
+            cwd=cwd,
+            timeout_s=float(timeout),
             batch=bool(body.get("batch_requests", body.get("provider_batching", False))),
-            workers=body.get("workers"), env={str(k): str(v) for k, v in (body.get("env") or {}).items()},
-            healthcheck=_healthcheck(body.get("healthcheck"), command, cwd, where), source=where)
+            workers=body.get("workers"),
+            env={str(k): str(v) for k, v in (body.get("env") or {}).items()},
+            healthcheck=_healthcheck(body.get("healthcheck"), command, cwd, where),
+            source=where,
+        )
     except (ValidationError, ValueError, TypeError) as exc:
         raise InputError(where, str(exc).splitlines()[0]) from None
 
@@ -236,11 +266,15 @@ def _healthcheck(value: Any, command: str | list[str], cwd: Path, where: str) ->
     if isinstance(value, (str, list)):
         return Healthcheck(command=value, cwd=cwd)
     if isinstance(value, dict) and ("command" in value or "command_template" in value or "url" in value):
-        return Healthcheck(command=value.get("command", value.get("command_template")), url=value.get("url"),
-                           cwd=_folder(value.get("cwd"), cwd),
-                           timeout_s=float(value.get("timeout_seconds") or value.get("timeout_s") or 60))
-    raise InputError(where, "healthcheck is a command, true, or {command, cwd, timeout_seconds} / {url}",
-                     field="healthcheck")
+        return Healthcheck(
+            command=value.get("command", value.get("command_template")),
+            url=value.get("url"),
+            cwd=_folder(value.get("cwd"), cwd),
+            timeout_s=float(value.get("timeout_seconds") or value.get("timeout_s") or 60),
+        )
+    raise InputError(
+        where, "healthcheck is a command, true, or {command, cwd, timeout_seconds} / {url}", field="healthcheck"
+    )
 
 
 def program(command: str | list[str]) -> list[str]:

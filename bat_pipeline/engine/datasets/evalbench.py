@@ -39,12 +39,17 @@ def evalset_entries(data: dict[str, Any], file: str, environ: Mapping[str, str])
 
 def _expand(value: Any, environ: Mapping[str, str], file: str, entry: str) -> Any:
     if isinstance(value, str):
+
         def replace(match: re.Match[str]) -> str:
             name = match.group(1)
             if name not in environ:
-                raise InputError(file, f"environment variable '{name}' is not set (EvalBench expands ${{VAR}} "
-                                 "everywhere in a dataset)", entry=entry)
+                raise InputError(
+                    file,
+                    f"environment variable '{name}' is not set (EvalBench expands ${{VAR}} everywhere in a dataset)",
+                    entry=entry,
+                )
             return environ[name]
+
         return _VAR.sub(replace, value)
     if isinstance(value, list):
         return [_expand(v, environ, file, entry) for v in value]

@@ -14,8 +14,10 @@ CHOICES: dict[str, float] = {"1": 0.0, "2": 0.25, "3": 0.5, "4": 0.75, "5": 1.0}
 """Label → score."""
 SCALE = "1..5"
 
-ANSWER_RULE = ("Think it through in a few sentences, then give your grade on the last line: a single digit "
-               "from 1 to 5 and nothing else.")
+ANSWER_RULE = (
+    "Think it through in a few sentences, then give your grade on the last line: a single digit "
+    "from 1 to 5 and nothing else."
+)
 """Closes every choice prompt. `Answer format: choice 1-5` after it tells the scripted
 example judge which kind of question this is."""
 
@@ -55,18 +57,21 @@ def choice_messages(subject: str, question: str, anchors: Sequence[str], view: s
     """A choice question: `subject` names what is graded, `question` asks it, `anchors`
     are the five grades' meanings (1 first), `view` is the episode as the judge sees it."""
     scale = "\n".join(f"{i}: {text}" for i, text in enumerate(anchors, start=1))
-    system = (f"You grade one aspect of an AI agent's work: {subject}.\n{question}\n\n"
-              f"Grades:\n{scale}\n\n{ANSWER_RULE}")
-    return [{"role": "system", "content": system},
-            {"role": "user", "content": f"{view}\n\nAnswer format: choice 1-5"}]
+    system = f"You grade one aspect of an AI agent's work: {subject}.\n{question}\n\nGrades:\n{scale}\n\n{ANSWER_RULE}"
+    return [{"role": "system", "content": system}, {"role": "user", "content": f"{view}\n\nAnswer format: choice 1-5"}]
 
 
 def anchors_for_levels(levels: dict[float, str], low: float, high: float) -> list[str]:
     """Five anchors for a criterion: from its levels when it has them (the level nearest
     each grade's point of the range), else generic ones."""
     if not levels:
-        return ["does not meet the criterion at all", "meets it poorly", "meets it partly", "meets it well",
-                "meets it fully"]
+        return [
+            "does not meet the criterion at all",
+            "meets it poorly",
+            "meets it partly",
+            "meets it well",
+            "meets it fully",
+        ]
     anchors = []
     for grade in range(5):
         point = low + grade / 4 * (high - low)

@@ -37,33 +37,55 @@ UNIVERSAL = {
 }
 
 PATTERNS: dict[str, tuple[str, dict[str, str]]] = {
-    "react": ("ReAct: alternating thought, action and observation until an answer", {
-        "thought_action_pairing": "Each action is preceded by a thought that motivates it.",
-        "observation_use": "Each observation is read and changes the next thought.",
-        "action_validity": "Actions are well-formed calls of the tools available."}),
-    "cove": ("Chain-of-Verification: a draft, verification questions, independent answers, a revised answer", {
-        "draft_present": "A first draft answer is stated before any checking.",
-        "verification_questions": "Specific questions that would expose errors in the draft are asked.",
-        "revision_from_checks": "The final answer changes wherever the checks found a problem."}),
-    "reflexion": ("Reflexion: an attempt, a self-critique, and a new attempt that uses the critique", {
-        "self_critique": "The output names concrete faults of its own earlier attempt.",
-        "critique_applied": "The next attempt fixes the faults the critique named.",
-        "iteration_improvement": "Later attempts are measurably better than earlier ones."}),
-    "rag": ("Retrieval-augmented generation: retrieve, then answer from what was retrieved", {
-        "retrieval_cited": "The answer points to the retrieved passages it uses.",
-        "context_faithfulness": "Nothing in the answer goes beyond or against the retrieved text.",
-        "gaps_admitted": "Where the retrieved text is silent, the answer says so rather than guessing."}),
+    "react": (
+        "ReAct: alternating thought, action and observation until an answer",
+        {
+            "thought_action_pairing": "Each action is preceded by a thought that motivates it.",
+            "observation_use": "Each observation is read and changes the next thought.",
+            "action_validity": "Actions are well-formed calls of the tools available.",
+        },
+    ),
+    "cove": (
+        "Chain-of-Verification: a draft, verification questions, independent answers, a revised answer",
+        {
+            "draft_present": "A first draft answer is stated before any checking.",
+            "verification_questions": "Specific questions that would expose errors in the draft are asked.",
+            "revision_from_checks": "The final answer changes wherever the checks found a problem.",
+        },
+    ),
+    "reflexion": (
+        "Reflexion: an attempt, a self-critique, and a new attempt that uses the critique",
+        {
+            "self_critique": "The output names concrete faults of its own earlier attempt.",
+            "critique_applied": "The next attempt fixes the faults the critique named.",
+            "iteration_improvement": "Later attempts are measurably better than earlier ones.",
+        },
+    ),
+    "rag": (
+        "Retrieval-augmented generation: retrieve, then answer from what was retrieved",
+        {
+            "retrieval_cited": "The answer points to the retrieved passages it uses.",
+            "context_faithfulness": "Nothing in the answer goes beyond or against the retrieved text.",
+            "gaps_admitted": "Where the retrieved text is silent, the answer says so rather than guessing.",
+        },
+    ),
 }
 
 _LEVELS = {0.0: "absent", 5.0: "fully"}
 
 
 def standard_rubric() -> Rubric:
-    return Rubric.model_validate({
-        "name": "standard", "source": "builtin:standard", "metadata": {"letter_grades": True},
-        "criteria": [{"name": n, "description": d, "min_value": 0, "max_value": 10}
-                     for n, d in STANDARD_DIMENSIONS.items()],
-        "thresholds": {"pass": 0.7}})
+    return Rubric.model_validate(
+        {
+            "name": "standard",
+            "source": "builtin:standard",
+            "metadata": {"letter_grades": True},
+            "criteria": [
+                {"name": n, "description": d, "min_value": 0, "max_value": 10} for n, d in STANDARD_DIMENSIONS.items()
+            ],
+            "thresholds": {"pass": 0.7},
+        }
+    )
 
 
 def pattern_rubric(pattern: str) -> Rubric:
@@ -71,22 +93,36 @@ def pattern_rubric(pattern: str) -> Rubric:
     ≥ 2, and the pattern's first own dimension ≥ 3."""
     _, own = PATTERNS[pattern]
     dims = {**UNIVERSAL, **own}
-    return Rubric.model_validate({
-        "name": f"pattern:{pattern}", "source": f"builtin:pattern:{pattern}", "metadata": {"pattern": pattern},
-        "criteria": [{"name": n, "description": d, "levels": _LEVELS} for n, d in dims.items()],
-        "hard_gates": [{"criterion": "step_order", "minimum": 3}, {"criterion": "termination", "minimum": 2},
-                       {"criterion": next(iter(own)), "minimum": 3}]})
+    return Rubric.model_validate(
+        {
+            "name": f"pattern:{pattern}",
+            "source": f"builtin:pattern:{pattern}",
+            "metadata": {"pattern": pattern},
+            "criteria": [{"name": n, "description": d, "levels": _LEVELS} for n, d in dims.items()],
+            "hard_gates": [
+                {"criterion": "step_order", "minimum": 3},
+                {"criterion": "termination", "minimum": 2},
+                {"criterion": next(iter(own)), "minimum": 3},
+            ],
+        }
+    )
 
 
 def _schema(names: list[str], extra: dict[str, Any]) -> dict[str, Any]:
-    scores = {"type": "object", "properties": {n: {"type": "number"} for n in names}, "required": names,
-              "additionalProperties": False}
+    scores = {
+        "type": "object",
+        "properties": {n: {"type": "number"} for n in names},
+        "required": names,
+        "additionalProperties": False,
+    }
     props = {"scores": scores, **extra}
     return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
 
 
-STANDARD_SCHEMA = _schema(list(STANDARD_DIMENSIONS), {
-    "improvements": {"type": "array", "items": {"type": "string"}}, "confidence": {"type": "number"}})
+STANDARD_SCHEMA = _schema(
+    list(STANDARD_DIMENSIONS),
+    {"improvements": {"type": "array", "items": {"type": "string"}}, "confidence": {"type": "number"}},
+)
 
 
 def pattern_schema(pattern: str) -> dict[str, Any]:
@@ -99,21 +135,29 @@ def _dims(rubric: Rubric) -> str:
 
 def standard_messages(view: str) -> list[dict[str, str]]:
     rubric = standard_rubric()
-    system = ("You review the answer an AI agent gave and grade it on five dimensions, each from 0 (worst) to 10 "
-              f"(best):\n{_dims(rubric)}\n\nReply with one JSON object: {{\"scores\": {{dimension: number}}, "
-              "\"improvements\": [short suggestions], \"confidence\": number from 0 to 1}.")
-    return [{"role": "system", "content": system},
-            {"role": "user", "content": f"{view}\n\nAnswer format: standard json"}]
+    system = (
+        "You review the answer an AI agent gave and grade it on five dimensions, each from 0 (worst) to 10 "
+        f'(best):\n{_dims(rubric)}\n\nReply with one JSON object: {{"scores": {{dimension: number}}, '
+        '"improvements": [short suggestions], "confidence": number from 0 to 1}.'
+    )
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": f"{view}\n\nAnswer format: standard json"},
+    ]
 
 
 def pattern_messages(pattern: str, view: str) -> list[dict[str, str]]:
     rubric = pattern_rubric(pattern)
     what, _ = PATTERNS[pattern]
-    system = (f"You check whether an AI agent's work follows a reasoning pattern — {what} — and grade each "
-              f"dimension from 0 (absent) to 5 (fully met):\n{_dims(rubric)}\n\nReply with one JSON object: "
-              "{\"scores\": {dimension: number}, \"reasoning\": a few sentences}.")
-    return [{"role": "system", "content": system},
-            {"role": "user", "content": f"{view}\n\nAnswer format: pattern json"}]
+    system = (
+        f"You check whether an AI agent's work follows a reasoning pattern — {what} — and grade each "
+        f"dimension from 0 (absent) to 5 (fully met):\n{_dims(rubric)}\n\nReply with one JSON object: "
+        '{"scores": {dimension: number}, "reasoning": a few sentences}.'
+    )
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": f"{view}\n\nAnswer format: pattern json"},
+    ]
 
 
 def _last_object(text: str) -> dict[str, Any]:

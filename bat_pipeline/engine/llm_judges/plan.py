@@ -18,10 +18,12 @@ class JudgePlan:
 
 def judge_plan(task: Task, settings: JudgeSettings | None) -> JudgePlan:
     own = task.judge
-    rubrics = own.rubrics if own is not None and own.rubrics is not None else (
-        settings.rubrics if settings is not None else None)
-    kinds = own.kinds if own is not None and own.kinds is not None else (
-        settings.kinds if settings is not None else [])
+    rubrics = (
+        own.rubrics
+        if own is not None and own.rubrics is not None
+        else (settings.rubrics if settings is not None else None)
+    )
+    kinds = own.kinds if own is not None and own.kinds is not None else (settings.kinds if settings is not None else [])
     pattern = (own.pattern if own is not None else None) or (settings.pattern if settings is not None else None)
     return JudgePlan(tuple(rubrics if rubrics is not None else [BAT]), tuple(kinds), pattern)
 

@@ -68,8 +68,12 @@ def predicted_label(answer: str, label_field: str | None, labels: Iterable[str] 
     exact = next((label for label in labels if label.lower() == text.lower()), None)
     if exact is not None:
         return exact
-    named = [(m.start(), label) for label in labels
-             for m in [re.search(rf"(?<!\w){re.escape(label)}(?!\w)", text, re.IGNORECASE)] if m]
+    named = [
+        (m.start(), label)
+        for label in labels
+        for m in [re.search(rf"(?<!\w){re.escape(label)}(?!\w)", text, re.IGNORECASE)]
+        if m
+    ]
     if named:
         return min(named)[1]
     return text if len(text) <= SHORT and "\n" not in text else OTHER
@@ -99,6 +103,11 @@ def classify(pairs: Sequence[tuple[str, str]]) -> ClassificationReport:
         per_label[label] = LabelStats(precision=precision, recall=recall, f1=f1, support=support)
     f1s = [s.f1 for s in per_label.values()]
     correct = sum(1 for a, p in pairs if a == p)
-    return ClassificationReport(count=len(pairs), accuracy=_ratio(correct, len(pairs)), labels=labels,
-                                per_label=per_label, confusion=confusion,
-                                macro_f1=sum(f1s) / len(f1s) if f1s else None)
+    return ClassificationReport(
+        count=len(pairs),
+        accuracy=_ratio(correct, len(pairs)),
+        labels=labels,
+        per_label=per_label,
+        confusion=confusion,
+        macro_f1=sum(f1s) / len(f1s) if f1s else None,
+    )

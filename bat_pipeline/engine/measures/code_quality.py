@@ -47,10 +47,15 @@ class CodeReport(BaseModel):
 
 def read_ruff(output: list[dict[str, Any]]) -> tuple[list[Finding], bool]:
     """Findings from `ruff check --output-format json`, and whether the code parses."""
-    findings = [Finding(code=str(item.get("code") or "syntax"), message=str(item.get("message", "")),
-                        line=(item.get("location") or {}).get("row")) for item in output]
-    syntax = any(f.code in SYNTAX_CODES or f.code == "syntax" or f.message.startswith("SyntaxError")
-                 for f in findings)
+    findings = [
+        Finding(
+            code=str(item.get("code") or "syntax"),
+            message=str(item.get("message", "")),
+            line=(item.get("location") or {}).get("row"),
+        )
+        for item in output
+    ]
+    syntax = any(f.code in SYNTAX_CODES or f.code == "syntax" or f.message.startswith("SyntaxError") for f in findings)
     return findings, not syntax
 
 

@@ -17,8 +17,9 @@ def confusion_png(report: ClassificationReport, title: str) -> bytes:
     for y, actual in enumerate(labels):
         for x, predicted in enumerate(labels):
             count = report.confusion[actual][predicted]
-            ax.text(x, y, str(count), ha="center", va="center", fontsize=9,
-                    color="white" if grid[y][x] > 0.5 else "black")
+            ax.text(
+                x, y, str(count), ha="center", va="center", fontsize=9, color="white" if grid[y][x] > 0.5 else "black"
+            )
     ax.set_xticks(range(len(labels)), [label(x) for x in labels], rotation=20, ha="right", fontsize=8)
     ax.set_yticks(range(len(labels)), [label(y) for y in labels], fontsize=8)
     ax.set_xlabel("predicted")

@@ -43,13 +43,24 @@ class Performance(BaseModel):
     """min(1, throughput / target); null without a target or a throughput."""
 
 
-def performance(seconds: Sequence[float], *, threshold_s: float | None, penalty: float, elapsed_s: float | None,
-                target_per_s: float | None) -> Performance:
+def performance(
+    seconds: Sequence[float],
+    *,
+    threshold_s: float | None,
+    penalty: float,
+    elapsed_s: float | None,
+    target_per_s: float | None,
+) -> Performance:
     scores = [time_score(s, threshold_s, penalty) for s in seconds] if threshold_s else []
     rate = len(seconds) / elapsed_s if elapsed_s else None
     return Performance(
-        episodes=len(seconds), p50_s=percentile(seconds, 50), p90_s=percentile(seconds, 90),
-        p95_s=percentile(seconds, 95), p99_s=percentile(seconds, 99),
-        mean_time_score=sum(scores) / len(scores) if scores else None, time_threshold_s=threshold_s,
+        episodes=len(seconds),
+        p50_s=percentile(seconds, 50),
+        p90_s=percentile(seconds, 90),
+        p95_s=percentile(seconds, 95),
+        p99_s=percentile(seconds, 99),
+        mean_time_score=sum(scores) / len(scores) if scores else None,
+        time_threshold_s=threshold_s,
         throughput_per_s=rate,
-        throughput_score=min(1.0, rate / target_per_s) if rate is not None and target_per_s else None)
+        throughput_score=min(1.0, rate / target_per_s) if rate is not None and target_per_s else None,
+    )

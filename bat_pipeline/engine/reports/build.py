@@ -55,15 +55,26 @@ def score_summaries(episodes: Sequence[Episode]) -> list[ScoreSummary]:
     out = []
     for (scorer, criterion), rows in groups.items():
         values = [r.value for r in rows if r.value is not None]
-        agreements = [float(r.details["agreement"]) for r in rows
-                      if r.judge == PANEL and isinstance(r.details.get("agreement"), (int, float))]
+        agreements = [
+            float(r.details["agreement"])
+            for r in rows
+            if r.judge == PANEL and isinstance(r.details.get("agreement"), (int, float))
+        ]
         spread = spreads.get((scorer, criterion))
-        out.append(ScoreSummary(
-            scorer=scorer, criterion=criterion, mean=statistics.fmean(values) if values else None,
-            passed=sum(1 for r in rows if r.passed is True), failed=sum(1 for r in rows if r.passed is False),
-            count=len(values), spread=statistics.fmean(spread) if spread else None,
-            agreement=statistics.fmean(agreements) if agreements else None,
-            judged=any(r.judge for r in rows), summary=any(r.details.get("summary") for r in rows)))
+        out.append(
+            ScoreSummary(
+                scorer=scorer,
+                criterion=criterion,
+                mean=statistics.fmean(values) if values else None,
+                passed=sum(1 for r in rows if r.passed is True),
+                failed=sum(1 for r in rows if r.passed is False),
+                count=len(values),
+                spread=statistics.fmean(spread) if spread else None,
+                agreement=statistics.fmean(agreements) if agreements else None,
+                judged=any(r.judge for r in rows),
+                summary=any(r.details.get("summary") for r in rows),
+            )
+        )
     return out
 
 
@@ -75,12 +86,20 @@ def _partition(part: PartitionInput, previous: PartitionInput | None) -> Partiti
     if previous is not None and previous.episodes:
         before = sum(1 for e in previous.episodes if _passed(e)) / len(previous.episodes)
     return PartitionReport(
-        key=part.key, model=part.model, episodes=len(part.episodes), passed=passed,
+        key=part.key,
+        model=part.model,
+        episodes=len(part.episodes),
+        passed=passed,
         pass_rate=passed / len(part.episodes) if part.episodes else None,
         error_episodes=int(summary.get("error_episodes") or sum(1 for e in part.episodes if e.eval_error)),
-        pass_at_k=summary.get("pass_at_k"), p50_ms=latency.get("p50"), p95_ms=latency.get("p95"),
-        scores=score_summaries(part.episodes), classification=part.metrics.get("classification"),
-        performance=part.metrics.get("performance"), previous_pass_rate=before)
+        pass_at_k=summary.get("pass_at_k"),
+        p50_ms=latency.get("p50"),
+        p95_ms=latency.get("p95"),
+        scores=score_summaries(part.episodes),
+        classification=part.metrics.get("classification"),
+        performance=part.metrics.get("performance"),
+        previous_pass_rate=before,
+    )
 
 
 def _judged_mean(episode: Episode) -> float | None:
@@ -95,26 +114,39 @@ def _cells(episodes: Sequence[Episode]) -> dict[str, TaskCell]:
     cells = {}
     for task_id, own in by_task.items():
         means = [m for m in (_judged_mean(e) for e in own) if m is not None]
-        cells[task_id] = TaskCell(attempts=len(own), passed=sum(1 for e in own if _passed(e)),
-                                  mean_score=statistics.fmean(means) if means else None)
+        cells[task_id] = TaskCell(
+            attempts=len(own),
+            passed=sum(1 for e in own if _passed(e)),
+            mean_score=statistics.fmean(means) if means else None,
+        )
     return cells
 
 
 def _episode(key: str, episode: Episode) -> EpisodeReport:
     turns = [t.user for t in episode.trace.trajectory.turns] or [
-        e.user_input for e in episode.trace.events if e.user_input]
+        e.user_input for e in episode.trace.events if e.user_input
+    ]
     try:
         trajectory = render_episode_for_judge(episode, max_chars=TRAJECTORY_CHARS)
     except ValueError:
         trajectory = ""
     verdict = episode.verdict
     return EpisodeReport(
-        partition=key, task_id=episode.task_id, attempt=episode.attempt_index,
-        conversation_id=episode.conversation_id, passed=verdict.passed if verdict else None,
-        reason=verdict.reason if verdict else "", final_status=str(episode.final_status),
-        wall_ms=episode.trace.wall_ms, turns=[t for t in turns if t],
-        events=[e.model_dump(mode="json") for e in episode.trace.events], final_output=episode.final_output,
-        trajectory=trajectory, error=episode.eval_error, rows=list(episode.scores))
+        partition=key,
+        task_id=episode.task_id,
+        attempt=episode.attempt_index,
+        conversation_id=episode.conversation_id,
+        passed=verdict.passed if verdict else None,
+        reason=verdict.reason if verdict else "",
+        final_status=str(episode.final_status),
+        wall_ms=episode.trace.wall_ms,
+        turns=[t for t in turns if t],
+        events=[e.model_dump(mode="json") for e in episode.trace.events],
+        final_output=episode.final_output,
+        trajectory=trajectory,
+        error=episode.eval_error,
+        rows=list(episode.scores),
+    )
 
 
 def _regressions(report: RunReport, previous: Sequence[PartitionInput]) -> list[Regression]:
@@ -124,32 +156,54 @@ def _regressions(report: RunReport, previous: Sequence[PartitionInput]) -> list[
         old = before.get(part.key)
         if old is None:
             continue
-        if part.previous_pass_rate is not None and part.pass_rate is not None \
-                and part.pass_rate < part.previous_pass_rate:
-            found.append(Regression(partition=part.key, what="pass rate", before=part.previous_pass_rate,
-                                    after=part.pass_rate))
+        if (
+            part.previous_pass_rate is not None
+            and part.pass_rate is not None
+            and part.pass_rate < part.previous_pass_rate
+        ):
+            found.append(
+                Regression(partition=part.key, what="pass rate", before=part.previous_pass_rate, after=part.pass_rate)
+            )
         old_scores = {(s.scorer, s.criterion): s.mean for s in score_summaries(old.episodes)}
         for score in part.scores:
             was = old_scores.get((score.scorer, score.criterion))
             if was is not None and score.mean is not None and was - score.mean >= SCORE_DROP:
-                found.append(Regression(partition=part.key, what=f"{score.scorer}/{score.criterion}", before=was,
-                                        after=score.mean))
+                found.append(
+                    Regression(
+                        partition=part.key, what=f"{score.scorer}/{score.criterion}", before=was, after=score.mean
+                    )
+                )
     for task in report.tasks:
         for key, cell in task.cells.items():
             was_rate = task.previous_pass_rate.get(key)
             if was_rate is not None and cell.pass_rate < was_rate:
-                found.append(Regression(partition=key, what=f"task {task.task_id}", before=was_rate,
-                                        after=cell.pass_rate))
+                found.append(
+                    Regression(partition=key, what=f"task {task.task_id}", before=was_rate, after=cell.pass_rate)
+                )
     return found
 
 
-def build_report(run_id: str, agent_id: str, partitions: Sequence[PartitionInput], *, generated_at: str,
-                 previous: Sequence[PartitionInput] = (), previous_run_id: str | None = None,
-                 green: float = 0.8, amber: float = 0.5) -> RunReport:
+def build_report(
+    run_id: str,
+    agent_id: str,
+    partitions: Sequence[PartitionInput],
+    *,
+    generated_at: str,
+    previous: Sequence[PartitionInput] = (),
+    previous_run_id: str | None = None,
+    green: float = 0.8,
+    amber: float = 0.5,
+) -> RunReport:
     """The report of a run; `previous`: the partitions of the run before (regressions)."""
     before = {p.key: p for p in previous}
-    report = RunReport(run_id=run_id, agent_id=agent_id, generated_at=generated_at, green=green, amber=amber,
-                       previous_run_id=previous_run_id if previous else None)
+    report = RunReport(
+        run_id=run_id,
+        agent_id=agent_id,
+        generated_at=generated_at,
+        green=green,
+        amber=amber,
+        previous_run_id=previous_run_id if previous else None,
+    )
     report.partitions = [_partition(p, before.get(p.key)) for p in partitions]
     tasks: dict[str, TaskReport] = {}
     for part in partitions:

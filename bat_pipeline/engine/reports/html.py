@@ -51,36 +51,63 @@ def _score_td(report: RunReport, value: float | None, text: str | None = None) -
 
 def _table(test_id: str, head: list[str], rows: list[str]) -> str:
     heads = "".join(f"<th>{escape(h)}</th>" for h in head)
-    return (f'<table data-testid="{test_id}"><thead><tr>{heads}</tr></thead><tbody>'
-            + "".join(rows) + "</tbody></table>")
+    return f'<table data-testid="{test_id}"><thead><tr>{heads}</tr></thead><tbody>' + "".join(rows) + "</tbody></table>"
 
 
 def _partitions(report: RunReport) -> str:
     rows = []
     for p in report.partitions:
-        delta = "–" if p.previous_pass_rate is None or p.pass_rate is None else \
-            f"{(p.pass_rate - p.previous_pass_rate) * 100:+.0f} pts"
-        rows.append(f"<tr><td>{escape(p.key)}</td><td>{escape(p.model)}</td><td class=num>{p.episodes}</td>"
-                    f"<td class=num>{p.passed}</td>{_score_td(report, p.pass_rate, _pct(p.pass_rate))}"
-                    f"<td class=num>{escape(delta)}</td>{_score_td(report, p.pass_at_k)}"
-                    f"<td class=num>{p.error_episodes}</td>"
-                    f"<td class=num>{'–' if p.p50_ms is None else f'{p.p50_ms / 1000:.2f}s'}</td>"
-                    f"<td class=num>{'–' if p.p95_ms is None else f'{p.p95_ms / 1000:.2f}s'}</td></tr>")
-    table = _table("partitions-table", ["partition", "model", "episodes", "passed", "pass rate", "Δ vs previous",
-                                        "pass@k", "error episodes", "p50", "p95"], rows)
-    chart = bars("Pass rate per partition", [(p.key, p.pass_rate) for p in report.partitions], report.colour,
-                 test_id="chart-pass-rate")
+        delta = (
+            "–"
+            if p.previous_pass_rate is None or p.pass_rate is None
+            else f"{(p.pass_rate - p.previous_pass_rate) * 100:+.0f} pts"
+        )
+        rows.append(
+            f"<tr><td>{escape(p.key)}</td><td>{escape(p.model)}</td><td class=num>{p.episodes}</td>"
+            f"<td class=num>{p.passed}</td>{_score_td(report, p.pass_rate, _pct(p.pass_rate))}"
+            f"<td class=num>{escape(delta)}</td>{_score_td(report, p.pass_at_k)}"
+            f"<td class=num>{p.error_episodes}</td>"
+            f"<td class=num>{'–' if p.p50_ms is None else f'{p.p50_ms / 1000:.2f}s'}</td>"
+            f"<td class=num>{'–' if p.p95_ms is None else f'{p.p95_ms / 1000:.2f}s'}</td></tr>"
+        )
+    table = _table(
+        "partitions-table",
+        [
+            "partition",
+            "model",
+            "episodes",
+            "passed",
+            "pass rate",
+            "Δ vs previous",
+            "pass@k",
+            "error episodes",
+            "p50",
+            "p95",
+        ],
+        rows,
+    )
+    chart = bars(
+        "Pass rate per partition",
+        [(p.key, p.pass_rate) for p in report.partitions],
+        report.colour,
+        test_id="chart-pass-rate",
+    )
     return f"<h2>Partitions</h2>{table}<div class=charts>{chart}</div>"
 
 
 def _scores(report: RunReport, part: PartitionReport) -> str:
     rows = []
     for s in part.scores:
-        rows.append(f"<tr><td>{escape(s.scorer)}</td><td>{escape(s.criterion)}</td>{_score_td(report, s.mean)}"
-                    f"<td class=num>{s.passed}</td><td class=num>{s.failed}</td><td class=num>{s.count}</td>"
-                    f"<td class=num>{_num(s.spread)}</td><td class=num>{_num(s.agreement)}</td></tr>")
-    table = _table(f"scores-{part.key}", ["scorer", "criterion", "mean", "passed", "failed", "values",
-                                          "spread (N runs)", "panel agreement"], rows)
+        rows.append(
+            f"<tr><td>{escape(s.scorer)}</td><td>{escape(s.criterion)}</td>{_score_td(report, s.mean)}"
+            f"<td class=num>{s.passed}</td><td class=num>{s.failed}</td><td class=num>{s.count}</td>"
+            f"<td class=num>{_num(s.spread)}</td><td class=num>{_num(s.agreement)}</td></tr>"
+        )
+    table = _table(
+        f"scores-{part.key}",
+        ["scorer", "criterion", "mean", "passed", "failed", "values", "spread (N runs)", "panel agreement"],
+        rows,
+    )
     judged = [(f"{s.scorer}/{s.criterion}", s.mean) for s in part.scores if s.mean is not None][:30]
     chart = bars(f"Mean score per criterion — {part.key}", judged, report.colour, test_id=f"chart-scores-{part.key}")
     return table + f"<div class=charts>{chart}</div>"
@@ -90,14 +117,22 @@ def _classification(report: RunReport, part: PartitionReport) -> str:
     found = part.classification
     if not found:
         return ""
-    rows = [f"<tr><td>{escape(label)}</td>{_score_td(report, s.get('precision'))}{_score_td(report, s.get('recall'))}"
-            f"{_score_td(report, s.get('f1'))}<td class=num>{s.get('support')}</td></tr>"
-            for label, s in (found.get("per_label") or {}).items()]
-    head = (f"<h3>Classification</h3><p>accuracy <b>{_pct(found.get('accuracy'))}</b> · macro F1 "
-            f"{_num(found.get('macro_f1'))} · {found.get('count')} answers</p>")
+    rows = [
+        f"<tr><td>{escape(label)}</td>{_score_td(report, s.get('precision'))}{_score_td(report, s.get('recall'))}"
+        f"{_score_td(report, s.get('f1'))}<td class=num>{s.get('support')}</td></tr>"
+        for label, s in (found.get("per_label") or {}).items()
+    ]
+    head = (
+        f"<h3>Classification</h3><p>accuracy <b>{_pct(found.get('accuracy'))}</b> · macro F1 "
+        f"{_num(found.get('macro_f1'))} · {found.get('count')} answers</p>"
+    )
     table = _table(f"classification-{part.key}", ["label", "precision", "recall", "F1", "support"], rows)
-    chart = confusion(f"Confusion matrix — {part.key}", found.get("labels") or [], found.get("confusion") or {},
-                      test_id=f"chart-confusion-{part.key}")
+    chart = confusion(
+        f"Confusion matrix — {part.key}",
+        found.get("labels") or [],
+        found.get("confusion") or {},
+        test_id=f"chart-confusion-{part.key}",
+    )
     return head + table + f"<div class=charts>{chart}</div>"
 
 
@@ -105,9 +140,15 @@ def _performance(part: PartitionReport) -> str:
     found = part.performance
     if not found:
         return ""
-    names = [("p50_s", "P50 (s)"), ("p90_s", "P90 (s)"), ("p95_s", "P95 (s)"), ("p99_s", "P99 (s)"),
-             ("mean_time_score", "time score"), ("throughput_per_s", "episodes / s"),
-             ("throughput_score", "throughput score")]
+    names = [
+        ("p50_s", "P50 (s)"),
+        ("p90_s", "P90 (s)"),
+        ("p95_s", "P95 (s)"),
+        ("p99_s", "P99 (s)"),
+        ("mean_time_score", "time score"),
+        ("throughput_per_s", "episodes / s"),
+        ("throughput_score", "throughput score"),
+    ]
     cells = "".join(f"<td class=num>{_num(found.get(k))}</td>" for k, _ in names)
     return "<h3>Performance</h3>" + _table(f"performance-{part.key}", [n for _, n in names], [f"<tr>{cells}</tr>"])
 
@@ -126,7 +167,8 @@ def _tasks(report: RunReport) -> str:
             cells.append(_score_td(report, cell.pass_rate, text))
         rows.append(f"<tr><td>{escape(task.task_id)}</td>{''.join(cells)}</tr>")
     return "<h2>Tasks</h2><p class=muted>passed / attempts · mean judged score</p>" + _table(
-        "tasks-table", ["task", *keys], rows)
+        "tasks-table", ["task", *keys], rows
+    )
 
 
 def _sample(sample: int) -> str:
@@ -136,58 +178,83 @@ def _sample(sample: int) -> str:
 def _rows_table(report: RunReport, episode: EpisodeReport) -> str:
     rows = []
     for r in episode.rows:
-        passed = "–" if r.passed is None else ("<span class=pass>pass</span>" if r.passed else
-                                              "<span class=fail>fail</span>")
-        rows.append(f"<tr><td>{escape(r.scorer)}</td><td>{escape(r.criterion)}</td>"
-                    f"<td class=num>{_sample(r.sample)}</td><td>{escape(r.judge or '')}</td>"
-                    f"{_score_td(report, r.value)}<td class=num>{_num(r.raw)}</td>"
-                    f"<td>{escape(r.scale or '')}</td><td>{passed}</td><td>{'yes' if r.gating else ''}</td>"
-                    f"<td>{escape(r.reason)}</td></tr>")
-    return _table("score-rows", ["scorer", "criterion", "sample", "judge", "value", "raw", "scale", "passed",
-                                 "gating", "reason"], rows)
+        passed = (
+            "–"
+            if r.passed is None
+            else ("<span class=pass>pass</span>" if r.passed else "<span class=fail>fail</span>")
+        )
+        rows.append(
+            f"<tr><td>{escape(r.scorer)}</td><td>{escape(r.criterion)}</td>"
+            f"<td class=num>{_sample(r.sample)}</td><td>{escape(r.judge or '')}</td>"
+            f"{_score_td(report, r.value)}<td class=num>{_num(r.raw)}</td>"
+            f"<td>{escape(r.scale or '')}</td><td>{passed}</td><td>{'yes' if r.gating else ''}</td>"
+            f"<td>{escape(r.reason)}</td></tr>"
+        )
+    return _table(
+        "score-rows",
+        ["scorer", "criterion", "sample", "judge", "value", "raw", "scale", "passed", "gating", "reason"],
+        rows,
+    )
 
 
 def _conversation(episode: EpisodeReport) -> str:
     turns = "".join(f"<li><b>user:</b> {escape(t)}</li>" for t in episode.turns)
-    events = "".join(f"<li>+{float(e.get('t_ms') or 0):.0f}ms {escape(str(e.get('task_status', '')))}: "
-                     f"{escape(str(e.get('content_preview') or ''))}</li>" for e in episode.events)
-    return (f'<div data-testid="conversation"><h3>Conversation</h3><ol>{turns}</ol>'
-            + (f"<p class=muted>A2A events</p><ol>{events}</ol>" if events else "")
-            + f"<p><b>final answer</b> ({escape(episode.final_status)}):</p><pre>{escape(episode.final_output)}</pre>"
-            + "</div>")
+    events = "".join(
+        f"<li>+{float(e.get('t_ms') or 0):.0f}ms {escape(str(e.get('task_status', '')))}: "
+        f"{escape(str(e.get('content_preview') or ''))}</li>"
+        for e in episode.events
+    )
+    return (
+        f'<div data-testid="conversation"><h3>Conversation</h3><ol>{turns}</ol>'
+        + (f"<p class=muted>A2A events</p><ol>{events}</ol>" if events else "")
+        + f"<p><b>final answer</b> ({escape(episode.final_status)}):</p><pre>{escape(episode.final_output)}</pre>"
+        + "</div>"
+    )
 
 
 def _episodes(report: RunReport) -> str:
     parts = []
     for e in report.episodes:
-        status = "–" if e.passed is None else ("<span class=pass>passed</span>" if e.passed else
-                                               "<span class=fail>failed</span>")
+        status = (
+            "–"
+            if e.passed is None
+            else ("<span class=pass>passed</span>" if e.passed else "<span class=fail>failed</span>")
+        )
         error = f"<p class=fail>error: {escape(e.error)}</p>" if e.error else ""
         parts.append(
             f'<details class="episode" data-testid="episode"><summary>{status} <b>{escape(e.task_id)}</b> '
             f"· try {e.attempt} · {escape(e.partition)} · {e.wall_ms / 1000:.2f}s "
             f"<span class=muted>{escape(e.reason[:160])}</span></summary>{error}{_conversation(e)}"
             f'<h3>Trajectory</h3><pre data-testid="trajectory">{escape(e.trajectory or "(none recorded)")}</pre>'
-            f"<h3>Score rows</h3>{_rows_table(report, e)}</details>")
+            f"<h3>Score rows</h3>{_rows_table(report, e)}</details>"
+        )
     return "<h2>Episodes</h2>" + "".join(parts)
 
 
 def _regressions(report: RunReport) -> str:
     if not report.previous_run_id:
         return "<p class=muted>No previous run of this agent to compare with.</p>"
-    items = "".join(f"<li><b>{escape(r.partition)}</b> {escape(r.what)}: {_num(r.before)} → {_num(r.after)}</li>"
-                    for r in report.regressions) or "<li>None.</li>"
-    return (f"<h2>Regressions against run {escape(report.previous_run_id)}</h2>"
-            f'<ul data-testid="regressions">{items}</ul>')
+    items = (
+        "".join(
+            f"<li><b>{escape(r.partition)}</b> {escape(r.what)}: {_num(r.before)} → {_num(r.after)}</li>"
+            for r in report.regressions
+        )
+        or "<li>None.</li>"
+    )
+    return (
+        f'<h2>Regressions against run {escape(report.previous_run_id)}</h2><ul data-testid="regressions">{items}</ul>'
+    )
 
 
 def render_html(report: RunReport) -> str:
     """The page (module docstring); the report's JSON is embedded too, for tools."""
     sections = [_partitions(report), _regressions(report)]
     for part in report.partitions:
-        sections.append(f'<section data-testid="partition-{escape(part.key)}"><h2>{escape(part.key)} '
-                        f"<span class=muted>{escape(part.model)}</span></h2>{_scores(report, part)}"
-                        f"{_classification(report, part)}{_performance(part)}</section>")
+        sections.append(
+            f'<section data-testid="partition-{escape(part.key)}"><h2>{escape(part.key)} '
+            f"<span class=muted>{escape(part.model)}</span></h2>{_scores(report, part)}"
+            f"{_classification(report, part)}{_performance(part)}</section>"
+        )
     sections += [_tasks(report), _episodes(report)]
     data: dict[str, Any] = report.model_dump(mode="json", exclude={"episodes"})
     embedded = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
@@ -198,4 +265,5 @@ def render_html(report: RunReport) -> str:
         f"<body><h1>Evaluation of {escape(report.agent_id)}</h1><p class=muted>run {escape(report.run_id)} · "
         f"generated {escape(report.generated_at)} · colours: ≥ {report.green:g} green, ≥ {report.amber:g} amber, "
         f"else red</p>{''.join(sections)}"
-        f'<script type="application/json" id="report-data">{embedded}</script></body></html>\n')
+        f'<script type="application/json" id="report-data">{embedded}</script></body></html>\n'
+    )

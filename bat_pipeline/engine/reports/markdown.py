@@ -42,36 +42,55 @@ def render_markdown(report: RunReport, *, worst: int = 10) -> str:
     columns = ["partition", "model", "episodes", "pass rate", "Δ vs previous", "p50", *[c for _, c in heads]]
     lines += ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for part in report.partitions:
-        delta = "–" if part.previous_pass_rate is None or part.pass_rate is None else \
-            f"{(part.pass_rate - part.previous_pass_rate) * 100:+.0f} pts"
+        delta = (
+            "–"
+            if part.previous_pass_rate is None or part.pass_rate is None
+            else f"{(part.pass_rate - part.previous_pass_rate) * 100:+.0f} pts"
+        )
         means = {(s.scorer, s.criterion): s.mean for s in part.scores}
-        cells = [part.key, part.model, str(part.episodes),
-                 f"{MARK[report.colour(part.pass_rate)]} {_pct(part.pass_rate)}", delta,
-                 "–" if part.p50_ms is None else f"{part.p50_ms / 1000:.1f}s",
-                 *[f"{MARK[report.colour(means.get(h))]} {_num(means.get(h))}" for h in heads]]
+        cells = [
+            part.key,
+            part.model,
+            str(part.episodes),
+            f"{MARK[report.colour(part.pass_rate)]} {_pct(part.pass_rate)}",
+            delta,
+            "–" if part.p50_ms is None else f"{part.p50_ms / 1000:.1f}s",
+            *[f"{MARK[report.colour(means.get(h))]} {_num(means.get(h))}" for h in heads],
+        ]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     lines.append("")
     if report.previous_run_id:
         lines.append(f"### Regressions against run `{report.previous_run_id}`")
-        lines += [f"- **{r.partition}** {_cell(r.what)}: {_num(r.before)} → {_num(r.after)}"
-                  for r in report.regressions] or ["None."]
+        lines += [
+            f"- **{r.partition}** {_cell(r.what)}: {_num(r.before)} → {_num(r.after)}" for r in report.regressions
+        ] or ["None."]
         lines.append("")
-    lines += ["### Worst tasks", "", "| task | " + " | ".join(p.key for p in report.partitions) + " |",
-              "|---|" + "---|" * len(report.partitions)]
+    lines += [
+        "### Worst tasks",
+        "",
+        "| task | " + " | ".join(p.key for p in report.partitions) + " |",
+        "|---|" + "---|" * len(report.partitions),
+    ]
     for task in report.worst_tasks(worst):
         cells = []
         for part in report.partitions:
             cell = task.cells.get(part.key)
-            cells.append("–" if cell is None else
-                         f"{MARK[report.colour(cell.pass_rate)]} {cell.passed}/{cell.attempts}"
-                         + ("" if cell.mean_score is None else f" · {cell.mean_score:.2f}"))
+            cells.append(
+                "–"
+                if cell is None
+                else f"{MARK[report.colour(cell.pass_rate)]} {cell.passed}/{cell.attempts}"
+                + ("" if cell.mean_score is None else f" · {cell.mean_score:.2f}")
+            )
         lines.append(f"| {_cell(task.task_id)} | " + " | ".join(cells) + " |")
     for part in report.partitions:
         found = part.classification
         if found:
-            lines += ["", f"**{part.key}** classification: accuracy {_pct(found.get('accuracy'))}, "
-                          f"macro F1 {_num(found.get('macro_f1'))} over {found.get('count')} answers"]
+            lines += [
+                "",
+                f"**{part.key}** classification: accuracy {_pct(found.get('accuracy'))}, "
+                f"macro F1 {_num(found.get('macro_f1'))} over {found.get('count')} answers",
+            ]
     text = "\n".join(lines) + "\n"
     if len(text) > MAX_CHARS:
-        text = text[:MAX_CHARS - 80].rsplit("\n", 1)[0] + "\n\n… (cut to fit a pull-request comment)\n"
+        text = text[: MAX_CHARS - 80].rsplit("\n", 1)[0] + "\n\n… (cut to fit a pull-request comment)\n"
     return text

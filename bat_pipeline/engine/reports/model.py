@@ -113,7 +113,9 @@ class RunReport(BaseModel):
 
     def worst_tasks(self, limit: int = 10) -> list[TaskReport]:
         """Lowest pass rate first, then lowest mean score."""
+
         def key(task: TaskReport) -> tuple[float, float]:
             scores = [c.mean_score for c in task.cells.values() if c.mean_score is not None]
             return task.pass_rate, sum(scores) / len(scores) if scores else 1.0
+
         return sorted(self.tasks, key=key)[:limit]

@@ -20,8 +20,10 @@ def summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         for key, value in record.items():
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 fields.setdefault(key, []).append(float(value))
-    return {"total": len(records), **{k: {"mean": sum(v) / len(v), "min": min(v), "max": max(v)}
-                                      for k, v in sorted(fields.items())}}
+    return {
+        "total": len(records),
+        **{k: {"mean": sum(v) / len(v), "min": min(v), "max": max(v)} for k, v in sorted(fields.items())},
+    }
 
 
 def _columns(records: Sequence[dict[str, Any]]) -> list[str]:
@@ -36,8 +38,9 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def render_results(records: Sequence[dict[str, Any]], fmt: str, title: str, *, green: float = 0.8,
-                   amber: float = 0.5) -> str:
+def render_results(
+    records: Sequence[dict[str, Any]], fmt: str, title: str, *, green: float = 0.8, amber: float = 0.5
+) -> str:
     found = summary(records)
     columns = _columns(records)
     if fmt == "json":
@@ -47,12 +50,15 @@ def render_results(records: Sequence[dict[str, Any]], fmt: str, title: str, *, g
         numeric = [k for k in found if k != "total"]
         if numeric:
             lines += ["| field | mean | min | max |", "|---|---|---|---|"]
-            lines += [f"| {k} | {found[k]['mean']:.4g} | {found[k]['min']:.4g} | {found[k]['max']:.4g} |"
-                      for k in numeric]
+            lines += [
+                f"| {k} | {found[k]['mean']:.4g} | {found[k]['min']:.4g} | {found[k]['max']:.4g} |" for k in numeric
+            ]
             lines.append("")
         lines += ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-        lines += ["| " + " | ".join(_text(r.get(c)).replace("|", "\\|").replace("\n", " ") for c in columns) + " |"
-                  for r in records]
+        lines += [
+            "| " + " | ".join(_text(r.get(c)).replace("|", "\\|").replace("\n", " ") for c in columns) + " |"
+            for r in records
+        ]
         return "\n".join(lines) + "\n"
 
     def cell(value: Any) -> str:
@@ -63,7 +69,9 @@ def render_results(records: Sequence[dict[str, Any]], fmt: str, title: str, *, g
 
     head = "".join(f"<th>{escape(c)}</th>" for c in columns)
     body = "".join("<tr>" + "".join(cell(r.get(c)) for c in columns) + "</tr>" for r in records)
-    return (f"<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>{escape(title)}</title>"
-            f"<style>{STYLE}</style></head><body><h1>{escape(title)}</h1><p>{found['total']} results</p>"
-            f'<table data-testid="results-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
-            "</body></html>\n")
+    return (
+        f"<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>{escape(title)}</title>"
+        f"<style>{STYLE}</style></head><body><h1>{escape(title)}</h1><p>{found['total']} results</p>"
+        f'<table data-testid="results-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+        "</body></html>\n"
+    )

@@ -23,5 +23,14 @@ from bat_pipeline.engine.scorers.registry import (
     scorers_for,
 )
 
-__all__ = ["ScoreRow", "Scorer", "ScoringInput", "check", "llm", "load_builtin", "load_modules", "registered",
-           "scorers_for"]
+__all__ = [
+    "ScoreRow",
+    "Scorer",
+    "ScoringInput",
+    "check",
+    "llm",
+    "load_builtin",
+    "load_modules",
+    "registered",
+    "scorers_for",
+]

@@ -12,8 +12,13 @@ CRITERION = "agent_call:"
 """Then the agent's name."""
 
 
-@check("agent_calls", applies=lambda item: bool(item.task.expected.agent_calls), order=40, needs_trajectory=True,
-       criteria=(CRITERION,))
+@check(
+    "agent_calls",
+    applies=lambda item: bool(item.task.expected.agent_calls),
+    order=40,
+    needs_trajectory=True,
+    criteria=(CRITERION,),
+)
 def agent_calls(item: ScoringInput) -> list[ScoreRow]:
     """`times: 0` always holds."""
     agents = [s.agent for s in all_steps(item.trajectory) if isinstance(s, AgentStep)]
@@ -21,6 +26,9 @@ def agent_calls(item: ScoringInput) -> list[ScoreRow]:
     for want in item.task.expected.agent_calls:
         count = agents.count(want.agent)
         reason = f"{times(count)}, at least {want.times} expected"
-        rows.append(pass_fail("agent_calls", f"{CRITERION}{want.agent}", count >= want.times, reason,
-                              calls=count, times=want.times))
+        rows.append(
+            pass_fail(
+                "agent_calls", f"{CRITERION}{want.agent}", count >= want.times, reason, calls=count, times=want.times
+            )
+        )
     return rows

@@ -37,11 +37,22 @@ def tool_trajectory(item: ScoringInput) -> list[ScoreRow]:
             rows.append(grader_error_row(NAME, grader, "no trajectory: no spans were found for this conversation"))
             continue
         assertion = TrajectoryAssertion.model_validate(grader.options[TRAJECTORY_KEY], strict=False)
-        summary, *checks = trajectory_rows(assertion, calls, agentv4=agentv4, scorer=NAME, criterion=grader.name,
-                                           gating=False)
+        summary, *checks = trajectory_rows(
+            assertion, calls, agentv4=agentv4, scorer=NAME, criterion=grader.name, gating=False
+        )
         checked = [{"text": c.criterion.split(":", 1)[1], "pass": c.passed, "reason": c.reason} for c in checks]
-        rows.append(assertion_row(NAME, grader, case, summary.value or 0.0, summary.reason,
-                                  passed=None if agentv4 else summary.passed, checks=checked, **summary.details))
+        rows.append(
+            assertion_row(
+                NAME,
+                grader,
+                case,
+                summary.value or 0.0,
+                summary.reason,
+                passed=None if agentv4 else summary.passed,
+                checks=checked,
+                **summary.details,
+            )
+        )
     return rows
 
 
@@ -55,8 +66,10 @@ def observed_calls(item: ScoringInput) -> list[ObservedCall]:
     recorded = [c for m in messages if isinstance(m, dict) for c in m.get("tool_calls") or [] if isinstance(c, dict)]
     if len(recorded) != len(calls):
         return calls
-    return [call.model_copy(update={"duration_ms": _number(raw.get("duration_ms"))})
-            for call, raw in zip(calls, recorded, strict=True)]
+    return [
+        call.model_copy(update={"duration_ms": _number(raw.get("duration_ms"))})
+        for call, raw in zip(calls, recorded, strict=True)
+    ]
 
 
 def _number(value: object) -> float | None:

@@ -18,8 +18,7 @@ def args_contain(actual: Any, expected: Any) -> bool:
     if isinstance(expected, dict):
         if not isinstance(actual, dict):
             return False
-        return all(key in actual and args_contain(actual[key], value)
-                   for key, value in expected.items())
+        return all(key in actual and args_contain(actual[key], value) for key, value in expected.items())
     if isinstance(expected, (list, tuple)):
         if not isinstance(actual, (list, tuple)):
             return False
@@ -59,11 +58,19 @@ def json_equal(a: Any, b: Any) -> bool:
     """Equal as JSON values: objects with the same keys and equal values, arrays of the
     same length with equal items in order, scalars as in `args_contain`."""
     if isinstance(a, dict) or isinstance(b, dict):
-        return (isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys()
-                and all(json_equal(a[key], b[key]) for key in a))
+        return (
+            isinstance(a, dict)
+            and isinstance(b, dict)
+            and a.keys() == b.keys()
+            and all(json_equal(a[key], b[key]) for key in a)
+        )
     if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
-        return (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b)
-                and all(json_equal(x, y) for x, y in zip(a, b, strict=True)))
+        return (
+            isinstance(a, (list, tuple))
+            and isinstance(b, (list, tuple))
+            and len(a) == len(b)
+            and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+        )
     return _json_scalar_equal(a, b)
 
 
@@ -73,8 +80,7 @@ def _json_scalar_equal(actual: Any, expected: Any) -> bool:
     if isinstance(actual, bool) or isinstance(expected, bool):
         return isinstance(actual, bool) and isinstance(expected, bool) and actual == expected
     if isinstance(actual, (int, float)) or isinstance(expected, (int, float)):
-        return (isinstance(actual, (int, float)) and isinstance(expected, (int, float))
-                and actual == expected)
+        return isinstance(actual, (int, float)) and isinstance(expected, (int, float)) and actual == expected
     if actual is None or expected is None:
         return actual is None and expected is None
     return type(actual) is type(expected) and bool(actual == expected)

@@ -40,9 +40,17 @@ def pass_mark(assertion: Assertion, case: AgentvCase | None) -> float:
     return case.threshold if case is not None and case.threshold is not None else DEFAULT_THRESHOLD
 
 
-def assertion_row(scorer: str, assertion: Assertion, case: AgentvCase | None, score: float, reason: str, *,
-                  passed: bool | None = None, checks: list[dict[str, Any]] | None = None,
-                  **details: Any) -> ScoreRow:
+def assertion_row(
+    scorer: str,
+    assertion: Assertion,
+    case: AgentvCase | None,
+    score: float,
+    reason: str,
+    *,
+    passed: bool | None = None,
+    checks: list[dict[str, Any]] | None = None,
+    **details: Any,
+) -> ScoreRow:
     """The row of one graded assertion. `score` in [0, 1] (clamped); `negate` turns it into
     1 - score and flips `passed` and the checks. `passed` (a grader's own verdict) defaults
     to score ≥ `pass_mark`."""
@@ -55,17 +63,33 @@ def assertion_row(scorer: str, assertion: Assertion, case: AgentvCase | None, sc
         reason = f"negated: {reason}"
     if passed is None:
         passed = score >= pass_mark(assertion, case)
-    return ScoreRow(scorer=scorer, criterion=assertion.name, value=score, raw=score, scale="0..1", passed=passed,
-                    reason=reason, details={**_weights(assertion), "checks": checks, **details})
+    return ScoreRow(
+        scorer=scorer,
+        criterion=assertion.name,
+        value=score,
+        raw=score,
+        scale="0..1",
+        passed=passed,
+        reason=reason,
+        details={**_weights(assertion), "checks": checks, **details},
+    )
 
 
 def grader_error_row(scorer: str, assertion: Assertion, message: str, **details: Any) -> ScoreRow:
     """The row of a grader that could not grade (crashed, timed out, printed nothing
     readable): no value, no verdict — not a quality failure."""
-    return ScoreRow(scorer=scorer, criterion=assertion.name, reason=f"grader error: {message}",
-                    details={**_weights(assertion), "error": message, **details})
+    return ScoreRow(
+        scorer=scorer,
+        criterion=assertion.name,
+        reason=f"grader error: {message}",
+        details={**_weights(assertion), "error": message, **details},
+    )
 
 
 def _weights(assertion: Assertion) -> dict[str, Any]:
-    return {"assertion": assertion.type, "weight": assertion.weight, "required": assertion.required,
-            "min_score": assertion.min_score}
+    return {
+        "assertion": assertion.type,
+        "weight": assertion.weight,
+        "required": assertion.required,
+        "min_score": assertion.min_score,
+    }

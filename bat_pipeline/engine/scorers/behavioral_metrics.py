@@ -23,11 +23,21 @@ from bat_pipeline.engine.scorers.registry import ScoringInput, llm
 NAME = "behavioral_metrics"
 SCALE = "0..100"
 KINDS = ("hallucinations", "unnecessary_clarifications", "ignored_instructions")
-_ITEMS = {"type": "array", "items": {"type": "object", "additionalProperties": False, "required": ["evidence"],
-                                     "properties": {"evidence": {"type": "string"}}}}
+_ITEMS = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["evidence"],
+        "properties": {"evidence": {"type": "string"}},
+    },
+}
 SCHEMA: dict[str, Any] = {
-    "type": "object", "additionalProperties": False, "required": [*KINDS, "summary"],
-    "properties": {**dict.fromkeys(KINDS, _ITEMS), "summary": {"type": "string"}}}
+    "type": "object",
+    "additionalProperties": False,
+    "required": [*KINDS, "summary"],
+    "properties": {**dict.fromkeys(KINDS, _ITEMS), "summary": {"type": "string"}},
+}
 INSTRUCTIONS = (
     "You review how an AI assistant behaved in a conversation. List, each with its evidence "
     "(a quote and why): hallucinations — facts the assistant stated that neither the user "
@@ -38,8 +48,10 @@ INSTRUCTIONS = (
     '{"hallucinations": [{"evidence": "..."}], "unnecessary_clarifications": [{"evidence": "..."}], '
     '"ignored_instructions": [{"evidence": "..."}], "summary": "<one or two sentences>"}'
 )
-_COUNT = {"hallucinations": r"hallucination count\s*:\s*(\d+)", "unnecessary_clarifications":
-          r"clarification count\s*:\s*(\d+)"}
+_COUNT = {
+    "hallucinations": r"hallucination count\s*:\s*(\d+)",
+    "unnecessary_clarifications": r"clarification count\s*:\s*(\d+)",
+}
 
 
 def _applies(item: ScoringInput) -> bool:
@@ -76,16 +88,42 @@ def behaviour_rows(answer: tuple[dict[str, list[str]], str], judge: str) -> list
     listed, summary = answer
     h, c = len(listed["hallucinations"]), len(listed["unnecessary_clarifications"])
     value = score(h, c)
-    rows = [ScoreRow(scorer=NAME, criterion=NAME, value=value / 100, raw=value, scale=SCALE, judge=judge,
-                     reason=f"{h} hallucination(s), {c} unnecessary clarification(s). {summary}".strip(),
-                     details={"hallucinations": h, "clarifications": c})]
-    rows += [ScoreRow(scorer=NAME, criterion=f"{NAME}:{kind}", raw=float(len(found)), scale="count",
-                      judge=judge, reason="; ".join(found)[:1000] or "none", details={"evidence": found})
-             for kind, found in listed.items()]
+    rows = [
+        ScoreRow(
+            scorer=NAME,
+            criterion=NAME,
+            value=value / 100,
+            raw=value,
+            scale=SCALE,
+            judge=judge,
+            reason=f"{h} hallucination(s), {c} unnecessary clarification(s). {summary}".strip(),
+            details={"hallucinations": h, "clarifications": c},
+        )
+    ]
+    rows += [
+        ScoreRow(
+            scorer=NAME,
+            criterion=f"{NAME}:{kind}",
+            raw=float(len(found)),
+            scale="count",
+            judge=judge,
+            reason="; ".join(found)[:1000] or "none",
+            details={"evidence": found},
+        )
+        for kind, found in listed.items()
+    ]
     return rows
 
 
 @llm(NAME, order=521, applies=_applies)
 async def behavioral_metrics(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
-    return await ask_about_scenario(item, judge, scorer=NAME, instructions=INSTRUCTIONS, parse=parse_behaviour,
-                                    schema=SCHEMA, scale=SCALE, rows=lambda answer: behaviour_rows(answer, judge.name))
+    return await ask_about_scenario(
+        item,
+        judge,
+        scorer=NAME,
+        instructions=INSTRUCTIONS,
+        parse=parse_behaviour,
+        schema=SCHEMA,
+        scale=SCALE,
+        rows=lambda answer: behaviour_rows(answer, judge.name),
+    )

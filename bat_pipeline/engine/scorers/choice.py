@@ -11,11 +11,25 @@ from bat_pipeline.engine.scorers.kinds_support import asks, view_or_row
 from bat_pipeline.engine.scorers.registry import ScoringInput, llm
 from bat_pipeline.engine.yaml_rubrics import Rubric
 
-OUTCOME = Rubric.model_validate({"name": "choice", "source": "builtin:choice", "criteria": [{
-    "name": "outcome",
-    "description": "How well does the final answer achieve the expected outcome of the request?",
-    "levels": {1: "misses the expected outcome entirely", 2: "touches it but mostly misses",
-               3: "achieves part of it", 4: "achieves it with small gaps", 5: "achieves it fully"}}]})
+OUTCOME = Rubric.model_validate(
+    {
+        "name": "choice",
+        "source": "builtin:choice",
+        "criteria": [
+            {
+                "name": "outcome",
+                "description": "How well does the final answer achieve the expected outcome of the request?",
+                "levels": {
+                    1: "misses the expected outcome entirely",
+                    2: "touches it but mostly misses",
+                    3: "achieves part of it",
+                    4: "achieves it with small gaps",
+                    5: "achieves it fully",
+                },
+            }
+        ],
+    }
+)
 
 
 @llm("choice", applies=asks("choice"), order=530)

@@ -34,13 +34,33 @@ def code_quality(item: ScoringInput) -> list[ScoreRow]:
     findings = [f"{f.code} line {f.line}: {f.message}" for f in report.findings[:10]]
     worst = max(report.complexity.items(), key=lambda kv: kv[1], default=("(module)", 1))
     return [
-        ScoreRow(scorer="code_quality", criterion="parses", value=float(report.parses), raw=float(report.parses),
-                 scale=PASS_FAIL, passed=report.parses, reason=f"{report.lines} lines of Python"
-                 + ("" if report.parses else " that do not parse")),
-        ScoreRow(scorer="code_quality", criterion="lint", value=lint_score(len(report.findings)),
-                 raw=len(report.findings), scale="count", passed=not report.findings,
-                 reason="; ".join(findings) or "no findings", details={"findings": findings}),
-        ScoreRow(scorer="code_quality", criterion="complexity", value=complexity_score(report.max_complexity),
-                 raw=report.max_complexity, scale="count", passed=report.max_complexity <= 10,
-                 reason=f"most complex: {worst[0]} ({worst[1]})", details={"blocks": report.complexity}),
+        ScoreRow(
+            scorer="code_quality",
+            criterion="parses",
+            value=float(report.parses),
+            raw=float(report.parses),
+            scale=PASS_FAIL,
+            passed=report.parses,
+            reason=f"{report.lines} lines of Python" + ("" if report.parses else " that do not parse"),
+        ),
+        ScoreRow(
+            scorer="code_quality",
+            criterion="lint",
+            value=lint_score(len(report.findings)),
+            raw=len(report.findings),
+            scale="count",
+            passed=not report.findings,
+            reason="; ".join(findings) or "no findings",
+            details={"findings": findings},
+        ),
+        ScoreRow(
+            scorer="code_quality",
+            criterion="complexity",
+            value=complexity_score(report.max_complexity),
+            raw=report.max_complexity,
+            scale="count",
+            passed=report.max_complexity <= 10,
+            reason=f"most complex: {worst[0]} ({worst[1]})",
+            details={"blocks": report.complexity},
+        ),
     ]

@@ -14,8 +14,13 @@ MAX_ERROR_CHARS = 300
 """A failed step's error is cut to this length in the reason."""
 
 
-@check("errors", applies=lambda item: item.task.expected.no_errors, order=60, needs_trajectory=True,
-       criteria=("no_errors",))
+@check(
+    "errors",
+    applies=lambda item: item.task.expected.no_errors,
+    order=60,
+    needs_trajectory=True,
+    criteria=("no_errors",),
+)
 def errors(item: ScoringInput) -> list[ScoreRow]:
     failed = [s for s in all_steps(item.trajectory) if s.error]
     return [pass_fail("errors", "no_errors", not failed, _failures(failed), failed_steps=len(failed))]

@@ -20,14 +20,26 @@ def sql_row(scorer: str, passed: bool | None, reason: str, **details: object) ->
     """A gating row of an SQL comparator: 1/0 (raw 100/0 on EvalBench's scale), or no
     value when it could not compare."""
     value = None if passed is None else float(passed)
-    return ScoreRow(scorer=scorer, criterion=scorer, value=value, raw=None if value is None else value * 100,
-                    scale=SCALE, passed=passed, gating=True, reason=reason, details=dict(details))
+    return ScoreRow(
+        scorer=scorer,
+        criterion=scorer,
+        value=value,
+        raw=None if value is None else value * 100,
+        scale=SCALE,
+        passed=passed,
+        gating=True,
+        reason=reason,
+        details=dict(details),
+    )
 
 
 def _exact_applies(item: ScoringInput) -> bool:
     scenario = item.task.scenario
-    return (scenario is not None and scenario.selects(EXACT)
-            and (scenario.golden_sql is not None or scenario.expected_answer is not None))
+    return (
+        scenario is not None
+        and scenario.selects(EXACT)
+        and (scenario.golden_sql is not None or scenario.expected_answer is not None)
+    )
 
 
 @check(EXACT, applies=_exact_applies, order=62)

@@ -31,9 +31,26 @@ from bat_pipeline.engine.scorers.registry import ScoringInput, check
 NAME = "field_accuracy"
 TYPES = ("field-accuracy",)
 MISSING = object()
-_MONTHS = {name: i + 1 for i, names in enumerate(
-    ["jan january", "feb february", "mar march", "apr april", "may", "jun june", "jul july", "aug august",
-     "sep sept september", "oct october", "nov november", "dec december"]) for name in names.split()}
+_MONTHS = {
+    name: i + 1
+    for i, names in enumerate(
+        [
+            "jan january",
+            "feb february",
+            "mar march",
+            "apr april",
+            "may",
+            "jun june",
+            "jul july",
+            "aug august",
+            "sep sept september",
+            "oct october",
+            "nov november",
+            "dec december",
+        ]
+    )
+    for name in names.split()
+}
 _NUMBER = re.compile(r"^\s*([+-]?(?:Infinity|\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?))")
 _WORDED = ("%B %d, %Y", "%b %d, %Y", "%B %d %Y", "%b %d %Y", "%d %B %Y", "%d %b %Y", "%Y/%m/%d")
 _US_FORMAT, _EU_FORMAT = ("MM/DD", "MM-DD"), ("DD/MM", "DD-MM")
@@ -60,15 +77,13 @@ def _grade(grader: Assertion, case: AgentvCase, answer: str) -> ScoreRow:
         score = 0.0 if any(not hit for _, hit, _ in results) else 1.0
     else:
         total = sum(weight for weight, _, _ in results)
-        score = (sum(weight for weight, hit, _ in results if hit) / total if total else
-                 (1.0 if not results else 0.0))
+        score = sum(weight for weight, hit, _ in results if hit) / total if total else (1.0 if not results else 0.0)
     return _row(grader, case, score, [{"text": text, "pass": hit} for _, hit, text in results])
 
 
 def _row(grader: Assertion, case: AgentvCase, score: float, checks: list[dict[str, Any]]) -> ScoreRow:
     hits = sum(1 for c in checks if c["pass"])
-    reason = f"{hits} of {len(checks)} fields match" + "".join(
-        f"; {c['text']}" for c in checks if not c["pass"])
+    reason = f"{hits} of {len(checks)} fields match" + "".join(f"; {c['text']}" for c in checks if not c["pass"])
     return assertion_row(NAME, grader, case, score, reason, checks=checks)
 
 
@@ -80,8 +95,11 @@ def _field(spec: dict[str, Any], candidate: Any, expected: Any) -> tuple[float, 
     if want is MISSING:
         return weight, True, f"{path}: no expected value"
     if got is MISSING:
-        return (weight, False, f"{path} (required, missing)") if spec.get("required", True) else \
-            (0.0, True, f"{path}: optional field missing")
+        return (
+            (weight, False, f"{path} (required, missing)")
+            if spec.get("required", True)
+            else (0.0, True, f"{path}: optional field missing")
+        )
     if match == "exact":
         if same_json(got, want):
             return weight, True, path
@@ -107,9 +125,12 @@ def _answer_json(text: str) -> Any:
     cleaned = re.sub(r"```json\n?|```", "", text).strip()
     blob = re.search(r"\{[\s\S]*\}", cleaned)
     raw = blob.group(0) if blob else cleaned
-    raw = re.sub(r'("passed"\s*:\s*)(?:"([^"]+)"|([A-Za-z_][A-Za-z0-9_-]*))',
-                 lambda m: m.group(1) + ("true" if (m.group(2) or m.group(3) or "").strip().lower() == "true"
-                                         else "false"), raw, flags=re.IGNORECASE)
+    raw = re.sub(
+        r'("passed"\s*:\s*)(?:"([^"]+)"|([A-Za-z_][A-Za-z0-9_-]*))',
+        lambda m: m.group(1) + ("true" if (m.group(2) or m.group(3) or "").strip().lower() == "true" else "false"),
+        raw,
+        flags=re.IGNORECASE,
+    )
     return json.loads(raw)
 
 

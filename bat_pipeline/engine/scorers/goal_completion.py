@@ -18,11 +18,18 @@ from bat_pipeline.engine.scorers.registry import ScoringInput, llm
 
 NAME = "goal_completion"
 SCALE = "0..100"
-_GOAL = {"type": "object", "additionalProperties": False, "required": ["goal", "met", "reasoning"],
-         "properties": {"goal": {"type": "string"}, "met": {"type": "boolean"}, "reasoning": {"type": "string"}}}
+_GOAL = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["goal", "met", "reasoning"],
+    "properties": {"goal": {"type": "string"}, "met": {"type": "boolean"}, "reasoning": {"type": "string"}},
+}
 SCHEMA: dict[str, Any] = {
-    "type": "object", "additionalProperties": False, "required": ["sub_goals", "summary"],
-    "properties": {"sub_goals": {"type": "array", "items": _GOAL}, "summary": {"type": "string"}}}
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["sub_goals", "summary"],
+    "properties": {"sub_goals": {"type": "array", "items": _GOAL}, "summary": {"type": "string"}},
+}
 INSTRUCTIONS = (
     "You judge whether an AI assistant achieved what a user set out to do. Split the "
     "conversation plan into its sub-goals (each thing the user wants done or checked), then "
@@ -55,12 +62,29 @@ def goal_rows(answer: tuple[list[dict[str, Any]], str], judge: str) -> list[Scor
     goals, summary = answer
     met = sum(1 for g in goals if g["met"])
     share = met / len(goals)
-    return [ScoreRow(scorer=NAME, criterion=NAME, value=share, raw=round(100 * share, 1), scale=SCALE,
-                     judge=judge, reason=f"{met} of {len(goals)} sub-goals met. {summary}".strip(),
-                     details={"sub_goals": goals})]
+    return [
+        ScoreRow(
+            scorer=NAME,
+            criterion=NAME,
+            value=share,
+            raw=round(100 * share, 1),
+            scale=SCALE,
+            judge=judge,
+            reason=f"{met} of {len(goals)} sub-goals met. {summary}".strip(),
+            details={"sub_goals": goals},
+        )
+    ]
 
 
 @llm(NAME, order=520, applies=_applies)
 async def goal_completion(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
-    return await ask_about_scenario(item, judge, scorer=NAME, instructions=INSTRUCTIONS, parse=parse_goals,
-                                    schema=SCHEMA, scale=SCALE, rows=lambda answer: goal_rows(answer, judge.name))
+    return await ask_about_scenario(
+        item,
+        judge,
+        scorer=NAME,
+        instructions=INSTRUCTIONS,
+        parse=parse_goals,
+        schema=SCHEMA,
+        scale=SCALE,
+        rows=lambda answer: goal_rows(answer, judge.name),
+    )

@@ -46,8 +46,10 @@ def _selected(rubric: str) -> Callable[[ScoringInput], bool]:
     """bat-cli tasks whose rubrics include `bat` (`_bat`), except an EvalBench scenario whose
     run config names its scorers and not this rubric (SPEC §12: the run config's `scorers`
     choose)."""
+
     def applies(item: ScoringInput) -> bool:
         return _bat(item) and (item.task.scenario is None or item.task.scenario.selects(rubric))
+
     return applies
 
 
@@ -65,14 +67,32 @@ async def ask_rubric(rubric: str, item: ScoringInput, judge: Judge) -> list[Scor
     try:
         messages = build_messages(rubric, item.task, item.episode, settings)
     except Exception as exc:  # noqa: BLE001 - odd data in one episode must not stop the others
-        return [null_row(rubric, field, judge.name, f"{FAILED}could not build the prompt: {type(exc).__name__}: {exc}",
-                         scale=SCALE)]
+        return [
+            null_row(
+                rubric,
+                field,
+                judge.name,
+                f"{FAILED}could not build the prompt: {type(exc).__name__}: {exc}",
+                scale=SCALE,
+            )
+        ]
     answer = await judge.ask(JudgeQuestion(purpose=rubric, messages=messages, parse=parse_answer, schema=JSON_SCHEMA))
     if answer.value is None:
         return [null_row(rubric, field, judge.name, FAILED + (answer.error or "no answer"), scale=SCALE)]
     score, reasoning = answer.value
-    return [ScoreRow(scorer=rubric, criterion=field, value=score, raw=score, scale=SCALE, passed=None,
-                     gating=False, judge=judge.name, reason=reasoning)]
+    return [
+        ScoreRow(
+            scorer=rubric,
+            criterion=field,
+            value=score,
+            raw=score,
+            scale=SCALE,
+            passed=None,
+            gating=False,
+            judge=judge.name,
+            reason=reasoning,
+        )
+    ]
 
 
 @llm("relevance", order=ORDER, applies=_selected("relevance"))

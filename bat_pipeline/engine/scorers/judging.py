@@ -98,5 +98,5 @@ def null_row(scorer: str, criterion: str, judge: str, reason: str, **fields: Any
     FAILED row keeps the cause (what follows the prefix) in `details.error`."""
     row = ScoreRow(scorer=scorer, criterion=criterion, judge=judge, reason=reason, **fields)
     if reason.startswith(FAILED):
-        row.details = {**row.details, "error": reason[len(FAILED):]}
+        row.details = {**row.details, "error": reason[len(FAILED) :]}
     return row

@@ -19,13 +19,16 @@ def settings_of(item: ScoringInput) -> JudgeSettings | None:
 
 def asks(kind: str) -> Callable[[ScoringInput], bool]:
     """`applies` for a kind: the task's `judge.kinds`, else eval.yaml's, lists it."""
+
     def applies(item: ScoringInput) -> bool:
         return kind in judge_plan(item.task, settings_of(item)).kinds
+
     return applies
 
 
-def view_or_row(item: ScoringInput, judge: Judge, scorer: str, criterion: str, scale: str, *,
-                steps: bool = True) -> str | ScoreRow:
+def view_or_row(
+    item: ScoringInput, judge: Judge, scorer: str, criterion: str, scale: str, *, steps: bool = True
+) -> str | ScoreRow:
     """The episode as the judge sees it (engine.llm_judges.view), or, when it cannot be
     judged (engine.scorers.judging.cannot_judge), the null row saying why."""
     why = cannot_judge(item)

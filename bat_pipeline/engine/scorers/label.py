@@ -28,6 +28,15 @@ def label(item: ScoringInput) -> list[ScoreRow]:
     known = getattr(item.options, "labels", None) or [expected]
     predicted = predicted_label(item.episode.final_output, field, [*known, expected])
     right = predicted == expected
-    return [ScoreRow(scorer="label", criterion="label", value=float(right), raw=float(right), scale=PASS_FAIL,
-                     passed=right, reason=f"expected '{expected}', answered '{predicted[:80]}'",
-                     details={"expected": expected, "predicted": predicted})]
+    return [
+        ScoreRow(
+            scorer="label",
+            criterion="label",
+            value=float(right),
+            raw=float(right),
+            scale=PASS_FAIL,
+            passed=right,
+            reason=f"expected '{expected}', answered '{predicted[:80]}'",
+            details={"expected": expected, "predicted": predicted},
+        )
+    ]

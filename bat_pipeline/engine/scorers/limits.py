@@ -22,8 +22,11 @@ def limits(item: ScoringInput) -> list[ScoreRow]:
     if expected.max_model_calls is not None:
         limit = expected.max_model_calls
         reason = f"{totals.model_calls} model calls, at most {limit} allowed"
-        rows.append(pass_fail("limits", "model_calls", totals.model_calls <= limit, reason,
-                              used=totals.model_calls, limit=limit))
+        rows.append(
+            pass_fail(
+                "limits", "model_calls", totals.model_calls <= limit, reason, used=totals.model_calls, limit=limit
+            )
+        )
     if expected.max_tokens is not None:
         used, limit = totals.tokens_in + totals.tokens_out, expected.max_tokens
         reason = f"{used} tokens in + out, at most {limit} allowed"

@@ -74,12 +74,14 @@ def grading_messages(grader: Assertion, case: AgentvCase, answer: str) -> list[d
     """The question for one grader (module docstring)."""
     criteria = str(grader.options.get(GRADING_KEY) or "") or case.criteria
     expected = messages_text(case.expected_output) if case.expected_output else "(none given)"
-    user = "\n".join([
-        f"Grading criteria: {criteria}",
-        f"Input: {_cut(case.prompt)}",
-        f"Expected output: {_cut(expected)}",
-        f"Answer to grade: {_cut(answer) if answer.strip() else '(empty)'}",
-    ])
+    user = "\n".join(
+        [
+            f"Grading criteria: {criteria}",
+            f"Input: {_cut(case.prompt)}",
+            f"Expected output: {_cut(expected)}",
+            f"Answer to grade: {_cut(answer) if answer.strip() else '(empty)'}",
+        ]
+    )
     return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user}]
 
 
@@ -100,11 +102,17 @@ async def _grade(grader: Assertion, case: AgentvCase, answer: str, judge: Judge)
         return grader_error_row(NAME, grader, f"could not build the question: {type(exc).__name__}: {exc}")
     reply = await judge.ask(JudgeQuestion(purpose=PURPOSE, messages=messages, parse=parse_grade, schema=SCHEMA))
     if reply.value is None:
-        return _judged(grader_error_row(NAME, grader, f"the judge gave no grade: {reply.error or 'no answer'}"),
-                       judge)
+        return _judged(grader_error_row(NAME, grader, f"the judge gave no grade: {reply.error or 'no answer'}"), judge)
     score, passed, reasoning = reply.value
-    row = assertion_row(NAME, grader, case, score, reasoning or f"score {score:g}",
-                        passed=passed if case.format == "seed" else None, judge_passed=passed)
+    row = assertion_row(
+        NAME,
+        grader,
+        case,
+        score,
+        reasoning or f"score {score:g}",
+        passed=passed if case.format == "seed" else None,
+        judge_passed=passed,
+    )
     return _judged(row, judge)
 
 

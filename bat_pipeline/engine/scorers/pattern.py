@@ -26,8 +26,15 @@ def _lookup(row: ScoreRow) -> tuple[Rubric, str, str, float] | None:
 async def pattern(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
     chosen = judge_plan(item.task, settings_of(item)).pattern
     if chosen is None:
-        return [null_row("pattern", "conformance", judge.name,
-                         f"{SKIPPED}no pattern named (judge.pattern: react, cove, reflexion or rag)", scale="0..5")]
+        return [
+            null_row(
+                "pattern",
+                "conformance",
+                judge.name,
+                f"{SKIPPED}no pattern named (judge.pattern: react, cove, reflexion or rag)",
+                scale="0..5",
+            )
+        ]
     view = view_or_row(item, judge, "pattern", "conformance", "0..5")
     if isinstance(view, ScoreRow):
         return [view]
@@ -36,14 +43,41 @@ async def pattern(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
     def parse(text: str) -> dict[str, Any]:
         return parse_graded(rubric, text)
 
-    answer = await judge.ask(JudgeQuestion(purpose=f"pattern_{chosen}", messages=pattern_messages(chosen, view),
-                                           parse=parse, schema=pattern_schema(chosen)))
+    answer = await judge.ask(
+        JudgeQuestion(
+            purpose=f"pattern_{chosen}",
+            messages=pattern_messages(chosen, view),
+            parse=parse,
+            schema=pattern_schema(chosen),
+        )
+    )
     if answer.value is None:
         return [null_row("pattern", "conformance", judge.name, FAILED + (answer.error or "no answer"), scale="0..5")]
     found = answer.value
     reason = str(found.get("reasoning") or "")[:600]
-    rows = [criterion_row("pattern", rubric, rubric.criterion(name), raw, prefix="", judge=judge.name,
-                          reason=f"{raw:g} of 5", details={"pattern": chosen}) for name, raw in found["scores"].items()]
-    rows.append(summary_row("pattern", rubric, score(rubric, found["scores"]), prefix="", name="conformance",
-                            judge=judge.name, raw_max=5.0, extra={"pattern": chosen, "reasoning": reason}))
+    rows = [
+        criterion_row(
+            "pattern",
+            rubric,
+            rubric.criterion(name),
+            raw,
+            prefix="",
+            judge=judge.name,
+            reason=f"{raw:g} of 5",
+            details={"pattern": chosen},
+        )
+        for name, raw in found["scores"].items()
+    ]
+    rows.append(
+        summary_row(
+            "pattern",
+            rubric,
+            score(rubric, found["scores"]),
+            prefix="",
+            name="conformance",
+            judge=judge.name,
+            raw_max=5.0,
+            extra={"pattern": chosen, "reasoning": reason},
+        )
+    )
     return rows

@@ -25,6 +25,9 @@ def load_project_scorers(config: EvalConfig) -> None:
         except Exception as exc:  # noqa: BLE001 - any error importing the user's module refuses eval.yaml
             last = traceback.extract_tb(exc.__traceback__)[-1:] if not isinstance(exc, ImportError) else []
             where = f" ({last[0].filename}:{last[0].lineno})" if last else ""
-            raise InputError(str(config.source), f"cannot import scorer module '{name}': "
-                             f"{type(exc).__name__}: {exc}{where}",
-                             entry="evaluation", field=f"scorers[{index}]") from None
+            raise InputError(
+                str(config.source),
+                f"cannot import scorer module '{name}': {type(exc).__name__}: {exc}{where}",
+                entry="evaluation",
+                field=f"scorers[{index}]",
+            ) from None

@@ -10,15 +10,25 @@ from bat_pipeline.engine.scorers.kinds_support import asks, view_or_row
 from bat_pipeline.engine.scorers.registry import ScoringInput, llm
 from bat_pipeline.engine.yaml_rubrics import Rubric
 
-QUALITY = Rubric.model_validate({"name": "quality", "source": "builtin:quality", "criteria": [
-    {"name": "coherence", "description": "Do the answer's sentences follow from one another and form one line "
-                                         "of thought?"},
-    {"name": "fluency", "description": "Is the answer written in correct, natural language?"},
-    {"name": "relevance", "description": "Does every part of the answer bear on what the user asked?"},
-    {"name": "groundedness", "description": "Is every claim backed by the conversation or the agent's steps, "
-                                            "with nothing made up?"},
-    {"name": "helpfulness", "description": "Would the user be able to act on the answer without asking again?"},
-]})
+QUALITY = Rubric.model_validate(
+    {
+        "name": "quality",
+        "source": "builtin:quality",
+        "criteria": [
+            {
+                "name": "coherence",
+                "description": "Do the answer's sentences follow from one another and form one line of thought?",
+            },
+            {"name": "fluency", "description": "Is the answer written in correct, natural language?"},
+            {"name": "relevance", "description": "Does every part of the answer bear on what the user asked?"},
+            {
+                "name": "groundedness",
+                "description": "Is every claim backed by the conversation or the agent's steps, with nothing made up?",
+            },
+            {"name": "helpfulness", "description": "Would the user be able to act on the answer without asking again?"},
+        ],
+    }
+)
 
 
 def _lookup(row: ScoreRow) -> tuple[Rubric, str, str, float]:

@@ -85,21 +85,36 @@ def _register(scorer: Scorer) -> None:
     _REGISTRY[scorer.name] = scorer
 
 
-def check(name: str, *, applies: Callable[[ScoringInput], bool] = _always, order: int = 100,
-          needs_trajectory: bool = False, criteria: tuple[str, ...] = ()) -> Callable[[CheckFn], CheckFn]:
+def check(
+    name: str,
+    *,
+    applies: Callable[[ScoringInput], bool] = _always,
+    order: int = 100,
+    needs_trajectory: bool = False,
+    criteria: tuple[str, ...] = (),
+) -> Callable[[CheckFn], CheckFn]:
     """Register a deterministic scorer: `fn(input) -> rows` (Scorer's fields)."""
+
     def decorate(fn: CheckFn) -> CheckFn:
         _register(Scorer(name, "check", fn, applies, order, needs_trajectory, criteria))
         return fn
+
     return decorate
 
 
-def llm(name: str, *, applies: Callable[[ScoringInput], bool] = _always, order: int = 100,
-        reduce: Callable[[list[ScoreRow]], list[ScoreRow]] | None = None) -> Callable[[LlmFn], LlmFn]:
+def llm(
+    name: str,
+    *,
+    applies: Callable[[ScoringInput], bool] = _always,
+    order: int = 100,
+    reduce: Callable[[list[ScoreRow]], list[ScoreRow]] | None = None,
+) -> Callable[[LlmFn], LlmFn]:
     """Register an LLM scorer: `async fn(input, judge) -> rows`; `reduce` (Scorer's field)."""
+
     def decorate(fn: LlmFn) -> LlmFn:
         _register(Scorer(name, "llm", fn, applies, order, reduce=reduce))
         return fn
+
     return decorate
 
 

@@ -64,9 +64,12 @@ def script(item: ScoringInput) -> list[ScoreRow]:
             continue
         cwd = (case.eval_file.parent / str(assertion.options.get("cwd") or ".")).resolve()
         timeout = float(assertion.options.get("timeout_s", assertion.options.get("timeout_seconds", DEFAULT_TIMEOUT_S)))
-        result = runner.run_script(command, cwd=cwd, stdin=json.dumps(grader_input(case, item.episode, assertion),
-                                                                      ensure_ascii=False, default=str),
-                                   timeout_s=timeout)
+        result = runner.run_script(
+            command,
+            cwd=cwd,
+            stdin=json.dumps(grader_input(case, item.episode, assertion), ensure_ascii=False, default=str),
+            timeout_s=timeout,
+        )
         rows.append(read_verdict(assertion, case, result))
     return rows
 
@@ -74,7 +77,8 @@ def script(item: ScoringInput) -> list[ScoreRow]:
 def grader_input(case: AgentvCase, episode: Episode, assertion: Assertion) -> dict[str, Any]:
     """The JSON object a script grader reads on stdin."""
     messages = episode.aux.get("output_messages") or (
-        [{"role": "assistant", "content": episode.final_output}] if episode.final_output else [])
+        [{"role": "assistant", "content": episode.final_output}] if episode.final_output else []
+    )
     calls = [{"tool": c.name, "input": c.args, "error": c.error} for c in episode.trace.tool_calls]
     totals = episode.trace.trajectory.totals
     usage = episode.aux.get("token_usage") or {"input": totals.tokens_in, "output": totals.tokens_out}
@@ -82,17 +86,35 @@ def grader_input(case: AgentvCase, episode: Episode, assertion: Assertion) -> di
     expected = [m.model_dump(mode="json") for m in case.expected_output]
     config = {k: v for k, v in assertion.options.items() if k not in ("written_type", "required_given")}
     return {
-        "test_id": case.id, "target": episode.model_name, "attempt": episode.attempt_index,
-        "input": inputs, "expected_output": expected, "criteria": case.criteria, "output": episode.final_output,
-        "output_messages": messages, "tool_calls": calls, "tokens": usage, "wall_ms": episode.trace.wall_ms,
+        "test_id": case.id,
+        "target": episode.model_name,
+        "attempt": episode.attempt_index,
+        "input": inputs,
+        "expected_output": expected,
+        "criteria": case.criteria,
+        "output": episode.final_output,
+        "output_messages": messages,
+        "tool_calls": calls,
+        "tokens": usage,
+        "wall_ms": episode.trace.wall_ms,
         # AgentV 4.42's names for the same and more
-        "messages": messages, "input_files": case.input_files, "metadata": case.metadata,
-        "trace": None, "trace_summary": {"tool_calls": totals.tool_calls, "errors": totals.errors},
-        "token_usage": usage, "cost_usd": episode.aux.get("cost_usd"), "duration_ms": episode.trace.wall_ms,
-        "start_time": episode.aux.get("started_at"), "end_time": None, "file_changes": None,
-        "workspace_path": None, "config": config,
+        "messages": messages,
+        "input_files": case.input_files,
+        "metadata": case.metadata,
+        "trace": None,
+        "trace_summary": {"tool_calls": totals.tool_calls, "errors": totals.errors},
+        "token_usage": usage,
+        "cost_usd": episode.aux.get("cost_usd"),
+        "duration_ms": episode.trace.wall_ms,
+        "start_time": episode.aux.get("started_at"),
+        "end_time": None,
+        "file_changes": None,
+        "workspace_path": None,
+        "config": config,
         # older AgentV (v1–v2)
-        "question": case.prompt, "answer": episode.final_output, "candidate_answer": episode.final_output,
+        "question": case.prompt,
+        "answer": episode.final_output,
+        "candidate_answer": episode.final_output,
         "expected_outcome": case.criteria,
     }
 
@@ -106,17 +128,33 @@ def read_verdict(assertion: Assertion, case: AgentvCase, result: ScriptResult) -
         return grader_error_row(NAME, assertion, f"timed out{': ' + stderr if stderr else ''}")
     stdout = result.stdout.strip()
     if case.format == "v4" and result.exit_code != 0:
-        return assertion_row(NAME, assertion, case, 0.0, f"exited with status {result.exit_code}"
-                             + (f": {stderr}" if stderr else ""), exit_code=result.exit_code)
+        return assertion_row(
+            NAME,
+            assertion,
+            case,
+            0.0,
+            f"exited with status {result.exit_code}" + (f": {stderr}" if stderr else ""),
+            exit_code=result.exit_code,
+        )
     if case.format == "seed" and not stdout:
         if result.exit_code != 0 and stderr:
             return grader_error_row(NAME, assertion, f"exited with status {result.exit_code}: {stderr}")
         held = result.exit_code == 0
-        return assertion_row(NAME, assertion, case, 1.0 if held else 0.0, f"exit status {result.exit_code}",
-                             passed=held, exit_code=result.exit_code)
+        return assertion_row(
+            NAME,
+            assertion,
+            case,
+            1.0 if held else 0.0,
+            f"exit status {result.exit_code}",
+            passed=held,
+            exit_code=result.exit_code,
+        )
     if result.exit_code != 0:
-        return grader_error_row(NAME, assertion, f"exited with status {result.exit_code}"
-                                + (f": {stderr}" if stderr else " and printed a verdict"))
+        return grader_error_row(
+            NAME,
+            assertion,
+            f"exited with status {result.exit_code}" + (f": {stderr}" if stderr else " and printed a verdict"),
+        )
     data = _json_object(stdout)
     if data is None:
         return grader_error_row(NAME, assertion, f"unreadable stdout: {cut(stdout, 300)!r}")
@@ -132,8 +170,9 @@ def read_verdict(assertion: Assertion, case: AgentvCase, result: ScriptResult) -
     if score is None:
         return grader_error_row(NAME, assertion, f"no score in stdout: {cut(stdout, 300)!r}")
     reason = str(data.get("reason") or data.get("reasoning") or f"score {float(score):.2f}")
-    return assertion_row(NAME, assertion, case, float(score), reason,
-                         passed=passed if isinstance(passed, bool) else None, checks=checks)
+    return assertion_row(
+        NAME, assertion, case, float(score), reason, passed=passed if isinstance(passed, bool) else None, checks=checks
+    )
 
 
 def _json_object(stdout: str) -> dict[str, Any] | None:
@@ -153,8 +192,13 @@ def _checks(data: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for item in data.get("checks") or data.get("assertions") or []:
         if isinstance(item, dict):
-            out.append({"text": str(item.get("text", "")), "pass": bool(item.get("pass", item.get("passed"))),
-                        "reason": str(item.get("reason", item.get("evidence")) or "")})
+            out.append(
+                {
+                    "text": str(item.get("text", "")),
+                    "pass": bool(item.get("pass", item.get("passed"))),
+                    "reason": str(item.get("reason", item.get("evidence")) or ""),
+                }
+            )
     if not out:
         out += [{"text": str(h), "pass": True, "reason": ""} for h in data.get("hits") or []]
         out += [{"text": str(m), "pass": False, "reason": ""} for m in data.get("misses") or []]

@@ -31,13 +31,27 @@ def sql_result_match(item: ScoringInput) -> list[ScoreRow]:
     generated_sql = sql_of(item.episode.final_output)
     golden = run_query(scenario.database, scenario.golden_sql)
     if golden.error:
-        return [sql_row(RESULTS, None, f"the golden query failed: {cut(golden.error, 300)}",
-                     comparison_error=golden.error, database=scenario.database)]
+        return [
+            sql_row(
+                RESULTS,
+                None,
+                f"the golden query failed: {cut(golden.error, 300)}",
+                comparison_error=golden.error,
+                database=scenario.database,
+            )
+        ]
     if not generated_sql:
         return [sql_row(RESULTS, False, "the answer holds no SQL", comparison_error="no SQL in the answer")]
     generated = run_query(scenario.database, generated_sql)
     if generated.error:
-        return [sql_row(RESULTS, False, f"the generated query failed: {cut(generated.error, 300)}",
-                     comparison_error=generated.error, generated_sql=generated_sql)]
+        return [
+            sql_row(
+                RESULTS,
+                False,
+                f"the generated query failed: {cut(generated.error, 300)}",
+                comparison_error=generated.error,
+                generated_sql=generated_sql,
+            )
+        ]
     result = compare_results(golden.rows, generated.rows)
     return [sql_row(RESULTS, result.equal, result.reason, generated_sql=generated_sql, **result.details)]

@@ -31,14 +31,29 @@ async def standard(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
     view = view_or_row(item, judge, "standard", "overall", "0..10", steps=False)
     if isinstance(view, ScoreRow):
         return [view]
-    answer = await judge.ask(JudgeQuestion(purpose="standard", messages=standard_messages(view), parse=_parse,
-                                           schema=STANDARD_SCHEMA))
+    answer = await judge.ask(
+        JudgeQuestion(purpose="standard", messages=standard_messages(view), parse=_parse, schema=STANDARD_SCHEMA)
+    )
     if answer.value is None:
         return [null_row("standard", "overall", judge.name, FAILED + (answer.error or "no answer"), scale="0..10")]
     found = answer.value
-    rows = [criterion_row("standard", RUBRIC, RUBRIC.criterion(name), raw, prefix="", judge=judge.name,
-                          reason=f"{raw:g} of 10") for name, raw in found["scores"].items()]
+    rows = [
+        criterion_row(
+            "standard", RUBRIC, RUBRIC.criterion(name), raw, prefix="", judge=judge.name, reason=f"{raw:g} of 10"
+        )
+        for name, raw in found["scores"].items()
+    ]
     extra = {"improvements": found.get("improvements") or [], "confidence": found.get("confidence")}
-    rows.append(summary_row("standard", RUBRIC, score(RUBRIC, found["scores"]), prefix="", name="overall",
-                            judge=judge.name, raw_max=10.0, extra=extra))
+    rows.append(
+        summary_row(
+            "standard",
+            RUBRIC,
+            score(RUBRIC, found["scores"]),
+            prefix="",
+            name="overall",
+            judge=judge.name,
+            raw_max=10.0,
+            extra=extra,
+        )
+    )
     return rows

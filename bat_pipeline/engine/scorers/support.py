@@ -15,8 +15,17 @@ PASS_FAIL = "pass/fail"
 
 def pass_fail(scorer: str, criterion: str, passed: bool, reason: str, **details: Any) -> ScoreRow:
     """A gating check row: value and raw 1 when it holds, 0 when it does not."""
-    return ScoreRow(scorer=scorer, criterion=criterion, value=1.0 if passed else 0.0, raw=1.0 if passed else 0.0,
-                    scale=PASS_FAIL, passed=passed, gating=True, reason=reason, details=details)
+    return ScoreRow(
+        scorer=scorer,
+        criterion=criterion,
+        value=1.0 if passed else 0.0,
+        raw=1.0 if passed else 0.0,
+        scale=PASS_FAIL,
+        passed=passed,
+        gating=True,
+        reason=reason,
+        details=details,
+    )
 
 
 def iter_steps(steps: Sequence[Step]) -> Iterator[Step]:

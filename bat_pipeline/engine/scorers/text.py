@@ -32,8 +32,11 @@ def text(item: ScoringInput) -> list[ScoreRow]:
         except ValueError as exc:
             rows.append(grader_error_row(NAME, assertion, str(exc)))
             continue
-        rows.append(assertion_row(NAME, assertion, item.task.agentv, 1.0 if held else 0.0, reason,
-                                  checks=[{"text": reason, "pass": held}]))
+        rows.append(
+            assertion_row(
+                NAME, assertion, item.task.agentv, 1.0 if held else 0.0, reason, checks=[{"text": reason, "pass": held}]
+            )
+        )
     return rows
 
 
@@ -57,8 +60,9 @@ def judge(assertion: Assertion, answer: str, case: AgentvCase | None) -> tuple[b
         haystack = answer.lower() if fold else answer
         found = [v for v in values if (v.lower() if fold else v) in haystack]
         if kind.endswith("any"):
-            return bool(found), (f"contains {quote(found[0])}" if found else
-                                 f"contains none of {', '.join(map(quote, values))}")
+            return bool(found), (
+                f"contains {quote(found[0])}" if found else f"contains none of {', '.join(map(quote, values))}"
+            )
         missing = [v for v in values if v not in found]
         return not missing, ("contains all" if not missing else f"missing {', '.join(map(quote, missing))}")
     if value is None:
@@ -101,8 +105,9 @@ def _json_subset(value: Any, answer: str, case: AgentvCase | None) -> tuple[bool
     the answer parsed as JSON: every key of a mapping, recursively; lists item by item."""
     expected = value
     if expected is None and case is not None:
-        expected = next((m.content for m in reversed(case.expected_output) if isinstance(m.content, (dict, list))),
-                        None)
+        expected = next(
+            (m.content for m in reversed(case.expected_output) if isinstance(m.content, (dict, list))), None
+        )
     if expected is None:
         raise ValueError("json-subset needs a `value` or structured content in expected_output")
     try:

@@ -27,5 +27,14 @@ def timing(item: ScoringInput) -> list[ScoreRow]:
     threshold = settings.time_threshold_s or 0.0  # set: _applies
     seconds = item.episode.trace.wall_ms / 1000
     value = time_score(seconds, threshold, settings.time_penalty)
-    return [ScoreRow(scorer="time", criterion="time", value=value, raw=round(seconds, 3), scale="seconds",
-                     passed=seconds <= threshold, reason=f"{seconds:.2f}s against a threshold of {threshold:g}s")]
+    return [
+        ScoreRow(
+            scorer="time",
+            criterion="time",
+            value=value,
+            raw=round(seconds, 3),
+            scale="seconds",
+            passed=seconds <= threshold,
+            reason=f"{seconds:.2f}s against a threshold of {threshold:g}s",
+        )
+    ]

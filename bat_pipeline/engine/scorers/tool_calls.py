@@ -14,8 +14,13 @@ CRITERION = "tool_call:"
 """Then the tool's name."""
 
 
-@check("tool_calls", applies=lambda item: bool(item.task.expected.tool_calls), order=30, needs_trajectory=True,
-       criteria=(CRITERION,))
+@check(
+    "tool_calls",
+    applies=lambda item: bool(item.task.expected.tool_calls),
+    order=30,
+    needs_trajectory=True,
+    criteria=(CRITERION,),
+)
 def tool_calls(item: ScoringInput) -> list[ScoreRow]:
     """No `args_subset` (or an empty one) matches any arguments; `times: 0` always holds.
     A failing row counts the calls of that tool whose arguments did not match."""
@@ -31,6 +36,15 @@ def tool_calls(item: ScoringInput) -> list[ScoreRow]:
         reason += f", at least {want.times} expected"
         if not passed and len(named) > len(matching):
             reason += f" ({len(named) - len(matching)} more with other arguments)"
-        rows.append(pass_fail("tool_calls", f"{CRITERION}{want.name}", passed, reason,
-                              calls=len(matching), other_arguments=len(named) - len(matching), times=want.times))
+        rows.append(
+            pass_fail(
+                "tool_calls",
+                f"{CRITERION}{want.name}",
+                passed,
+                reason,
+                calls=len(matching),
+                other_arguments=len(named) - len(matching),
+                times=want.times,
+            )
+        )
     return rows

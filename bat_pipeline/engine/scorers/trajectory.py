@@ -41,8 +41,15 @@ def calls_of(trajectory: Trajectory) -> list[ObservedCall]:
     return [ObservedCall(name=s.name, args=s.args) for s in all_steps(trajectory) if isinstance(s, ToolStep)]
 
 
-def trajectory_rows(assertion: TrajectoryAssertion, calls: Sequence[ObservedCall], *, agentv4: bool = False,
-                    scorer: str = NAME, criterion: str = NAME, gating: bool = True) -> list[ScoreRow]:
+def trajectory_rows(
+    assertion: TrajectoryAssertion,
+    calls: Sequence[ObservedCall],
+    *,
+    agentv4: bool = False,
+    scorer: str = NAME,
+    criterion: str = NAME,
+    gating: bool = True,
+) -> list[ScoreRow]:
     """The summary row (`criterion`, `gating`), then one non-gating row per check
     (`<criterion>:<check>`). `agentv4`: the assertion comes from an AgentV 4.x file and
     its modes mean what AgentV 4.42.4 makes of them."""
@@ -52,10 +59,22 @@ def trajectory_rows(assertion: TrajectoryAssertion, calls: Sequence[ObservedCall
     failed = [c.reason for c in checks if c.passed is False]
     reason = "; ".join(failed or [c.reason for c in checks])
     summary = ScoreRow(
-        scorer=scorer, criterion=criterion, value=value, raw=value, scale="0..1", passed=passed, gating=gating,
+        scorer=scorer,
+        criterion=criterion,
+        value=value,
+        raw=value,
+        scale="0..1",
+        passed=passed,
+        gating=gating,
         reason=(reason if passed else f"{value:.2f} of 1: {reason}"),
-        details={"mode": assertion.mode, "hits": sum(c.hits for c in checks),
-                 "aspects": sum(c.aspects for c in checks), "calls": [c.name for c in calls], "agentv4": agentv4})
+        details={
+            "mode": assertion.mode,
+            "hits": sum(c.hits for c in checks),
+            "aspects": sum(c.aspects for c in checks),
+            "calls": [c.name for c in calls],
+            "agentv4": agentv4,
+        },
+    )
     return [summary, *(_row(scorer, criterion, c) for c in checks)]
 
 
@@ -64,13 +83,26 @@ def _row(scorer: str, criterion: str, c: Check) -> ScoreRow:
         value: float | None = c.hits / c.aspects
     else:
         value = None if c.passed is None else float(c.passed)
-    return ScoreRow(scorer=scorer, criterion=f"{criterion}:{c.criterion}", value=value, raw=float(c.hits),
-                    scale="count", passed=c.passed, gating=False, reason=c.reason,
-                    details={"hits": c.hits, "aspects": c.aspects, **c.details})
+    return ScoreRow(
+        scorer=scorer,
+        criterion=f"{criterion}:{c.criterion}",
+        value=value,
+        raw=float(c.hits),
+        scale="count",
+        passed=c.passed,
+        gating=False,
+        reason=c.reason,
+        details={"hits": c.hits, "aspects": c.aspects, **c.details},
+    )
 
 
-@check(NAME, applies=lambda item: item.task.expected.trajectory is not None, order=70, needs_trajectory=True,
-       criteria=(NAME,))
+@check(
+    NAME,
+    applies=lambda item: item.task.expected.trajectory is not None,
+    order=70,
+    needs_trajectory=True,
+    criteria=(NAME,),
+)
 def trajectory(item: ScoringInput) -> list[ScoreRow]:
     assertion = item.task.expected.trajectory
     if assertion is None:
@@ -78,8 +110,14 @@ def trajectory(item: ScoringInput) -> list[ScoreRow]:
     return trajectory_rows(assertion, calls_of(item.trajectory))
 
 
-def parse_assertion(data: Mapping[str, Any], file: str, *, entry: str | None = None, field: str | None = None,
-                    ignore: Collection[str] = ()) -> tuple[TrajectoryAssertion, list[str]]:
+def parse_assertion(
+    data: Mapping[str, Any],
+    file: str,
+    *,
+    entry: str | None = None,
+    field: str | None = None,
+    ignore: Collection[str] = (),
+) -> tuple[TrajectoryAssertion, list[str]]:
     """A trajectory assertion read from a user's file, and its warnings: keys it does not
     know are dropped with a warning (one edit away from a known key: refused as a typo),
     keys in `ignore` (the caller's own: `name`, `weight`, ...) skipped silently. Refuses

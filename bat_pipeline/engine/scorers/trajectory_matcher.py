@@ -37,7 +37,7 @@ def canonical(actual: Sequence[str], expected: Sequence[str]) -> list[str]:
     names = []
     for name in actual:
         if name.startswith(MCP_PREFIX) and name.count("__") >= 2:
-            name = name[len(MCP_PREFIX):]
+            name = name[len(MCP_PREFIX) :]
         if name not in wanted and "__" in name and name.split("__", 1)[1] in wanted:
             name = name.split("__", 1)[1]
         names.append(name)
@@ -67,8 +67,9 @@ def sequence_similarity(expected: Sequence[str], actual: Sequence[str]) -> float
     return 1.0 if longest == 0 else 1 - levenshtein(expected, actual) / longest
 
 
-def match_rows(expected: Sequence[str], actual: Sequence[str], *, enforce_order: bool = False,
-               filter_native_tools: bool = False) -> list[ScoreRow]:
+def match_rows(
+    expected: Sequence[str], actual: Sequence[str], *, enforce_order: bool = False, filter_native_tools: bool = False
+) -> list[ScoreRow]:
     """The EvalBench value (gating), then the exact match and the other measure."""
     if filter_native_tools:
         expected = [n for n in expected if "__" in n]
@@ -81,13 +82,34 @@ def match_rows(expected: Sequence[str], actual: Sequence[str], *, enforce_order:
     details = {"expected": list(expected), "actual": actual, "enforce_order": enforce_order}
     shown = f"expected {list(expected)}, called {actual}"
     return [
-        ScoreRow(scorer=NAME, criterion=NAME, value=value, raw=round(value * 100, 1), scale=SCALE,
-                 passed=value == 1.0, gating=True, reason=f"{main} {value:.2f}: {shown}",
-                 details={**details, "measure": main}),
-        ScoreRow(scorer=NAME, criterion=f"{NAME}:exact", value=float(exact), raw=float(exact), scale="pass/fail",
-                 passed=exact, reason=("the same calls in the same order" if exact else f"not exact: {shown}")),
-        ScoreRow(scorer=NAME, criterion=f"{NAME}:{other}", value=measures[other],
-                 raw=round(measures[other] * 100, 1), scale=SCALE, reason=f"{other} {measures[other]:.2f}"),
+        ScoreRow(
+            scorer=NAME,
+            criterion=NAME,
+            value=value,
+            raw=round(value * 100, 1),
+            scale=SCALE,
+            passed=value == 1.0,
+            gating=True,
+            reason=f"{main} {value:.2f}: {shown}",
+            details={**details, "measure": main},
+        ),
+        ScoreRow(
+            scorer=NAME,
+            criterion=f"{NAME}:exact",
+            value=float(exact),
+            raw=float(exact),
+            scale="pass/fail",
+            passed=exact,
+            reason=("the same calls in the same order" if exact else f"not exact: {shown}"),
+        ),
+        ScoreRow(
+            scorer=NAME,
+            criterion=f"{NAME}:{other}",
+            value=measures[other],
+            raw=round(measures[other] * 100, 1),
+            scale=SCALE,
+            reason=f"{other} {measures[other]:.2f}",
+        ),
     ]
 
 
@@ -97,5 +119,9 @@ def trajectory_matcher(item: ScoringInput) -> list[ScoreRow]:
     assert scenario is not None and scenario.expected_trajectory is not None
     options = scenario.options(NAME)
     actual = [s.name for s in all_steps(item.trajectory) if isinstance(s, ToolStep)]
-    return match_rows(scenario.expected_trajectory, actual, enforce_order=bool(options.get("enforce_order")),
-                      filter_native_tools=bool(options.get("filter_native_tools")))
+    return match_rows(
+        scenario.expected_trajectory,
+        actual,
+        enforce_order=bool(options.get("enforce_order")),
+        filter_native_tools=bool(options.get("filter_native_tools")),
+    )

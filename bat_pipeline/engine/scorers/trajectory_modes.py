@@ -66,14 +66,20 @@ def args_match(expected: ExpectedCall, actual: Any, mode: ArgsMode, agentv4: boo
     if actual is None:
         return False
     if isinstance(mode, list):
-        return all(json_equal(want_value, _at(actual, path))
-                   for path in mode if (want_value := _at(want, path)) is not _MISSING)
+        return all(
+            json_equal(want_value, _at(actual, path))
+            for path in mode
+            if (want_value := _at(want, path)) is not _MISSING
+        )
     if mode == "exact":
         return json_equal(want, actual)
     if agentv4:
         small, big = (want, actual) if mode == "superset" else (actual, want)
-        return (isinstance(small, dict) and isinstance(big, dict)
-                and all(key in big and json_equal(value, big[key]) for key, value in small.items()))
+        return (
+            isinstance(small, dict)
+            and isinstance(big, dict)
+            and all(key in big and json_equal(value, big[key]) for key, value in small.items())
+        )
     return args_contain(actual, want) if mode == "superset" else args_contain(want, actual)
 
 
@@ -97,8 +103,13 @@ class _Table:
     def __init__(self, assertion: TrajectoryAssertion, calls: Sequence[ObservedCall], agentv4: bool):
         self.items = assertion.expected or []
         self.calls = calls
-        self.fit = [[call.name == item.tool and args_match(item, call.args, assertion.args_mode_of(item), agentv4)
-                     for call in calls] for item in self.items]
+        self.fit = [
+            [
+                call.name == item.tool and args_match(item, call.args, assertion.args_mode_of(item), agentv4)
+                for call in calls
+            ]
+            for item in self.items
+        ]
 
     def call(self, j: int) -> str:
         return f"call {j + 1} ({self.calls[j].name})"
@@ -119,15 +130,18 @@ class _Table:
         return f"expected {label}: called, but not in this order"
 
 
-def _sequence_check(mode: str, hits: int, aspects: int, misses: list[str], pairs: Pairs,
-                    what: str) -> tuple[Check, Pairs]:
+def _sequence_check(
+    mode: str, hits: int, aspects: int, misses: list[str], pairs: Pairs, what: str
+) -> tuple[Check, Pairs]:
     reason = f"{mode}: {hits} of {aspects} {what}"
     if misses:
         reason += "; " + "; ".join(misses[:MAX_NAMED_MISSES])
         if len(misses) > MAX_NAMED_MISSES:
             reason += f"; and {len(misses) - MAX_NAMED_MISSES} more"
-    return (Check(mode, hits, aspects, hits == aspects, reason,
-                  {"misses": misses, "matched": [[i, j] for i, j in pairs]}), pairs)
+    return (
+        Check(mode, hits, aspects, hits == aspects, reason, {"misses": misses, "matched": [[i, j] for i, j in pairs]}),
+        pairs,
+    )
 
 
 def _positions(t: _Table, strict: bool) -> tuple[Check, Pairs]:
@@ -146,13 +160,19 @@ def _positions(t: _Table, strict: bool) -> tuple[Check, Pairs]:
             misses.append(f"{t.call(k)} has other arguments ({cut(as_json(t.calls[k].args), MAX_SHOWN_ARGS)})")
         else:
             misses.append(f"expected {t.items[k].tool} as call {k + 1}, got {t.calls[k].name}")
-    check, pairs = _sequence_check("strict" if strict else "exact", len(pairs), length, misses, pairs,
-                                   "positions match")
+    check, pairs = _sequence_check(
+        "strict" if strict else "exact", len(pairs), length, misses, pairs, "positions match"
+    )
     extra = len(t.calls) - len(t.items)
     if not strict and extra > 0 and t.items:
-        check = Check(check.criterion, check.hits, check.aspects, check.passed,
-                      check.reason + f" ({extra} more call{'s' if extra != 1 else ''} not counted, as AgentV 4.x)",
-                      check.details)
+        check = Check(
+            check.criterion,
+            check.hits,
+            check.aspects,
+            check.passed,
+            check.reason + f" ({extra} more call{'s' if extra != 1 else ''} not counted, as AgentV 4.x)",
+            check.details,
+        )
     return check, pairs
 
 
@@ -216,8 +236,7 @@ def _unordered(t: _Table, superset: bool, agentv4: bool) -> tuple[Check, Pairs]:
         return _sequence_check("superset", len(pairs), len(t.items), misses, pairs, "expected calls made")
     used = set(taken.values())
     misses += [f"extra {t.call(j)}" for j in range(len(t.calls)) if j not in used]
-    return _sequence_check("unordered", len(pairs), max(len(t.items), len(t.calls)), misses, pairs,
-                           "calls paired")
+    return _sequence_check("unordered", len(pairs), max(len(t.items), len(t.calls)), misses, pairs, "calls paired")
 
 
 def _subset(t: _Table) -> tuple[Check, Pairs]:
@@ -262,8 +281,14 @@ def _durations(t: _Table, pairs: Pairs) -> Check | None:
 def _count(criterion: str, tool: str, want: ToolCount, calls: Sequence[ObservedCall]) -> Check:
     made = sum(1 for call in calls if call.name == tool)
     ok = want.holds(made)
-    return Check(criterion, int(ok), 1, ok, f"{tool}: {times(made)}, {want.wording()} expected",
-                 {"calls": made, **want.model_dump(exclude_none=True)})
+    return Check(
+        criterion,
+        int(ok),
+        1,
+        ok,
+        f"{tool}: {times(made)}, {want.wording()} expected",
+        {"calls": made, **want.model_dump(exclude_none=True)},
+    )
 
 
 def evaluate(assertion: TrajectoryAssertion, calls: Sequence[ObservedCall], *, agentv4: bool = False) -> list[Check]:
@@ -309,12 +334,28 @@ def evaluate(assertion: TrajectoryAssertion, calls: Sequence[ObservedCall], *, a
     checks += [_count(f"count:{tool}", tool, want, calls) for tool, want in assertion.counts.items()]
     for tool in assertion.forbidden:
         made = sum(1 for call in calls if call.name == tool)
-        checks.append(Check(f"forbidden:{tool}", int(not made), 1, not made,
-                            f"{tool}: {times(made)}, forbidden" if made else f"{tool}: not called", {"calls": made}))
+        checks.append(
+            Check(
+                f"forbidden:{tool}",
+                int(not made),
+                1,
+                not made,
+                f"{tool}: {times(made)}, forbidden" if made else f"{tool}: not called",
+                {"calls": made},
+            )
+        )
     if assertion.max_steps is not None:
         ok = len(calls) <= assertion.max_steps
-        checks.append(Check("max_steps", int(ok), 1, ok, f"{times(len(calls))} in all, at most {assertion.max_steps}",
-                            {"calls": len(calls), "max_steps": assertion.max_steps}))
+        checks.append(
+            Check(
+                "max_steps",
+                int(ok),
+                1,
+                ok,
+                f"{times(len(calls))} in all, at most {assertion.max_steps}",
+                {"calls": len(calls), "max_steps": assertion.max_steps},
+            )
+        )
     return checks
 
 

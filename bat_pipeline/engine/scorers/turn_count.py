@@ -22,12 +22,24 @@ def _applies(item: ScoringInput) -> bool:
 def turn_count(item: ScoringInput) -> list[ScoreRow]:
     log = item.episode.conversation
     if log is None:
-        return [ScoreRow(scorer=NAME, criterion=NAME, scale="count",
-                         reason="no conversation recorded for this episode")]
+        return [
+            ScoreRow(scorer=NAME, criterion=NAME, scale="count", reason="no conversation recorded for this episode")
+        ]
     turns = len(log.turns)
     user = log.simulated_user
-    return [ScoreRow(scorer=NAME, criterion=NAME, raw=float(turns), scale="count",
-                     reason=f"{turns} turn{'s' if turns != 1 else ''} of at most {log.max_turns}; ended: {log.ended}",
-                     details={"turns": turns, "max_turns": log.max_turns, "ended": log.ended,
-                              "generated": sum(t.generated for t in log.turns),
-                              "simulated_user_calls": user.calls if user else 0})]
+    return [
+        ScoreRow(
+            scorer=NAME,
+            criterion=NAME,
+            raw=float(turns),
+            scale="count",
+            reason=f"{turns} turn{'s' if turns != 1 else ''} of at most {log.max_turns}; ended: {log.ended}",
+            details={
+                "turns": turns,
+                "max_turns": log.max_turns,
+                "ended": log.ended,
+                "generated": sum(t.generated for t in log.turns),
+                "simulated_user_calls": user.calls if user else 0,
+            },
+        )
+    ]

@@ -27,7 +27,20 @@ from bat_pipeline.engine.spans.lines import (
 from bat_pipeline.engine.spans.settle import wait_until_quiet
 
 __all__ = [
-    "AGENT_CALL", "AGENT_ROOT", "INVOKE_AGENT", "MAX_DEPTH", "MODEL", "TOOL", "FileStats", "Span", "SpanIndex",
-    "failure_reason", "load_spans", "parse_json_text", "span_files_in", "start_order", "too_deep",
+    "AGENT_CALL",
+    "AGENT_ROOT",
+    "INVOKE_AGENT",
+    "MAX_DEPTH",
+    "MODEL",
+    "TOOL",
+    "FileStats",
+    "Span",
+    "SpanIndex",
+    "failure_reason",
+    "load_spans",
+    "parse_json_text",
+    "span_files_in",
+    "start_order",
+    "too_deep",
     "wait_until_quiet",
 ]

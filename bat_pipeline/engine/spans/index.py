@@ -15,7 +15,6 @@ from bat_pipeline.engine.spans.lines import AGENT_ROOT, MAX_DEPTH, Span, start_o
 _DEEP_LINES_NAMED = 5
 
 
-
 @dataclass
 class FileStats:
     """What reading one span file found."""
@@ -55,8 +54,10 @@ class FileStats:
             named = ", ".join(str(n) for n in self.too_deep[:_DEEP_LINES_NAMED])
             more = len(self.too_deep) - _DEEP_LINES_NAMED
             named += f" and {more} more" if more > 0 else ""
-            deep = (f"line{'s' if len(self.too_deep) > 1 else ''} {named} of {self.path} skipped: "
-                    f"nested deeper than {MAX_DEPTH} levels")
+            deep = (
+                f"line{'s' if len(self.too_deep) > 1 else ''} {named} of {self.path} skipped: "
+                f"nested deeper than {MAX_DEPTH} levels"
+            )
             message = f"{message}; {deep}" if message else deep
         return message
 

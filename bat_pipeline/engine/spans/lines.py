@@ -46,9 +46,20 @@ class Span:
         "trace_id",
     )
 
-    def __init__(self, name: str, kind: str, trace_id: str, span_id: str, parent_id: str | None,
-                 start: int, end: int, error: str | None, attributes: Mapping[str, Any], seq: int,
-                 role: str | None):
+    def __init__(
+        self,
+        name: str,
+        kind: str,
+        trace_id: str,
+        span_id: str,
+        parent_id: str | None,
+        start: int,
+        end: int,
+        error: str | None,
+        attributes: Mapping[str, Any],
+        seq: int,
+        role: str | None,
+    ):
         self.name = name
         self.kind = kind
         """INTERNAL | SERVER | CLIENT | PRODUCER | CONSUMER."""
@@ -188,9 +199,17 @@ def _with_defaults(obj: Any) -> dict[str, Any] | None:
     kind = full.get("kind")
     if isinstance(kind, str) and kind.startswith("SpanKind."):
         full["kind"] = kind[9:]
-    for key, default in (("trace_id", None), ("span_id", None), ("parent_span_id", None), ("name", ""),
-                         ("kind", "INTERNAL"), ("attributes", None), ("start_time", None),
-                         ("end_time", None), ("status", None)):
+    for key, default in (
+        ("trace_id", None),
+        ("span_id", None),
+        ("parent_span_id", None),
+        ("name", ""),
+        ("kind", "INTERNAL"),
+        ("attributes", None),
+        ("start_time", None),
+        ("end_time", None),
+        ("status", None),
+    ):
         full.setdefault(key, default)
     if full["trace_id"] is None or full["span_id"] is None:
         return None

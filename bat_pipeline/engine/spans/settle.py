@@ -10,9 +10,15 @@ from pathlib import Path
 from bat_pipeline.engine.spans.index import span_files_in
 
 
-def wait_until_quiet(paths: Iterable[str | Path], *, settle_s: float, wait_s: float, since: float = 0.0,
-                     clock: Callable[[], float] = time.time,
-                     sleep: Callable[[float], None] = time.sleep) -> tuple[float, bool]:
+def wait_until_quiet(
+    paths: Iterable[str | Path],
+    *,
+    settle_s: float,
+    wait_s: float,
+    since: float = 0.0,
+    clock: Callable[[], float] = time.time,
+    sleep: Callable[[float], None] = time.sleep,
+) -> tuple[float, bool]:
     """Wait until no span file changed for `settle_s`, at most `wait_s`: (seconds waited,
     whether the files were quiet).
 

@@ -109,8 +109,7 @@ def _tool_message(value: object) -> tuple[str | None, str | None] | None:
         body = value["data"]
     elif value.get("type") == "tool" and "content" in value:
         body = value
-    elif value.get("lc") == 1 and isinstance(value.get("kwargs"), dict) \
-            and value["kwargs"].get("type") == "tool":
+    elif value.get("lc") == 1 and isinstance(value.get("kwargs"), dict) and value["kwargs"].get("type") == "tool":
         body = value["kwargs"]
     else:
         return None

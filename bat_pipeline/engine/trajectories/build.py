@@ -9,8 +9,9 @@ from bat_pipeline.engine.trajectories.plan import planned_steps
 from bat_pipeline.engine.trajectories.steps import Cutter, build_steps, totals
 
 
-def build_trajectory(index: SpanIndex, conversation_id: str, turns: list[str], *,
-                     max_field_chars: int = 4000) -> Trajectory:
+def build_trajectory(
+    index: SpanIndex, conversation_id: str, turns: list[str], *, max_field_chars: int = 4000
+) -> Trajectory:
     """The trajectory of `conversation_id`: its roots in start order matched to `turns`.
 
     A turn without a root has no steps; roots beyond the turns are ignored; `found` is
@@ -18,8 +19,7 @@ def build_trajectory(index: SpanIndex, conversation_id: str, turns: list[str], *
     `max_field_chars` are cut and the trajectory marked truncated.
     """
     cut = Cutter(max_field_chars)
-    roots = [r for r in index.conversation_roots(conversation_id)
-             if r.span_id in planned_steps(index, r.trace_id)]
+    roots = [r for r in index.conversation_roots(conversation_id) if r.span_id in planned_steps(index, r.trace_id)]
     out_turns = []
     for i, user in enumerate(turns):
         steps = []

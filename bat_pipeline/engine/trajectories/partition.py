@@ -36,8 +36,11 @@ class RebuiltTrajectories:
 
     def warnings(self) -> list[str]:
         """Span files still changing when read, missing, or with lines skipped."""
-        still = [] if self.quiet else [f"span files still changing after {self.waited_s:.1f}s "
-                                       "(evaluation.spans_wait_s); read as they are"]
+        still = (
+            []
+            if self.quiet
+            else [f"span files still changing after {self.waited_s:.1f}s (evaluation.spans_wait_s); read as they are"]
+        )
         return still + self.skipped
 
     def figures(self) -> dict[str, Any]:
@@ -52,8 +55,16 @@ class RebuiltTrajectories:
         }
 
 
-def rebuild_trajectories(episodes: Sequence[Episode], tasks: Sequence[Task], span_paths: Sequence[Path], *,
-                         base: Path, settle_s: float, wait_s: float, since: float) -> RebuiltTrajectories:
+def rebuild_trajectories(
+    episodes: Sequence[Episode],
+    tasks: Sequence[Task],
+    span_paths: Sequence[Path],
+    *,
+    base: Path,
+    settle_s: float,
+    wait_s: float,
+    since: float,
+) -> RebuiltTrajectories:
     """Wait until the span files are quiet (`wait_until_quiet`: `settle_s`, at most `wait_s`,
     counting from `since` at the earliest), read them (folders listed now; paths that do
     not exist left out; relative ones taken from `base`), and set each episode's trajectory
@@ -75,5 +86,11 @@ def rebuild_trajectories(episodes: Sequence[Episode], tasks: Sequence[Task], spa
         episode.trace.tool_calls = recorded_tool_calls(trajectory)
     # The index is dropped here: a partition's spans are most of its memory, and only
     # their count and what was skipped are reported.
-    return RebuiltTrajectories(episodes=list(episodes), files=files, spans_read=len(index),
-                               skipped=index.messages(), waited_s=waited, quiet=quiet)
+    return RebuiltTrajectories(
+        episodes=list(episodes),
+        files=files,
+        spans_read=len(index),
+        skipped=index.messages(),
+        waited_s=waited,
+        quiet=quiet,
+    )

@@ -122,17 +122,20 @@ def _make_step(span: Span, node: str | None, decided: _DecidedCalls, cut: Cutter
         for call_id, name, args in calls:
             decided.add(call_id, name, args)
         return ModelStep(
-            node=node, model=cut.text(str_value(a.get("llm.model_name"))),
+            node=node,
+            model=cut.text(str_value(a.get("llm.model_name"))),
             tokens_in=int_value(a.get("llm.token_count.prompt")),
             tokens_out=int_value(a.get("llm.token_count.completion")),
             tokens_cached=int_value(a.get("llm.token_count.prompt_details.cache_read")),
             reasoning_tokens=int_value(a.get("llm.token_count.completion_details.reasoning")),
-            said=cut.text(said), called=[name for _, name, _ in calls], error=error)
+            said=cut.text(said),
+            called=[name for _, name, _ in calls],
+            error=error,
+        )
     if span.role == TOOL:
         name = str_value(a.get("tool.name")) or span.name
         result, answered_id = tool_result(a.get("output.value"))
-        call_id = next((a[k] for k in _TOOL_ID_KEYS if isinstance(a.get(k), str) and a[k]),
-                       answered_id)
+        call_id = next((a[k] for k in _TOOL_ID_KEYS if isinstance(a.get(k), str) and a[k]), answered_id)
         own = json_or_text(a.get("input.value"))
         if isinstance(own, dict):
             decided.take(call_id, name, own)
@@ -140,14 +143,17 @@ def _make_step(span: Span, node: str | None, decided: _DecidedCalls, cut: Cutter
         else:
             call = decided.take(call_id, name)
             args = call.args if call is not None else own
-        return ToolStep(node=node, name=cut.text(name), args=cut.value(args),
-                        result=cut.text(result), error=error)
+        return ToolStep(node=node, name=cut.text(name), args=cut.value(args), result=cut.text(result), error=error)
     if span.role == AGENT_CALL:
         agent = str_value(a.get("gen_ai.agent.name")) or span.name.removeprefix("invoke_agent").strip()
-        return AgentStep(node=node, agent=cut.text(agent or None),
-                         asked=cut.text(text_value(a.get("input.value"))),
-                         answered=cut.text(text_value(a.get("output.value"))),
-                         status=a2a_state(a.get("bat.a2a.task_state")), error=error)
+        return AgentStep(
+            node=node,
+            agent=cut.text(agent or None),
+            asked=cut.text(text_value(a.get("input.value"))),
+            answered=cut.text(text_value(a.get("output.value"))),
+            status=a2a_state(a.get("bat.a2a.task_state")),
+            error=error,
+        )
     return ErrorStep(node=node, span=cut.text(span.name), error=error or "failed")
 
 
@@ -169,5 +175,12 @@ def totals(turns: list[Turn]) -> Totals:
             stack.extend(step.steps)
         if step.error:
             n[6] += 1
-    return Totals(model_calls=n[0], tokens_in=n[1], tokens_out=n[2], tokens_cached=n[3],
-                  tool_calls=n[4], agent_calls=n[5], errors=n[6])
+    return Totals(
+        model_calls=n[0],
+        tokens_in=n[1],
+        tokens_out=n[2],
+        tokens_cached=n[3],
+        tool_calls=n[4],
+        agent_calls=n[5],
+        errors=n[6],
+    )

@@ -29,8 +29,9 @@ def load_rubric(spec: str, base_dir: Path | None = None) -> Rubric:
     """The rubric `spec` names: a built-in name, or a file (relative to `base_dir`)."""
     if not is_file_name(spec):
         if spec not in BUILTIN:
-            raise InputError(spec, f"unknown rubric '{spec}' (built-in: {', '.join(BUILTIN)}; "
-                             "or a path to a .yaml file)")
+            raise InputError(
+                spec, f"unknown rubric '{spec}' (built-in: {', '.join(BUILTIN)}; or a path to a .yaml file)"
+            )
         return _load_file(BUILTIN_DIR / f"{spec}.yaml", f"builtin:{spec}")
     path = Path(spec).expanduser()
     if not path.is_absolute() and base_dir is not None:
@@ -46,8 +47,9 @@ def _cached(path: Path, mtime_ns: int, source: str | None) -> Rubric:
     file = str(path)
     data = read_yaml(path)
     if not isinstance(data, dict):
-        raise InputError(file, "a rubric is a mapping with `criteria: [{name, weight, description, ...}]`",
-                         field="criteria")
+        raise InputError(
+            file, "a rubric is a mapping with `criteria: [{name, weight, description, ...}]`", field="criteria"
+        )
     try:
         rubric = Rubric.model_validate({"name": path.stem, **data, "source": source or file})
     except ValidationError as exc:
@@ -67,8 +69,9 @@ def _load_file(path: Path, source: str | None) -> Rubric:
     return _cached(path, mtime, source)
 
 
-def resolve_rubric_names(specs: Iterable[str], base_dir: Path, file: str, field: str,
-                         entry: str | None = None) -> list[str]:
+def resolve_rubric_names(
+    specs: Iterable[str], base_dir: Path, file: str, field: str, entry: str | None = None
+) -> list[str]:
     """`judge.rubrics` as the scorers will read it: built-in names and `bat` as they are,
     files as absolute paths; each rubric loaded once to refuse a broken one now. An unknown
     name is refused naming `file`, `entry` and `field[i]`; a broken rubric file names itself."""
@@ -78,8 +81,12 @@ def resolve_rubric_names(specs: Iterable[str], base_dir: Path, file: str, field:
             resolved.append(spec)
             continue
         if not is_file_name(spec) and spec not in BUILTIN:
-            raise InputError(file, f"unknown rubric '{spec}' (built-in: {BAT}, {', '.join(BUILTIN)}; "
-                             "or a path to a .yaml file)", entry=entry, field=f"{field}[{index}]")
+            raise InputError(
+                file,
+                f"unknown rubric '{spec}' (built-in: {BAT}, {', '.join(BUILTIN)}; or a path to a .yaml file)",
+                entry=entry,
+                field=f"{field}[{index}]",
+            )
         rubric = load_rubric(spec, base_dir)
         resolved.append(spec if rubric.source.startswith("builtin:") else rubric.source)
     return resolved

@@ -106,8 +106,10 @@ class Rubric(BaseModel):
             seen.add(criterion.name)
         for gate in self.hard_gates:
             if gate.criterion not in seen:
-                raise ValueError(f"hard gate on '{gate.criterion}', which is not a criterion "
-                                 f"(criteria: {', '.join(c.name for c in self.criteria)})")
+                raise ValueError(
+                    f"hard gate on '{gate.criterion}', which is not a criterion "
+                    f"(criteria: {', '.join(c.name for c in self.criteria)})"
+                )
         return self
 
     def criterion(self, name: str) -> Criterion:
@@ -115,8 +117,11 @@ class Rubric(BaseModel):
 
     def gates(self) -> list[HardGate]:
         """Every hard gate: `hard_gates` and the criteria marked `hard_gate`."""
-        marked = [HardGate(criterion=c.name, minimum=c.minimum) for c in self.criteria
-                  if c.hard_gate and c.minimum is not None]
+        marked = [
+            HardGate(criterion=c.name, minimum=c.minimum)
+            for c in self.criteria
+            if c.hard_gate and c.minimum is not None
+        ]
         return [*self.hard_gates, *marked]
 
     def unit_threshold(self, value: float | None) -> float | None:

@@ -44,8 +44,13 @@ class ScoringResult(BaseModel):
     def record(self, index: int) -> dict[str, Any]:
         """agentic-v2-eval's scored record: index, weighted_score, total_score,
         criterion_scores, missing_criteria."""
-        return {"index": index, "weighted_score": self.weighted_score, "total_score": self.total_score,
-                "criterion_scores": self.criterion_scores, "missing_criteria": self.missing_criteria}
+        return {
+            "index": index,
+            "weighted_score": self.weighted_score,
+            "total_score": self.total_score,
+            "criterion_scores": self.criterion_scores,
+            "missing_criteria": self.missing_criteria,
+        }
 
 
 def _number(value: Any) -> float | None:
@@ -84,9 +89,16 @@ def score(rubric: Rubric, values: Mapping[str, Any]) -> ScoringResult:
     passed: bool | None = None
     if pass_at is not None or rubric.gates():
         passed = not failed and (pass_at is None or weighted_score >= pass_at)
-    return ScoringResult(rubric=rubric.name, weighted_score=weighted_score, total_score=total_score,
-                         criterion_scores=scores, missing_criteria=missing, failed_gates=failed, band=band,
-                         passed=passed)
+    return ScoringResult(
+        rubric=rubric.name,
+        weighted_score=weighted_score,
+        total_score=total_score,
+        criterion_scores=scores,
+        missing_criteria=missing,
+        failed_gates=failed,
+        band=band,
+        passed=passed,
+    )
 
 
 def _band(rubric: Rubric, weighted: float, gate_failed: bool) -> str | None:

@@ -45,11 +45,22 @@ async def connect(url: str) -> Client:
     return await create_client(url, ClientConfig(streaming=True))
 
 
-async def send_text(client: Client, text: str, context_id: str, task_id: str | None = None,
-                    headers: dict[str, str] | None = None, timeout_s: float = 60.0) -> Exchange:
+async def send_text(
+    client: Client,
+    text: str,
+    context_id: str,
+    task_id: str | None = None,
+    headers: dict[str, str] | None = None,
+    timeout_s: float = 60.0,
+) -> Exchange:
     """Stream one user message; `headers` go on the HTTP request (e.g. `traceparent`)."""
-    message = Message(role=Role.ROLE_USER, parts=[Part(text=text)], message_id=str(uuid.uuid4()),
-                      context_id=context_id, task_id=task_id or None)
+    message = Message(
+        role=Role.ROLE_USER,
+        parts=[Part(text=text)],
+        message_id=str(uuid.uuid4()),
+        context_id=context_id,
+        task_id=task_id or None,
+    )
     context = ClientCallContext(service_parameters=dict(headers or {}), timeout=timeout_s)
     out = Exchange()
     async for response in client.send_message(SendMessageRequest(message=message), context=context):
@@ -58,8 +69,9 @@ async def send_text(client: Client, text: str, context_id: str, task_id: str | N
             out.events.append((STATES.get(response.task.status.state, "unknown"), get_stream_response_text(response)))
         elif response.HasField("status_update"):
             out.task_id = response.status_update.task_id
-            out.events.append((STATES.get(response.status_update.status.state, "unknown"),
-                               get_stream_response_text(response)))
+            out.events.append(
+                (STATES.get(response.status_update.status.state, "unknown"), get_stream_response_text(response))
+            )
         elif response.HasField("message"):
             out.events.append(("completed", get_stream_response_text(response)))
         elif response.HasField("artifact_update"):

@@ -40,16 +40,22 @@ def _say(updater: TaskUpdater, text: str) -> Any:
 
 
 def _root_attributes(agent: str, context: RequestContext, updater: TaskUpdater) -> dict[str, Any]:
-    return {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent,
-            "gen_ai.conversation.id": updater.context_id, "session.id": updater.context_id,
-            "bat.a2a.task_id": updater.task_id, "input.value": context.get_user_input()}
+    return {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": agent,
+        "gen_ai.conversation.id": updater.context_id,
+        "session.id": updater.context_id,
+        "bat.a2a.task_id": updater.task_id,
+        "input.value": context.get_user_input(),
+    }
 
 
 class WeatherExecutor(AgentExecutor):
     """One model-driven turn per A2A message; history kept per context id."""
 
-    def __init__(self, name: str, tracer: Tracer, client: ModelClient, forecaster: ForecasterProcess,
-                 max_iterations: int) -> None:
+    def __init__(
+        self, name: str, tracer: Tracer, client: ModelClient, forecaster: ForecasterProcess, max_iterations: int
+    ) -> None:
         self.name, self.tracer, self.client, self.forecaster = name, tracer, client, forecaster
         self.max_iterations = max_iterations
         self.histories: dict[str, list[dict[str, Any]]] = {}
@@ -68,9 +74,13 @@ class WeatherExecutor(AgentExecutor):
 
             # Each request starts its own trace: the evaluation finds conversations by their roots.
             with self.tracer.start_as_current_span(
-                    f"invoke_agent {self.name}", context=Context(), kind=SpanKind.SERVER,
-                    attributes=_root_attributes(self.name, context, updater),
-                    record_exception=False, set_status_on_exception=False) as root:
+                f"invoke_agent {self.name}",
+                context=Context(),
+                kind=SpanKind.SERVER,
+                attributes=_root_attributes(self.name, context, updater),
+                record_exception=False,
+                set_status_on_exception=False,
+            ) as root:
                 try:
                     text = await run_turn(self.tracer, self.client, history, ask, self.max_iterations)
                 except Exception as exc:  # noqa: BLE001 - a failed turn fails the task, not the agent
@@ -83,7 +93,7 @@ class WeatherExecutor(AgentExecutor):
                 root.set_attribute("output.value", text)
                 if text.startswith(NEED_INPUT):
                     root.set_attribute("bat.a2a.task_state", "input-required")
-                    await updater.requires_input(_say(updater, text[len(NEED_INPUT):].strip()))
+                    await updater.requires_input(_say(updater, text[len(NEED_INPUT) :].strip()))
                     return
                 root.set_attribute("bat.a2a.task_state", "completed")
                 await updater.add_artifact([Part(text=text)], name="answer")
@@ -108,12 +118,19 @@ class ForecasterExecutor(AgentExecutor):
         parent = TraceContextTextMapPropagator().extract(carrier)
         question = context.get_user_input()
         chain = {"openinference.span.kind": "CHAIN"}
-        with self.tracer.start_as_current_span("invoke_agent Forecaster", context=parent, kind=SpanKind.SERVER,
-                                               attributes=_root_attributes("Forecaster", context, updater)) as root:
+        with self.tracer.start_as_current_span(
+            "invoke_agent Forecaster",
+            context=parent,
+            kind=SpanKind.SERVER,
+            attributes=_root_attributes("Forecaster", context, updater),
+        ) as root:
             with self.tracer.start_as_current_span("ForecastGraph", attributes=chain):
                 with self.tracer.start_as_current_span("lookup", attributes=chain):
-                    attributes = {"openinference.span.kind": "TOOL", "tool.name": "forecast_table",
-                                  "input.value": json.dumps({"question": question})}
+                    attributes = {
+                        "openinference.span.kind": "TOOL",
+                        "tool.name": "forecast_table",
+                        "input.value": json.dumps({"question": question}),
+                    }
                     with self.tracer.start_as_current_span("forecast_table", attributes=attributes) as span:
                         answer = tools.forecast(question)
                         span.set_attribute("output.value", answer)

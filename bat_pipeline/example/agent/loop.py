@@ -37,8 +37,12 @@ def _record_llm(span: Any, client: ModelClient, turn: ModelTurn) -> None:
 
 
 async def _call_model(tracer: Tracer, client: ModelClient, history: list[dict[str, Any]]) -> ModelTurn:
-    attributes = {"openinference.span.kind": "LLM", "llm.model_name": client.model, "llm.provider": client.provider,
-                  "llm.system": client.provider}
+    attributes = {
+        "openinference.span.kind": "LLM",
+        "llm.model_name": client.model,
+        "llm.provider": client.provider,
+        "llm.system": client.provider,
+    }
     with tracer.start_as_current_span(f"chat {client.model}", attributes=attributes) as span:
         turn = await client.complete(tools.SYSTEM_PROMPT, history, tools.SCHEMAS)
         _record_llm(span, client, turn)
@@ -47,8 +51,7 @@ async def _call_model(tracer: Tracer, client: ModelClient, history: list[dict[st
 
 
 async def _ask_forecaster(tracer: Tracer, ask: AskForecaster, question: str) -> str:
-    attributes = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Forecaster",
-                  "input.value": question}
+    attributes = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Forecaster", "input.value": question}
     with tracer.start_as_current_span("invoke_agent Forecaster", kind=SpanKind.CLIENT, attributes=attributes) as span:
         exchange = await ask(question)
         span.set_attribute("output.value", exchange.text)
@@ -60,10 +63,16 @@ async def _ask_forecaster(tracer: Tracer, ask: AskForecaster, question: str) -> 
 
 async def _run_tool(tracer: Tracer, call: dict[str, Any], ask: AskForecaster) -> str:
     name, args = call["name"], call["arguments"]
-    attributes = {"openinference.span.kind": "TOOL", "tool.name": name, "tool_call.id": call["id"],
-                  "input.value": json.dumps(args), "input.mime_type": "application/json"}
-    with tracer.start_as_current_span(name, attributes=attributes, record_exception=False,
-                                      set_status_on_exception=False) as span:
+    attributes = {
+        "openinference.span.kind": "TOOL",
+        "tool.name": name,
+        "tool_call.id": call["id"],
+        "input.value": json.dumps(args),
+        "input.mime_type": "application/json",
+    }
+    with tracer.start_as_current_span(
+        name, attributes=attributes, record_exception=False, set_status_on_exception=False
+    ) as span:
         try:
             if name == "get_weather":
                 result = tools.get_weather(args["city"])
@@ -83,8 +92,9 @@ async def _run_tool(tracer: Tracer, call: dict[str, Any], ask: AskForecaster) ->
         return result
 
 
-async def run_turn(tracer: Tracer, client: ModelClient, history: list[dict[str, Any]], ask: AskForecaster,
-                   max_iterations: int) -> str:
+async def run_turn(
+    tracer: Tracer, client: ModelClient, history: list[dict[str, Any]], ask: AskForecaster, max_iterations: int
+) -> str:
     """Loop model → tools until the model answers in text; `history` grows in place.
 
     A model error propagates (the caller fails the task); tool errors go back to the model.

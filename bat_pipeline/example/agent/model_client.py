@@ -24,8 +24,13 @@ DEFAULT_BASE = {
     "nvidia": "https://integrate.api.nvidia.com/v1",
     "anthropic": "https://api.anthropic.com",
 }
-KEY_ENV = {"openai": "OPENAI_API_KEY", "deepseek": "DEEPSEEK_API_KEY", "nvidia": "NVIDIA_API_KEY",
-           "anthropic": "ANTHROPIC_API_KEY", "ollama": "OLLAMA_API_KEY"}
+KEY_ENV = {
+    "openai": "OPENAI_API_KEY",
+    "deepseek": "DEEPSEEK_API_KEY",
+    "nvidia": "NVIDIA_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "ollama": "OLLAMA_API_KEY",
+}
 
 
 class ModelError(RuntimeError):
@@ -47,9 +52,14 @@ class ModelTurn:
         """The assistant message to append to the history (OpenAI shape)."""
         message: dict[str, Any] = {"role": "assistant", "content": self.text}
         if self.tool_calls:
-            message["tool_calls"] = [{"id": c["id"], "type": "function",
-                                      "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}}
-                                     for c in self.tool_calls]
+            message["tool_calls"] = [
+                {
+                    "id": c["id"],
+                    "type": "function",
+                    "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])},
+                }
+                for c in self.tool_calls
+            ]
         return message
 
 
@@ -58,8 +68,9 @@ class ModelClient:
 
     def __init__(self, provider: str, model: str, base_url: str | None, timeout_s: float = 60.0) -> None:
         if provider not in OPENAI_LIKE and provider != "anthropic":
-            raise ValueError(f"unknown MODEL_PROVIDER {provider!r}; use one of "
-                             f"{', '.join(sorted(OPENAI_LIKE | {'anthropic'}))}")
+            raise ValueError(
+                f"unknown MODEL_PROVIDER {provider!r}; use one of {', '.join(sorted(OPENAI_LIKE | {'anthropic'}))}"
+            )
         self.provider, self.model = provider, model
         base = (base_url or DEFAULT_BASE[provider]).rstrip("/")
         if provider == "anthropic":
@@ -78,14 +89,23 @@ class ModelClient:
         """One model call; raises `ModelError` on an HTTP error or an unreadable answer."""
         if self.provider == "anthropic":
             headers = {"x-api-key": self.key, "anthropic-version": "2023-06-01"}
-            body = {"model": self.model, "max_tokens": 1024, "system": system,
-                    "messages": to_anthropic(history),
-                    "tools": [{"name": t["function"]["name"], "description": t["function"].get("description", ""),
-                               "input_schema": t["function"]["parameters"]} for t in tools]}
+            body = {
+                "model": self.model,
+                "max_tokens": 1024,
+                "system": system,
+                "messages": to_anthropic(history),
+                "tools": [
+                    {
+                        "name": t["function"]["name"],
+                        "description": t["function"].get("description", ""),
+                        "input_schema": t["function"]["parameters"],
+                    }
+                    for t in tools
+                ],
+            }
         else:
             headers = {"Authorization": f"Bearer {self.key or 'none'}"}
-            body = {"model": self.model, "messages": [{"role": "system", "content": system}, *history],
-                    "tools": tools}
+            body = {"model": self.model, "messages": [{"role": "system", "content": system}, *history], "tools": tools}
         try:
             response = await self.http.post(self.url, json=body, headers=headers)
         except httpx.HTTPError as exc:
@@ -101,26 +121,38 @@ class ModelClient:
 
 def read_openai(data: dict[str, Any]) -> ModelTurn:
     message = data["choices"][0]["message"]
-    calls = [{"id": c["id"], "name": c["function"]["name"], "arguments": json.loads(c["function"]["arguments"] or "{}")}
-             for c in message.get("tool_calls") or []]
+    calls = [
+        {"id": c["id"], "name": c["function"]["name"], "arguments": json.loads(c["function"]["arguments"] or "{}")}
+        for c in message.get("tool_calls") or []
+    ]
     usage = data.get("usage") or {}
     return ModelTurn(
-        text=message.get("content") or "", tool_calls=calls,
+        text=message.get("content") or "",
+        tool_calls=calls,
         prompt_tokens=int(usage.get("prompt_tokens") or 0),
         completion_tokens=int(usage.get("completion_tokens") or 0),
         cached_tokens=int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0),
-        reasoning_tokens=int((usage.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0))
+        reasoning_tokens=int((usage.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0),
+    )
 
 
 def read_anthropic(data: dict[str, Any]) -> ModelTurn:
     text = "".join(b.get("text", "") for b in data["content"] if b.get("type") == "text")
-    calls = [{"id": b["id"], "name": b["name"], "arguments": b.get("input") or {}}
-             for b in data["content"] if b.get("type") == "tool_use"]
+    calls = [
+        {"id": b["id"], "name": b["name"], "arguments": b.get("input") or {}}
+        for b in data["content"]
+        if b.get("type") == "tool_use"
+    ]
     usage = data.get("usage") or {}
     cached = int(usage.get("cache_read_input_tokens") or 0)
     # Anthropic's input_tokens leaves out cache reads; the prompt is both.
-    return ModelTurn(text=text, tool_calls=calls, prompt_tokens=int(usage.get("input_tokens") or 0) + cached,
-                     completion_tokens=int(usage.get("output_tokens") or 0), cached_tokens=cached)
+    return ModelTurn(
+        text=text,
+        tool_calls=calls,
+        prompt_tokens=int(usage.get("input_tokens") or 0) + cached,
+        completion_tokens=int(usage.get("output_tokens") or 0),
+        cached_tokens=cached,
+    )
 
 
 def to_anthropic(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -136,8 +168,15 @@ def to_anthropic(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 out.append({"role": "user", "content": [block]})
         elif role == "assistant" and message.get("tool_calls"):
             blocks: list[dict[str, Any]] = [{"type": "text", "text": message["content"]}] if message["content"] else []
-            blocks += [{"type": "tool_use", "id": c["id"], "name": c["function"]["name"],
-                        "input": json.loads(c["function"]["arguments"])} for c in message["tool_calls"]]
+            blocks += [
+                {
+                    "type": "tool_use",
+                    "id": c["id"],
+                    "name": c["function"]["name"],
+                    "input": json.loads(c["function"]["arguments"]),
+                }
+                for c in message["tool_calls"]
+            ]
             out.append({"role": "assistant", "content": blocks})
         else:
             out.append({"role": role, "content": message["content"]})

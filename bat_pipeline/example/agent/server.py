@@ -29,26 +29,44 @@ from bat_pipeline.example.agent.telemetry import build_tracer_provider
 FORECASTER_CARD = {
     "name": "Forecaster",
     "description": "Tells tomorrow's weather for a few European cities.",
-    "skills": [{"id": "forecast", "name": "Forecast", "description": "Tomorrow's weather for a city.",
-                "tags": ["weather"]}],
+    "skills": [
+        {"id": "forecast", "name": "Forecast", "description": "Tomorrow's weather for a city.", "tags": ["weather"]}
+    ],
 }
 
 
 def build_card(spec: dict[str, Any], host: str, port: int) -> AgentCard:
     """An A2A card from `agent.json`-style fields (name, description, version, skills)."""
-    skills = [AgentSkill(id=s.get("id", s["name"]), name=s["name"], description=s.get("description", ""),
-                         tags=s.get("tags", []), examples=s.get("examples", [])) for s in spec.get("skills", [])]
+    skills = [
+        AgentSkill(
+            id=s.get("id", s["name"]),
+            name=s["name"],
+            description=s.get("description", ""),
+            tags=s.get("tags", []),
+            examples=s.get("examples", []),
+        )
+        for s in spec.get("skills", [])
+    ]
     return AgentCard(
-        name=spec["name"], description=spec.get("description", ""), version=str(spec.get("version", "1.0.0")),
-        supported_interfaces=[AgentInterface(url=f"http://{host}:{port}/", protocol_binding="JSONRPC",
-                                             protocol_version="1.0")],
+        name=spec["name"],
+        description=spec.get("description", ""),
+        version=str(spec.get("version", "1.0.0")),
+        supported_interfaces=[
+            AgentInterface(url=f"http://{host}:{port}/", protocol_binding="JSONRPC", protocol_version="1.0")
+        ],
         capabilities=AgentCapabilities(streaming=True),
-        default_input_modes=["text/plain"], default_output_modes=["text/plain"], skills=skills)
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=skills,
+    )
 
 
-def build_app(card: AgentCard, executor: AgentExecutor,
-              on_startup: Callable[[], Awaitable[None]] | None = None,
-              on_shutdown: Callable[[], Awaitable[None]] | None = None) -> Starlette:
+def build_app(
+    card: AgentCard,
+    executor: AgentExecutor,
+    on_startup: Callable[[], Awaitable[None]] | None = None,
+    on_shutdown: Callable[[], Awaitable[None]] | None = None,
+) -> Starlette:
     handler = DefaultRequestHandler(agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=card)
 
     @asynccontextmanager
@@ -68,8 +86,14 @@ def build_app(card: AgentCard, executor: AgentExecutor,
 def _serve(app: Starlette, host: str, port: int) -> None:
     # uvicorn re-raises the SIGTERM it caught once shutdown is done; exit 0 instead of dying by it.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    config = uvicorn.Config(app, host=host, port=port, log_level=os.environ.get("AGENT_LOG_LEVEL", "warning"),
-                            timeout_graceful_shutdown=5, lifespan="on")
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level=os.environ.get("AGENT_LOG_LEVEL", "warning"),
+        timeout_graceful_shutdown=5,
+        lifespan="on",
+    )
     uvicorn.Server(config).run()
 
 
@@ -80,8 +104,9 @@ def run_weather_agent(config: AgentConfig, forecaster: ForecasterProcess | None 
     provider = build_tracer_provider(spec["name"], config.outputs, config.folder)
     client = ModelClient(config.provider, config.model, config.base_url)
     forecaster = forecaster or ForecasterProcess(config)
-    executor = WeatherExecutor(spec["name"], provider.get_tracer("bat_pipeline.example.agent"), client,
-                               forecaster, config.max_iterations)
+    executor = WeatherExecutor(
+        spec["name"], provider.get_tracer("bat_pipeline.example.agent"), client, forecaster, config.max_iterations
+    )
 
     async def shutdown() -> None:
         await forecaster.stop()

@@ -43,7 +43,9 @@ class ForecasterProcess:
         if self.proc is None:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "bat_pipeline.example.agent", "--role", "forecaster", "--port", str(self.port)],
-                cwd=self.config.folder, env=dict(os.environ))
+                cwd=self.config.folder,
+                env=dict(os.environ),
+            )
         return self
 
     async def start(self, timeout_s: float = 30.0) -> None:

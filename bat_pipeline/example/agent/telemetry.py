@@ -36,8 +36,7 @@ def span_record(span: ReadableSpan) -> dict[str, Any]:
         "attributes": {k: list(v) if isinstance(v, tuple) else v for k, v in (span.attributes or {}).items()},
         "status": span.status.status_code.name,
         "status_description": span.status.description,
-        "events": [{"name": e.name, "time": e.timestamp, "attributes": dict(e.attributes or {})}
-                   for e in span.events],
+        "events": [{"name": e.name, "time": e.timestamp, "attributes": dict(e.attributes or {})} for e in span.events],
     }
 
 
@@ -76,8 +75,9 @@ def _exporter(output: dict[str, Any], folder: Path, local_override: Path | None)
     return None
 
 
-def build_tracer_provider(service: str, outputs: list[dict[str, Any]], folder: Path,
-                          local_override: Path | None = None) -> TracerProvider:
+def build_tracer_provider(
+    service: str, outputs: list[dict[str, Any]], folder: Path, local_override: Path | None = None
+) -> TracerProvider:
     """A provider exporting to every configured output (none: spans are dropped).
 
     `local_override` replaces the file of `local` outputs (the Forecaster child writes to its

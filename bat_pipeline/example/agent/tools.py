@@ -30,15 +30,20 @@ SYSTEM_PROMPT = (
 
 
 def _function(name: str, description: str, properties: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "function", "function": {"name": name, "description": description, "parameters": {
-        "type": "object", "properties": properties, "required": list(properties)}}}
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {"type": "object", "properties": properties, "required": list(properties)},
+        },
+    }
 
 
 SCHEMAS = [
     _function("get_weather", "Current weather of a city, like 'sunny, 22°C'.", {"city": {"type": "string"}}),
     _function("add", "Sum of two integers.", {"a": {"type": "integer"}, "b": {"type": "integer"}}),
-    _function("ask_forecaster", "Ask the Forecaster agent about tomorrow's weather.",
-              {"question": {"type": "string"}}),
+    _function("ask_forecaster", "Ask the Forecaster agent about tomorrow's weather.", {"question": {"type": "string"}}),
 ]
 
 

@@ -23,8 +23,16 @@ def main() -> None:
         reason = f"called {tool}, not with {wanted}: {[c.get('input') for c in named]}"
     else:
         reason = f"never called {tool} (calls: {[c.get('tool') for c in calls] or 'none'})"
-    print(json.dumps({"pass": passed, "score": 1.0 if passed else 0.0, "reason": reason,
-                      "checks": [{"text": f"{tool} {wanted}", "pass": passed, "reason": reason}]}))
+    print(
+        json.dumps(
+            {
+                "pass": passed,
+                "score": 1.0 if passed else 0.0,
+                "reason": reason,
+                "checks": [{"text": f"{tool} {wanted}", "pass": passed, "reason": reason}],
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

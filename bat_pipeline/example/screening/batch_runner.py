@@ -60,9 +60,14 @@ def main() -> int:
                 continue
             result = screen(row_of(test))
             answer = {"id": test["id"], "decision": result["decision"], "reasons": result["reasons"]}
-            record = {"id": test["id"], "text": json.dumps(answer),
-                      "output": [{"role": "assistant", "tool_calls": [result["call"]]},
-                                 {"role": "assistant", "content": {"decision": result["decision"]}}]}
+            record = {
+                "id": test["id"],
+                "text": json.dumps(answer),
+                "output": [
+                    {"role": "assistant", "tool_calls": [result["call"]]},
+                    {"role": "assistant", "content": {"decision": result["decision"]}},
+                ],
+            }
             out.write(json.dumps(record) + "\n")
     return 0
 

@@ -26,11 +26,17 @@ def main() -> None:
     except (json.JSONDecodeError, AttributeError):
         got = None
     passed = want is not None and want == got
-    check = {"text": f"decision {got} (expected {want})", "pass": passed,
-             "reason": "matches" if passed else "differs"}
-    print(json.dumps({"pass": passed, "score": 1.0 if passed else 0.0,
-                      "reason": f"decision {'matches' if passed else 'differs'}: expected {want}, got {got}",
-                      "checks": [check]}))
+    check = {"text": f"decision {got} (expected {want})", "pass": passed, "reason": "matches" if passed else "differs"}
+    print(
+        json.dumps(
+            {
+                "pass": passed,
+                "score": 1.0 if passed else 0.0,
+                "reason": f"decision {'matches' if passed else 'differs'}: expected {want}, got {got}",
+                "checks": [check],
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

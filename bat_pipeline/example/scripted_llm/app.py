@@ -92,8 +92,14 @@ def create_app(board: KnobBoard, log: RequestLog, stopping: threading.Event) -> 
         rec["status"] = response.status_code
         return response
 
-    async def _respond(request: Request, api: str, parse: Callable[[dict[str, Any]], Conversation],
-                       body: dict[str, Any], model: str, nth: int) -> Response:
+    async def _respond(
+        request: Request,
+        api: str,
+        parse: Callable[[dict[str, Any]], Conversation],
+        body: dict[str, Any],
+        model: str,
+        nth: int,
+    ) -> Response:
         knobs = board.for_model(model)
         if knobs.latency_ms:
             await asyncio.sleep(knobs.latency_ms / 1000)
@@ -123,8 +129,11 @@ def create_app(board: KnobBoard, log: RequestLog, stopping: threading.Event) -> 
         usage = render.usage(conv, body, reply)
         if body.get("stream") and api == "openai":
             include = bool((body.get("stream_options") or {}).get("include_usage"))
-            payloads = [GARBAGE] if knobs.malformed and knobs.malformed != "content" else \
-                list(render.openai_chunks(conv, reply, usage, include))
+            payloads = (
+                [GARBAGE]
+                if knobs.malformed and knobs.malformed != "content"
+                else list(render.openai_chunks(conv, reply, usage, include))
+            )
             return StreamingResponse(_sse(((None, p) for p in payloads), knobs), media_type="text/event-stream")
         if body.get("stream") and api == "anthropic":
             events = list(render.anthropic_events(conv, reply, usage))
@@ -148,8 +157,10 @@ def create_app(board: KnobBoard, log: RequestLog, stopping: threading.Event) -> 
         return await chat(request, "ollama", from_openai)
 
     async def models(request: Request) -> Response:
-        data = [{"id": name, "object": "model", "created": render.CREATED, "owned_by": "scripted"}
-                for name in ("competent", "sloppy", "judge")]
+        data = [
+            {"id": name, "object": "model", "created": render.CREATED, "owned_by": "scripted"}
+            for name in ("competent", "sloppy", "judge")
+        ]
         return JSONResponse({"object": "list", "data": data})
 
     async def control(request: Request) -> Response:
@@ -169,14 +180,16 @@ def create_app(board: KnobBoard, log: RequestLog, stopping: threading.Event) -> 
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
-    return Starlette(routes=[
-        Route("/v1/chat/completions", openai, methods=["POST"]),
-        Route("/chat/completions", openai, methods=["POST"]),
-        Route("/v1/messages", anthropic, methods=["POST"]),
-        Route("/api/chat", ollama, methods=["POST"]),
-        Route("/v1/models", models, methods=["GET"]),
-        Route("/models", models, methods=["GET"]),
-        Route("/_control", control, methods=["GET", "POST"]),
-        Route("/_stats", stats, methods=["GET"]),
-        Route("/health", health, methods=["GET"]),
-    ])
+    return Starlette(
+        routes=[
+            Route("/v1/chat/completions", openai, methods=["POST"]),
+            Route("/chat/completions", openai, methods=["POST"]),
+            Route("/v1/messages", anthropic, methods=["POST"]),
+            Route("/api/chat", ollama, methods=["POST"]),
+            Route("/v1/models", models, methods=["GET"]),
+            Route("/models", models, methods=["GET"]),
+            Route("/_control", control, methods=["GET", "POST"]),
+            Route("/_stats", stats, methods=["GET"]),
+            Route("/health", health, methods=["GET"]),
+        ]
+    )

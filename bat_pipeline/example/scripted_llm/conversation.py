@@ -144,8 +144,11 @@ def from_openai(body: dict[str, Any]) -> Conversation:
     for message in messages:
         if message.role == "tool" and not message.tool_call_id and pending:
             message.tool_call_id = pending.pop(0).id
-    tools = [_tool((t.get("function") or {}).get("name", ""), (t.get("function") or {}).get("parameters"))
-             for t in body.get("tools") or [] if t.get("type", "function") == "function"]
+    tools = [
+        _tool((t.get("function") or {}).get("name", ""), (t.get("function") or {}).get("parameters"))
+        for t in body.get("tools") or []
+        if t.get("type", "function") == "function"
+    ]
     fmt = body.get("response_format") or body.get("format") or {}
     schema = None
     wants_json = False

@@ -63,11 +63,11 @@ def respond(conv: Conversation) -> Reply | None:
         return Reply(text=f"Scripted stand-in judge: {why}.\n{label}")
     dims = list(dict.fromkeys(_DIMENSION.findall(conv.messages[0].text if conv.messages else prompt)))
     top = 10 if kind == "standard json" else 5
-    scores = {d: min(top, max(0, round(value * top) + shift * (2 if top == 10 else 1) - (i % 2)))
-              for i, d in enumerate(dims)}
+    scores = {
+        d: min(top, max(0, round(value * top) + shift * (2 if top == 10 else 1) - (i % 2))) for i, d in enumerate(dims)
+    }
     if kind == "standard json":
-        body = {"scores": scores, "improvements": ["Quote the figures the request asked for."],
-                "confidence": 0.8}
+        body = {"scores": scores, "improvements": ["Quote the figures the request asked for."], "confidence": 0.8}
     else:
         body = {"scores": scores, "reasoning": f"Scripted stand-in judge: {why}."}
     return Reply(text=json.dumps(body))

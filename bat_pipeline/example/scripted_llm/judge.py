@@ -34,7 +34,7 @@ def _field(prompt: str, labels: list[str]) -> str:
         if match:
             value = match.group(1).strip()
             if not value:
-                rest = prompt[match.end():].lstrip("\n")
+                rest = prompt[match.end() :].lstrip("\n")
                 value = rest.split("\n", 1)[0].strip()
             return value
     return ""
@@ -59,8 +59,12 @@ def _rubric(prompt: str) -> str:
     head = prompt[:600].lower()
     if "grading criteria" in head:
         return "grader"
-    for key, name in (("hallucination", "hallucination"), ("grounded", "hallucination"), ("tool", "tool_call"),
-                      ("relevan", "relevance")):
+    for key, name in (
+        ("hallucination", "hallucination"),
+        ("grounded", "hallucination"),
+        ("tool", "tool_call"),
+        ("relevan", "relevance"),
+    ):
         if key in head:
             return name
     return "task_completion"
@@ -68,8 +72,11 @@ def _rubric(prompt: str) -> str:
 
 def _errors_shown(prompt: str) -> bool:
     # A placeholder such as "`FAILED: …`" in a legend explains the notation; it shows no error.
-    return bool(re.search(r"\b(error|failed|exception)\b\s*[:=]\s*(?!null|none|0\b|false|\[\]|\"\"|…)[^\s`]", prompt,
-                          re.IGNORECASE))
+    return bool(
+        re.search(
+            r"\b(error|failed|exception)\b\s*[:=]\s*(?!null|none|0\b|false|\[\]|\"\"|…)[^\s`]", prompt, re.IGNORECASE
+        )
+    )
 
 
 def score(conv: Conversation) -> tuple[float, str]:

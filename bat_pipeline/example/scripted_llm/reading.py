@@ -7,8 +7,16 @@ import re
 CITIES = ["Paris", "Berlin", "London", "Rome", "Madrid", "Lisbon", "Vienna", "Oslo", "Tokyo", "New York"]
 
 CAPITALS = {
-    "france": "Paris", "germany": "Berlin", "italy": "Rome", "spain": "Madrid", "portugal": "Lisbon",
-    "austria": "Vienna", "norway": "Oslo", "japan": "Tokyo", "united kingdom": "London", "england": "London",
+    "france": "Paris",
+    "germany": "Berlin",
+    "italy": "Rome",
+    "spain": "Madrid",
+    "portugal": "Lisbon",
+    "austria": "Vienna",
+    "norway": "Oslo",
+    "japan": "Tokyo",
+    "united kingdom": "London",
+    "england": "London",
 }
 
 NEED_CITY = "NEED_INPUT: Which city would you like the weather for?"

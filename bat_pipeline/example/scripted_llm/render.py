@@ -26,8 +26,11 @@ def usage(conv: Conversation, body: dict[str, Any], reply: Reply) -> Usage:
     The cached share is the system text plus tool schemas once the conversation already holds
     an assistant turn (a prefix the provider would have seen before).
     """
-    prompt = count_tokens(json.dumps(body.get("messages", []), ensure_ascii=False)
-                          + json.dumps(body.get("tools", []), ensure_ascii=False) + str(body.get("system", "")))
+    prompt = count_tokens(
+        json.dumps(body.get("messages", []), ensure_ascii=False)
+        + json.dumps(body.get("tools", []), ensure_ascii=False)
+        + str(body.get("system", ""))
+    )
     said = reply.text + "".join(json.dumps(c.arguments) + c.name for c in reply.tool_calls)
     cached = 0
     if any(m.role == "assistant" for m in conv.messages):
@@ -37,9 +40,13 @@ def usage(conv: Conversation, body: dict[str, Any], reply: Reply) -> Usage:
 
 
 def _openai_usage(u: Usage) -> dict[str, Any]:
-    return {"prompt_tokens": u.prompt, "completion_tokens": u.completion, "total_tokens": u.prompt + u.completion,
-            "prompt_tokens_details": {"cached_tokens": u.cached},
-            "completion_tokens_details": {"reasoning_tokens": 0}}
+    return {
+        "prompt_tokens": u.prompt,
+        "completion_tokens": u.completion,
+        "total_tokens": u.prompt + u.completion,
+        "prompt_tokens_details": {"cached_tokens": u.cached},
+        "completion_tokens_details": {"reasoning_tokens": 0},
+    }
 
 
 def _completion_id(conv: Conversation) -> str:
@@ -51,32 +58,55 @@ def openai_json(conv: Conversation, reply: Reply, u: Usage) -> dict[str, Any]:
     if reply.tool_calls:
         message["tool_calls"] = [
             {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
-            for c in reply.tool_calls]
-    return {"id": _completion_id(conv), "object": "chat.completion", "created": CREATED, "model": conv.model,
-            "system_fingerprint": "scripted",
-            "choices": [{"index": 0, "message": message, "logprobs": None,
-                         "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
-            "usage": _openai_usage(u)}
+            for c in reply.tool_calls
+        ]
+    return {
+        "id": _completion_id(conv),
+        "object": "chat.completion",
+        "created": CREATED,
+        "model": conv.model,
+        "system_fingerprint": "scripted",
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": "tool_calls" if reply.tool_calls else "stop",
+            }
+        ],
+        "usage": _openai_usage(u),
+    }
 
 
 def openai_chunks(conv: Conversation, reply: Reply, u: Usage, include_usage: bool) -> Iterator[str]:
     """SSE `data:` payloads of a streamed chat completion, ending with `[DONE]`."""
-    base = {"id": _completion_id(conv), "object": "chat.completion.chunk", "created": CREATED, "model": conv.model,
-            "system_fingerprint": "scripted"}
+    base = {
+        "id": _completion_id(conv),
+        "object": "chat.completion.chunk",
+        "created": CREATED,
+        "model": conv.model,
+        "system_fingerprint": "scripted",
+    }
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
-        return json.dumps({**base, "choices": [{"index": 0, "delta": delta, "logprobs": None,
-                                                "finish_reason": finish}]})
+        return json.dumps(
+            {**base, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
+        )
 
     yield chunk({"role": "assistant", "content": ""})
     words = reply.text.split(" ")
     third = max(1, len(words) // 3)
     for start in range(0, len(words) if reply.text else 0, third):
-        piece = " ".join(words[start:start + third])
+        piece = " ".join(words[start : start + third])
         yield chunk({"content": piece if start == 0 else " " + piece})
     for i, c in enumerate(reply.tool_calls):
-        yield chunk({"tool_calls": [{"index": i, "id": c.id, "type": "function",
-                                     "function": {"name": c.name, "arguments": ""}}]})
+        yield chunk(
+            {
+                "tool_calls": [
+                    {"index": i, "id": c.id, "type": "function", "function": {"name": c.name, "arguments": ""}}
+                ]
+            }
+        )
         yield chunk({"tool_calls": [{"index": i, "function": {"arguments": json.dumps(c.arguments)}}]})
     yield chunk({}, "tool_calls" if reply.tool_calls else "stop")
     if include_usage:
@@ -88,13 +118,25 @@ def anthropic_json(conv: Conversation, reply: Reply, u: Usage) -> dict[str, Any]
     content: list[dict[str, Any]] = []
     if reply.text:
         content.append({"type": "text", "text": reply.text})
-    content += [{"type": "tool_use", "id": c.id.replace("call_", "toolu_"), "name": c.name, "input": c.arguments}
-                for c in reply.tool_calls]
-    return {"id": f"msg_scripted_{conv.fingerprint()[:12]}", "type": "message", "role": "assistant",
-            "model": conv.model, "content": content,
-            "stop_reason": "tool_use" if reply.tool_calls else "end_turn", "stop_sequence": None,
-            "usage": {"input_tokens": u.prompt - u.cached, "output_tokens": u.completion,
-                      "cache_read_input_tokens": u.cached, "cache_creation_input_tokens": 0}}
+    content += [
+        {"type": "tool_use", "id": c.id.replace("call_", "toolu_"), "name": c.name, "input": c.arguments}
+        for c in reply.tool_calls
+    ]
+    return {
+        "id": f"msg_scripted_{conv.fingerprint()[:12]}",
+        "type": "message",
+        "role": "assistant",
+        "model": conv.model,
+        "content": content,
+        "stop_reason": "tool_use" if reply.tool_calls else "end_turn",
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": u.prompt - u.cached,
+            "output_tokens": u.completion,
+            "cache_read_input_tokens": u.cached,
+            "cache_creation_input_tokens": 0,
+        },
+    }
 
 
 def anthropic_events(conv: Conversation, reply: Reply, u: Usage) -> Iterator[tuple[str, str]]:
@@ -113,8 +155,16 @@ def anthropic_events(conv: Conversation, reply: Reply, u: Usage) -> Iterator[tup
         yield "content_block_start", json.dumps({"type": "content_block_start", "index": i, "content_block": opening})
         yield "content_block_delta", json.dumps({"type": "content_block_delta", "index": i, "delta": delta})
         yield "content_block_stop", json.dumps({"type": "content_block_stop", "index": i})
-    yield "message_delta", json.dumps({"type": "message_delta", "delta": {"stop_reason": whole["stop_reason"],
-                                       "stop_sequence": None}, "usage": {"output_tokens": u.completion}})
+    yield (
+        "message_delta",
+        json.dumps(
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": whole["stop_reason"], "stop_sequence": None},
+                "usage": {"output_tokens": u.completion},
+            }
+        ),
+    )
     yield "message_stop", json.dumps({"type": "message_stop"})
 
 
@@ -122,8 +172,15 @@ def ollama_json(conv: Conversation, reply: Reply, u: Usage) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.text}
     if reply.tool_calls:
         message["tool_calls"] = [{"function": {"name": c.name, "arguments": c.arguments}} for c in reply.tool_calls]
-    return {"model": conv.model, "created_at": "2023-11-14T22:13:20Z", "message": message, "done": True,
-            "done_reason": "stop", "prompt_eval_count": u.prompt, "eval_count": u.completion}
+    return {
+        "model": conv.model,
+        "created_at": "2023-11-14T22:13:20Z",
+        "message": message,
+        "done": True,
+        "done_reason": "stop",
+        "prompt_eval_count": u.prompt,
+        "eval_count": u.completion,
+    }
 
 
 def error_body(api: str, status: int, message: str) -> dict[str, Any]:

@@ -17,8 +17,33 @@ import re
 from bat_pipeline.example.scripted_llm.conversation import Conversation
 from bat_pipeline.example.scripted_llm.reply import Reply
 
-STOP = {"The", "A", "An", "It", "If", "And", "Or", "Then", "This", "That", "When", "Ask", "Check", "Say",
-        "Answer", "Ensure", "Verify", "You", "Your", "Which", "What", "Make", "Finally", "First", "Next"}
+STOP = {
+    "The",
+    "A",
+    "An",
+    "It",
+    "If",
+    "And",
+    "Or",
+    "Then",
+    "This",
+    "That",
+    "When",
+    "Ask",
+    "Check",
+    "Say",
+    "Answer",
+    "Ensure",
+    "Verify",
+    "You",
+    "Your",
+    "Which",
+    "What",
+    "Make",
+    "Finally",
+    "First",
+    "Next",
+}
 _QUOTED = re.compile(r"'([^']+)'|\"([^\"]+)\"")
 
 
@@ -52,21 +77,39 @@ def goals(prompt: str) -> dict:
         bare = _QUOTED.sub(" ", sentence).split(" ", 1)[-1]  # a sentence's first word is capitalised anyway
         terms = [w for w in re.findall(r"\b[A-Z][a-zA-Z]+\b|-?\d+", bare) if w not in STOP]
         missing = [q for q in quoted if q not in answered] + [t for t in terms if t.lower() not in agent_text.lower()]
-        sub_goals.append({"goal": sentence, "met": not missing,
-                          "reasoning": f"missing: {missing}" if missing else "all of it shows in the conversation"})
-    return {"sub_goals": sub_goals or [{"goal": "(empty plan)", "met": True, "reasoning": "nothing to do"}],
-            "summary": "scripted stand-in judge (keyword heuristics, not a model)"}
+        sub_goals.append(
+            {
+                "goal": sentence,
+                "met": not missing,
+                "reasoning": f"missing: {missing}" if missing else "all of it shows in the conversation",
+            }
+        )
+    return {
+        "sub_goals": sub_goals or [{"goal": "(empty plan)", "met": True, "reasoning": "nothing to do"}],
+        "summary": "scripted stand-in judge (keyword heuristics, not a model)",
+    }
 
 
 def behaviour(prompt: str) -> dict:
     steps = _section(prompt, "Recorded steps of the agent")
     pairs = _pairs(_section(prompt, "Conversation"))
-    hallucinations = [{"evidence": f"{t} in “{a[:80]}” is in no recorded step"}
-                      for _, a in pairs for t in re.findall(r"-?\d+°", a) if t not in steps]
-    clarifications = [{"evidence": f"asked “{a[:80]}” after “{u[:80]}”"} for u, a in pairs
-                      if a.rstrip().endswith("?") and re.search(r"\s[A-Z][a-z]+", u)]
-    return {"hallucinations": hallucinations, "unnecessary_clarifications": clarifications,
-            "ignored_instructions": [], "summary": "scripted stand-in judge (keyword heuristics, not a model)"}
+    hallucinations = [
+        {"evidence": f"{t} in “{a[:80]}” is in no recorded step"}
+        for _, a in pairs
+        for t in re.findall(r"-?\d+°", a)
+        if t not in steps
+    ]
+    clarifications = [
+        {"evidence": f"asked “{a[:80]}” after “{u[:80]}”"}
+        for u, a in pairs
+        if a.rstrip().endswith("?") and re.search(r"\s[A-Z][a-z]+", u)
+    ]
+    return {
+        "hallucinations": hallucinations,
+        "unnecessary_clarifications": clarifications,
+        "ignored_instructions": [],
+        "summary": "scripted stand-in judge (keyword heuristics, not a model)",
+    }
 
 
 def respond(conv: Conversation, scorer: str) -> Reply:

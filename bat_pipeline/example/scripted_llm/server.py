@@ -23,8 +23,9 @@ class ScriptedLLM:
         self.knobs = KnobBoard(**knobs)
         self.log = RequestLog()
         stopping = threading.Event()
-        self._loop = LoopbackServer(create_app(self.knobs, self.log, stopping), port=port,
-                                    name="scripted-llm", stopping=stopping)
+        self._loop = LoopbackServer(
+            create_app(self.knobs, self.log, stopping), port=port, name="scripted-llm", stopping=stopping
+        )
         self.port: int = self._loop.port
         self._server = self._loop.server
 

@@ -54,8 +54,9 @@ class RequestLog:
 
     def count(self, path: str | None = None, model: str | None = None) -> int:
         """Requests matching `path` and/or `model` (None matches any)."""
-        return sum(1 for r in self.records()
-                   if (path is None or r["path"] == path) and (model is None or r["model"] == model))
+        return sum(
+            1 for r in self.records() if (path is None or r["path"] == path) and (model is None or r["model"] == model)
+        )
 
     def clear(self) -> None:
         with self._lock:

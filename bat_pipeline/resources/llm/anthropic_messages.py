@@ -34,16 +34,31 @@ class AnthropicMessages:
             headers["x-api-key"] = key
         return headers
 
-    def body(self, model: str, messages: list[dict[str, str]], *, schema: dict[str, Any] | None,
-             schema_name: str, temperature: float | None) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": model, "max_tokens": MAX_TOKENS,
-                                "system": "\n\n".join(m["content"] for m in messages if m["role"] == "system"),
-                                "messages": [m for m in messages if m["role"] != "system"]}
+    def body(
+        self,
+        model: str,
+        messages: list[dict[str, str]],
+        *,
+        schema: dict[str, Any] | None,
+        schema_name: str,
+        temperature: float | None,
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": model,
+            "max_tokens": MAX_TOKENS,
+            "system": "\n\n".join(m["content"] for m in messages if m["role"] == "system"),
+            "messages": [m for m in messages if m["role"] != "system"],
+        }
         if temperature is not None:
             body["temperature"] = temperature
         if schema is not None:
-            body["tools"] = [{"name": ANSWER_TOOL, "input_schema": schema,
-                              "description": f"Record the answer ({schema_name}) in the required shape."}]
+            body["tools"] = [
+                {
+                    "name": ANSWER_TOOL,
+                    "input_schema": schema,
+                    "description": f"Record the answer ({schema_name}) in the required shape.",
+                }
+            ]
             body["tool_choice"] = {"type": "tool", "name": ANSWER_TOOL}
         return body
 

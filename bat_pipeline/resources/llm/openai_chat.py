@@ -31,14 +31,23 @@ class OpenAIChat:
     def headers(self, key: str | None) -> dict[str, str]:
         return {"Authorization": f"Bearer {key}"} if key else {}
 
-    def body(self, model: str, messages: list[dict[str, str]], *, schema: dict[str, Any] | None,
-             schema_name: str, temperature: float | None) -> dict[str, Any]:
+    def body(
+        self,
+        model: str,
+        messages: list[dict[str, str]],
+        *,
+        schema: dict[str, Any] | None,
+        schema_name: str,
+        temperature: float | None,
+    ) -> dict[str, Any]:
         body: dict[str, Any] = {"model": model, "messages": messages}
         if temperature is not None:
             body["temperature"] = temperature
         if schema is not None:
-            body["response_format"] = {"type": "json_schema", "json_schema": {
-                "name": _schema_name(schema_name), "schema": schema, "strict": True}}
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": _schema_name(schema_name), "schema": schema, "strict": True},
+            }
         return body
 
     def answer_text(self, data: Any) -> str:

@@ -45,8 +45,15 @@ class WireFormat(Protocol):
     def headers(self, key: str | None) -> dict[str, str]:
         """Headers of every request; the key's header only when there is a key."""
 
-    def body(self, model: str, messages: list[dict[str, str]], *, schema: dict[str, Any] | None,
-             schema_name: str, temperature: float | None) -> dict[str, Any]:
+    def body(
+        self,
+        model: str,
+        messages: list[dict[str, str]],
+        *,
+        schema: dict[str, Any] | None,
+        schema_name: str,
+        temperature: float | None,
+    ) -> dict[str, Any]:
         """The request: chat `messages` (`role` system|user|assistant), the answer asked
         as structured output of `schema` when given, `temperature` when not None."""
 

@@ -22,8 +22,15 @@ from bat_pipeline.resources.commands import run_command
 from bat_pipeline.resources.targets.placeholders import fill, target_environment
 
 
-def run_batch(target: AgentvTarget, suite: AgentvSuite, attempts: list[Attempt], folder: Path, *,
-              on_episode: Callable[[Episode], None], log: Callable[[str], Any]) -> None:
+def run_batch(
+    target: AgentvTarget,
+    suite: AgentvSuite,
+    attempts: list[Attempt],
+    folder: Path,
+    *,
+    on_episode: Callable[[Episode], None],
+    log: Callable[[str], Any],
+) -> None:
     """One run per attempt index among `attempts`; their episodes handed to `on_episode`."""
     by_index: dict[int, list[Attempt]] = {}
     for attempt in attempts:
@@ -32,15 +39,32 @@ def run_batch(target: AgentvTarget, suite: AgentvSuite, attempts: list[Attempt],
         started = datetime.now(UTC).isoformat()
         output_file = folder / f"batch_output_try{index}.jsonl"
         output_file.unlink(missing_ok=True)
-        command = fill(target.command or "", {
-            "EVAL_FILE": str(suite.source), "OUTPUT_FILE": str(output_file), "ATTEMPT": str(index),
-            "PROMPT": "", "PROMPT_FILE": "", "EVAL_ID": "", "FILES": ""})
+        command = fill(
+            target.command or "",
+            {
+                "EVAL_FILE": str(suite.source),
+                "OUTPUT_FILE": str(output_file),
+                "ATTEMPT": str(index),
+                "PROMPT": "",
+                "PROMPT_FILE": "",
+                "EVAL_ID": "",
+                "FILES": "",
+            },
+        )
         result = run_command(command, cwd=target.cwd, env=target_environment(target), timeout_s=target.timeout_s)
         if not result.ok:
             for attempt in group:
-                on_episode(error_episode(attempt.task, target.name, index,
-                                         f"batch target '{target.name}' {result.describe()}",
-                                         started_at=started, wall_ms=result.wall_ms, output=result.stdout))
+                on_episode(
+                    error_episode(
+                        attempt.task,
+                        target.name,
+                        index,
+                        f"batch target '{target.name}' {result.describe()}",
+                        started_at=started,
+                        wall_ms=result.wall_ms,
+                        output=result.stdout,
+                    )
+                )
             continue
         text = output_file.read_text(encoding="utf-8", errors="replace") if output_file.is_file() else result.stdout
         where = output_file.name if output_file.is_file() else "its stdout"
@@ -52,8 +76,14 @@ def run_batch(target: AgentvTarget, suite: AgentvSuite, attempts: list[Attempt],
         for attempt in group:
             test_id = attempt.task.id
             if test_id in batch.answers:
-                on_episode(answered_episode(attempt.task, target.name, index, batch.answers[test_id],
-                                            wall_ms=share, started_at=started))
+                on_episode(
+                    answered_episode(
+                        attempt.task, target.name, index, batch.answers[test_id], wall_ms=share, started_at=started
+                    )
+                )
             else:
-                on_episode(error_episode(attempt.task, target.name, index, batch.errors[test_id],
-                                         started_at=started, wall_ms=share))
+                on_episode(
+                    error_episode(
+                        attempt.task, target.name, index, batch.errors[test_id], started_at=started, wall_ms=share
+                    )
+                )

@@ -21,8 +21,9 @@ from bat_pipeline.resources.commands import run_command
 from bat_pipeline.resources.targets.placeholders import fill, target_environment
 
 
-def run_per_test(target: AgentvTarget, attempts: list[Attempt], *, workers: int,
-                 on_episode: Callable[[Episode], None]) -> None:
+def run_per_test(
+    target: AgentvTarget, attempts: list[Attempt], *, workers: int, on_episode: Callable[[Episode], None]
+) -> None:
     """Every attempt, at most `workers` at once; each episode handed to `on_episode` as it
     ends (from the calling thread's pool workers, one at a time per attempt)."""
     with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="cli-target") as pool:
@@ -40,13 +41,29 @@ def one_attempt(target: AgentvTarget, attempt: Attempt) -> Episode:
         prompt_file.write_text(case.prompt, encoding="utf-8")
         output_file = Path(scratch) / "output.txt"
         files = [str((case.eval_file.parent / f).resolve()) for f in case.input_files]
-        command = fill(target.command or "", {
-            "PROMPT": case.prompt, "PROMPT_FILE": str(prompt_file), "OUTPUT_FILE": str(output_file),
-            "EVAL_ID": case.id, "ATTEMPT": str(index), "EVAL_FILE": str(case.eval_file), "FILES": " ".join(files)})
+        command = fill(
+            target.command or "",
+            {
+                "PROMPT": case.prompt,
+                "PROMPT_FILE": str(prompt_file),
+                "OUTPUT_FILE": str(output_file),
+                "EVAL_ID": case.id,
+                "ATTEMPT": str(index),
+                "EVAL_FILE": str(case.eval_file),
+                "FILES": " ".join(files),
+            },
+        )
         result = run_command(command, cwd=target.cwd, env=target_environment(target), timeout_s=target.timeout_s)
         if not result.ok:
-            return error_episode(task, target.name, index, f"target '{target.name}' {result.describe()}",
-                                 started_at=started, wall_ms=result.wall_ms, output=result.stdout)
+            return error_episode(
+                task,
+                target.name,
+                index,
+                f"target '{target.name}' {result.describe()}",
+                started_at=started,
+                wall_ms=result.wall_ms,
+                output=result.stdout,
+            )
         raw = output_file.read_text(encoding="utf-8", errors="replace") if output_file.is_file() else result.stdout
     answer = answer_from_output(raw, case.format)
     return answered_episode(task, target.name, index, answer, wall_ms=result.wall_ms, started_at=started)

@@ -50,8 +50,15 @@ class _Partition:
     """Set when the server refused the credentials: every later attempt fails at once."""
 
 
-def run_llm_target(target: AgentvTarget, attempts: list[Attempt], *, key: str | None, workers: int,
-                   on_episode: Callable[[Episode], None], backoff_base_s: float = BACKOFF_BASE_S) -> None:
+def run_llm_target(
+    target: AgentvTarget,
+    attempts: list[Attempt],
+    *,
+    key: str | None,
+    workers: int,
+    on_episode: Callable[[Episode], None],
+    backoff_base_s: float = BACKOFF_BASE_S,
+) -> None:
     """Every attempt, at most `workers` requests in flight; each episode handed to
     `on_episode` as it ends. Raises ValueError for an unusable `base_url`."""
     assert target.llm is not None
@@ -59,21 +66,39 @@ def run_llm_target(target: AgentvTarget, attempts: list[Attempt], *, key: str | 
     asyncio.run(_run_all(target, url, attempts, key, max(1, workers), on_episode, backoff_base_s))
 
 
-async def _run_all(target: AgentvTarget, url: str, attempts: list[Attempt], key: str | None, workers: int,
-                   on_episode: Callable[[Episode], None], backoff_base_s: float) -> None:
+async def _run_all(
+    target: AgentvTarget,
+    url: str,
+    attempts: list[Attempt],
+    key: str | None,
+    workers: int,
+    on_episode: Callable[[Episode], None],
+    backoff_base_s: float,
+) -> None:
     headers = wire_format(target.provider).headers(key)
     limits = httpx.Limits(max_connections=workers)
     async with httpx.AsyncClient(timeout=httpx.Timeout(target.timeout_s), headers=headers, limits=limits) as http:
-        shared = _Partition(target=target, url=url, http=http, gate=asyncio.Semaphore(workers),
-                            redactor=Redactor().plus(key), backoff_base_s=backoff_base_s)
+        shared = _Partition(
+            target=target,
+            url=url,
+            http=http,
+            gate=asyncio.Semaphore(workers),
+            redactor=Redactor().plus(key),
+            backoff_base_s=backoff_base_s,
+        )
 
         async def one(attempt: Attempt) -> None:
             try:
                 episode = await _attempt(shared, attempt)
             except Exception as exc:  # noqa: BLE001 - one attempt's failure is its episode, not the partition's
                 reason = shared.redactor.text(f"target '{target.name}': {type(exc).__name__}: {exc}")
-                episode = error_episode(attempt.task, target.name, attempt.attempt_index, wire.clip(reason, 500),
-                                        started_at=datetime.now(UTC).isoformat())
+                episode = error_episode(
+                    attempt.task,
+                    target.name,
+                    attempt.attempt_index,
+                    wire.clip(reason, 500),
+                    started_at=datetime.now(UTC).isoformat(),
+                )
             on_episode(episode)
 
         await asyncio.gather(*(one(a) for a in attempts))
@@ -86,8 +111,13 @@ async def _attempt(shared: _Partition, attempt: Attempt) -> Episode:
     started_at = datetime.now(UTC).isoformat()
     started = time.perf_counter()
     formats = wire_format(target.provider)
-    body = formats.body(target.llm.model, chat_messages(task.agentv), schema=None, schema_name="answer",
-                        temperature=target.llm.temperature)
+    body = formats.body(
+        target.llm.model,
+        chat_messages(task.agentv),
+        schema=None,
+        schema_name="answer",
+        temperature=target.llm.temperature,
+    )
     if target.llm.max_output_tokens is not None:
         body["max_tokens"] = target.llm.max_output_tokens
     requests = 0
@@ -115,8 +145,14 @@ async def _attempt(shared: _Partition, attempt: Attempt) -> Episode:
                     problem, delay = exc.message + (f": {exc.quote}" if exc.quote else ""), 0.0
                 else:
                     answer = TargetAnswer(text=shared.redactor.text(text), token_usage=_usage(response.json()))
-                    episode = answered_episode(task, target.name, index, answer, started_at=started_at,
-                                               wall_ms=(time.perf_counter() - started) * 1000)
+                    episode = answered_episode(
+                        task,
+                        target.name,
+                        index,
+                        answer,
+                        started_at=started_at,
+                        wall_ms=(time.perf_counter() - started) * 1000,
+                    )
                     episode.aux.update(requests=requests, llm=f"{target.provider}:{target.llm.model}")
                     episode.trace.trajectory.totals.model_calls = 1
                     return episode
@@ -134,8 +170,9 @@ async def _attempt(shared: _Partition, attempt: Attempt) -> Episode:
             break
         await asyncio.sleep(delay if delay is not None else _backoff(shared.backoff_base_s, requests - 1))
     message = wire.clip(shared.redactor.text(f"target '{target.name}': {problem}"), 500)
-    episode = error_episode(task, target.name, index, message, started_at=started_at,
-                            wall_ms=(time.perf_counter() - started) * 1000)
+    episode = error_episode(
+        task, target.name, index, message, started_at=started_at, wall_ms=(time.perf_counter() - started) * 1000
+    )
     episode.aux["requests"] = requests
     return episode
 
@@ -155,4 +192,4 @@ def _usage(data: Any) -> dict[str, int] | None:
 
 
 def _backoff(base_s: float, attempt: int) -> float:
-    return min(BACKOFF_CAP_S, base_s * 2 ** attempt) * random.uniform(0.5, 1.0)
+    return min(BACKOFF_CAP_S, base_s * 2**attempt) * random.uniform(0.5, 1.0)

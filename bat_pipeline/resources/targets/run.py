@@ -35,9 +35,16 @@ class TargetHealthError(RuntimeError):
     """The target's healthcheck failed: the partition fails with its output."""
 
 
-def collect_target_episodes(target: AgentvTarget, suite: AgentvSuite, attempts: list[Attempt], folder: Path, *,
-                            concurrency: int, on_episode: Callable[[Episode], None],
-                            log: Callable[[str], Any]) -> None:
+def collect_target_episodes(
+    target: AgentvTarget,
+    suite: AgentvSuite,
+    attempts: list[Attempt],
+    folder: Path,
+    *,
+    concurrency: int,
+    on_episode: Callable[[Episode], None],
+    log: Callable[[str], Any],
+) -> None:
     """Healthcheck, then every attempt (batch or per test); each episode to `on_episode`."""
     if target.healthcheck is not None and attempts:
         problem = healthcheck_problem(target.healthcheck, target_environment(target))
@@ -45,8 +52,11 @@ def collect_target_episodes(target: AgentvTarget, suite: AgentvSuite, attempts: 
             message = f"healthcheck of target '{target.name}' failed: {problem}"
             started = datetime.now(UTC).isoformat()
             for attempt in attempts:
-                on_episode(error_episode(attempt.task, target.name, attempt.attempt_index, message,
-                                         started_at=started, output=problem))
+                on_episode(
+                    error_episode(
+                        attempt.task, target.name, attempt.attempt_index, message, started_at=started, output=problem
+                    )
+                )
             raise TargetHealthError(message)
         log(f"healthcheck of target '{target.name}' passed")
     workers = target.workers or suite.workers or concurrency or DEFAULT_WORKERS

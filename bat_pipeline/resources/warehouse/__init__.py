@@ -26,6 +26,14 @@ from bat_pipeline.resources.warehouse.schema import (
 from bat_pipeline.resources.warehouse.store import Warehouse, WarehouseResource
 
 __all__ = [
-    "DEFAULT_MAX_WAIT_S", "FINAL_OUTPUT_CHARS", "SCHEMA_VERSION", "TABLES", "TEXT_CHARS", "VIEWS",
-    "Warehouse", "WarehouseBusyError", "WarehouseResource", "partition_rows",
+    "DEFAULT_MAX_WAIT_S",
+    "FINAL_OUTPUT_CHARS",
+    "SCHEMA_VERSION",
+    "TABLES",
+    "TEXT_CHARS",
+    "VIEWS",
+    "Warehouse",
+    "WarehouseBusyError",
+    "WarehouseResource",
+    "partition_rows",
 ]

@@ -27,8 +27,14 @@ from bat_pipeline.storage import PartitionRef
 Rows = dict[str, list[dict[str, Any]]]
 
 
-def partition_rows(ref: PartitionRef, episodes: Sequence[Episode], tasks: Sequence[Task] = (),
-                   metrics: MetricsFile | None = None, *, redactor: Redactor | None = None) -> Rows:
+def partition_rows(
+    ref: PartitionRef,
+    episodes: Sequence[Episode],
+    tasks: Sequence[Task] = (),
+    metrics: MetricsFile | None = None,
+    *,
+    redactor: Redactor | None = None,
+) -> Rows:
     """The rows one partition contributes to each table (pure; no file touched), every
     text redacted by `redactor` when one is given. An episode without score rows gets
     those its verdict and judge scores stand for (`derived_scores.score_rows`)."""
@@ -39,26 +45,45 @@ def partition_rows(ref: PartitionRef, episodes: Sequence[Episode], tasks: Sequen
     key = {"run_id": ref.run_id, "model_key": ref.model_key}
     agent_id = ref.agent_identity
     rows: Rows = {table: [] for table in TABLES}
-    rows["runs"].append({
-        **key, "agent_id": agent_id, "model_name": ref.model_name, "run_name": ref.run_name,
-        "agent_dir": str(ref.agent_dir), "started_at": ref.started_at or None,
-        "finished_at": ref.finished_at or None, "k": ref.k, "dagster_run_id": ref.dagster_run_id,
-        "written_at": datetime.now(UTC).isoformat(timespec="seconds"),
-    })
+    rows["runs"].append(
+        {
+            **key,
+            "agent_id": agent_id,
+            "model_name": ref.model_name,
+            "run_name": ref.run_name,
+            "agent_dir": str(ref.agent_dir),
+            "started_at": ref.started_at or None,
+            "finished_at": ref.finished_at or None,
+            "k": ref.k,
+            "dagster_run_id": ref.dagster_run_id,
+            "written_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+    )
     for task in tasks:
-        rows["tasks"].append({
-            **key, "task_id": task.id, "category": _text(task.meta.get("category")),
-            "expected_status": task.expected.status,
-            "expected_outcome": task.expected.expected_outcome, "n_turns": len(task.turns),
-        })
+        rows["tasks"].append(
+            {
+                **key,
+                "task_id": task.id,
+                "category": _text(task.meta.get("category")),
+                "expected_status": task.expected.status,
+                "expected_outcome": task.expected.expected_outcome,
+                "n_turns": len(task.turns),
+            }
+        )
     for episode in episodes:
         _episode_rows(rows, key, agent_id, episode)
     rows["model_metrics"].append(_model_metrics_row(key, metrics))
     for per_task in metrics.per_task:
-        rows["task_metrics"].append({
-            **key, "task_id": per_task.task_id, "attempts": per_task.attempts, "passed": per_task.passed,
-            "pass_at_k": per_task.pass_at_k, "pass_hat_k": per_task.pass_hat_k,
-        })
+        rows["task_metrics"].append(
+            {
+                **key,
+                "task_id": per_task.task_id,
+                "attempts": per_task.attempts,
+                "passed": per_task.passed,
+                "pass_at_k": per_task.pass_at_k,
+                "pass_hat_k": per_task.pass_hat_k,
+            }
+        )
     for phase, seconds in metrics.timings.items():
         rows["phase_timings"].append({**key, "phase": phase, "seconds": seconds})
     if redactor:
@@ -78,59 +103,102 @@ def replace_partition(conn: duckdb.DuckDBPyConnection, run_id: str, model_key: s
 def _episode_rows(rows: Rows, key: dict[str, str], agent_id: str, episode: Episode) -> None:
     ep_key = {**key, "task_id": episode.task_id, "attempt": episode.attempt_index}
     totals = episode.trace.trajectory.totals
-    rows["episodes"].append({
-        **ep_key, "final_status": episode.final_status,
-        "passed": episode.verdict.passed if episode.verdict else None,
-        "wall_ms": episode.trace.wall_ms, "tokens_in": totals.tokens_in,
-        "tokens_out": totals.tokens_out, "tokens_cached": totals.tokens_cached,
-        "eval_error": _cut(episode.eval_error, TEXT_CHARS),
-        "final_output": _cut(episode.final_output, FINAL_OUTPUT_CHARS),
-    })
+    rows["episodes"].append(
+        {
+            **ep_key,
+            "final_status": episode.final_status,
+            "passed": episode.verdict.passed if episode.verdict else None,
+            "wall_ms": episode.trace.wall_ms,
+            "tokens_in": totals.tokens_in,
+            "tokens_out": totals.tokens_out,
+            "tokens_cached": totals.tokens_cached,
+            "eval_error": _cut(episode.eval_error, TEXT_CHARS),
+            "final_output": _cut(episode.final_output, FINAL_OUTPUT_CHARS),
+        }
+    )
     for position, score in enumerate(score_rows(episode)):
-        rows["episode_scores"].append({
-            **ep_key, "agent_id": agent_id, "position": position, "scorer": score.scorer,
-            "criterion": score.criterion, "value": score.value, "raw": score.raw, "scale": score.scale,
-            "passed": score.passed, "gating": score.gating, "sample": score.sample, "judge": score.judge,
-            "reason": _cut(score.reason, TEXT_CHARS),
-            "details": json.dumps(score.details, ensure_ascii=False, default=str) if score.details else None,
-        })
+        rows["episode_scores"].append(
+            {
+                **ep_key,
+                "agent_id": agent_id,
+                "position": position,
+                "scorer": score.scorer,
+                "criterion": score.criterion,
+                "value": score.value,
+                "raw": score.raw,
+                "scale": score.scale,
+                "passed": score.passed,
+                "gating": score.gating,
+                "sample": score.sample,
+                "judge": score.judge,
+                "reason": _cut(score.reason, TEXT_CHARS),
+                "details": json.dumps(score.details, ensure_ascii=False, default=str) if score.details else None,
+            }
+        )
     log = episode.conversation
     if log is not None:
         user = log.simulated_user
-        rows["conversations"].append({
-            **ep_key, "turns": len(log.turns), "generated_turns": sum(t.generated for t in log.turns),
-            "max_turns": log.max_turns, "ended": log.ended, "user_model": user.model if user else None,
-            "user_calls": user.calls if user else 0, "user_tokens_in": user.tokens_in if user else 0,
-            "user_tokens_out": user.tokens_out if user else 0,
-            "transcript": _cut(json.dumps([t.model_dump() for t in log.turns], ensure_ascii=False), TEXT_CHARS * 4),
-        })
-    rows["trajectory_totals"].append({
-        **ep_key, "found": episode.trace.trajectory.found, "model_calls": totals.model_calls,
-        "tokens_in": totals.tokens_in, "tokens_out": totals.tokens_out,
-        "tokens_cached": totals.tokens_cached, "tool_calls": totals.tool_calls,
-        "agent_calls": totals.agent_calls, "errors": totals.errors,
-        "truncated": episode.trace.trajectory.truncated,
-    })
+        rows["conversations"].append(
+            {
+                **ep_key,
+                "turns": len(log.turns),
+                "generated_turns": sum(t.generated for t in log.turns),
+                "max_turns": log.max_turns,
+                "ended": log.ended,
+                "user_model": user.model if user else None,
+                "user_calls": user.calls if user else 0,
+                "user_tokens_in": user.tokens_in if user else 0,
+                "user_tokens_out": user.tokens_out if user else 0,
+                "transcript": _cut(json.dumps([t.model_dump() for t in log.turns], ensure_ascii=False), TEXT_CHARS * 4),
+            }
+        )
+    rows["trajectory_totals"].append(
+        {
+            **ep_key,
+            "found": episode.trace.trajectory.found,
+            "model_calls": totals.model_calls,
+            "tokens_in": totals.tokens_in,
+            "tokens_out": totals.tokens_out,
+            "tokens_cached": totals.tokens_cached,
+            "tool_calls": totals.tool_calls,
+            "agent_calls": totals.agent_calls,
+            "errors": totals.errors,
+            "truncated": episode.trace.trajectory.truncated,
+        }
+    )
 
 
 def _model_metrics_row(key: dict[str, str], metrics: MetricsFile) -> dict[str, Any]:
     summary = metrics.summary
     latency = summary.latency_ms
-    judge = {field: (summary.qualitative[field].avg if field in summary.qualitative else None)
-             for field in QUALITATIVE_FIELDS}
+    judge = {
+        field: (summary.qualitative[field].avg if field in summary.qualitative else None)
+        for field in QUALITATIVE_FIELDS
+    }
     return {
-        **key, "tasks": len(metrics.per_task), "episodes": summary.total_runs,
-        "passed": summary.passed, "failed": summary.failed, "pass_rate": summary.pass_rate,
-        "pass_at_k": summary.pass_at_k, "pass_hat_k": summary.pass_hat_k,
-        "error_episodes": summary.error_episodes, "p50_ms": latency.p50, "p90_ms": latency.p90,
-        "p95_ms": latency.p95, "p99_ms": latency.p99, "avg_wall_ms": summary.time.avg_wall_ms,
-        "min_wall_ms": summary.time.min_wall_ms, "max_wall_ms": summary.time.max_wall_ms,
+        **key,
+        "tasks": len(metrics.per_task),
+        "episodes": summary.total_runs,
+        "passed": summary.passed,
+        "failed": summary.failed,
+        "pass_rate": summary.pass_rate,
+        "pass_at_k": summary.pass_at_k,
+        "pass_hat_k": summary.pass_hat_k,
+        "error_episodes": summary.error_episodes,
+        "p50_ms": latency.p50,
+        "p90_ms": latency.p90,
+        "p95_ms": latency.p95,
+        "p99_ms": latency.p99,
+        "avg_wall_ms": summary.time.avg_wall_ms,
+        "min_wall_ms": summary.time.min_wall_ms,
+        "max_wall_ms": summary.time.max_wall_ms,
         "total_wall_ms": summary.time.total_wall_ms,
         "prompt_tokens_total": summary.tokens.prompt_tokens_total,
         "completion_tokens_total": summary.tokens.completion_tokens_total,
         "total_tokens_total": summary.tokens.total_tokens_total,
         "cached_prompt_pct": summary.tokens.cached_prompt_pct,
-        "avg_total_tokens": summary.tokens.avg_total_tokens, **judge,
+        "avg_total_tokens": summary.tokens.avg_total_tokens,
+        **judge,
     }
 
 

@@ -101,8 +101,7 @@ def file_lock(path: Path, *, exclusive: bool, patience: Patience) -> Iterator[No
         os.close(fd)  # closing the descriptor releases the flock
 
 
-def open_file(path: Path, read_only: bool, patience: Patience,
-              config: Mapping[str, Any]) -> duckdb.DuckDBPyConnection:
+def open_file(path: Path, read_only: bool, patience: Patience, config: Mapping[str, Any]) -> duckdb.DuckDBPyConnection:
     """`duckdb.connect`, retried while another process holds the file."""
     if not read_only:
         path.parent.mkdir(parents=True, exist_ok=True)

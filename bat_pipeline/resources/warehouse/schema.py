@@ -27,6 +27,7 @@ FINAL_OUTPUT_CHARS = 2000
 TEXT_CHARS = 4000
 """Score reasons, judge errors and eval errors are cut to this length."""
 
+
 def _columns(spec: str) -> tuple[tuple[str, str], ...]:
     """`"name TYPE, name TYPE, ..."` → ((name, TYPE), ...)."""
     return tuple((name, kind) for name, kind in (column.split() for column in spec.split(",")))
@@ -35,33 +36,48 @@ def _columns(spec: str) -> tuple[tuple[str, str], ...]:
 _PARTITION = "run_id VARCHAR, model_key VARCHAR"
 
 TABLES: dict[str, tuple[tuple[str, str], ...]] = {
-    "runs": _columns(f"{_PARTITION}, agent_id VARCHAR, model_name VARCHAR, run_name VARCHAR, agent_dir VARCHAR, "
-                     "started_at VARCHAR, finished_at VARCHAR, k INTEGER, dagster_run_id VARCHAR, written_at VARCHAR"),
-    "tasks": _columns(f"{_PARTITION}, task_id VARCHAR, category VARCHAR, expected_status VARCHAR, "
-                      "expected_outcome VARCHAR, n_turns INTEGER"),
-    "episodes": _columns(f"{_PARTITION}, task_id VARCHAR, attempt INTEGER, final_status VARCHAR, passed BOOLEAN, "
-                         "wall_ms DOUBLE, tokens_in BIGINT, tokens_out BIGINT, tokens_cached BIGINT, "
-                         "eval_error VARCHAR, final_output VARCHAR"),
-    "episode_scores": _columns(f"{_PARTITION}, agent_id VARCHAR, task_id VARCHAR, attempt INTEGER, position INTEGER, "
-                               "scorer VARCHAR, criterion VARCHAR, value DOUBLE, raw DOUBLE, scale VARCHAR, "
-                               "passed BOOLEAN, gating BOOLEAN, sample INTEGER, judge VARCHAR, reason VARCHAR, "
-                               "details VARCHAR"),
-    "trajectory_totals": _columns(f"{_PARTITION}, task_id VARCHAR, attempt INTEGER, found BOOLEAN, model_calls BIGINT, "
-                                  "tokens_in BIGINT, tokens_out BIGINT, tokens_cached BIGINT, tool_calls BIGINT, "
-                                  "agent_calls BIGINT, errors BIGINT, truncated BOOLEAN"),
-    "model_metrics": _columns(f"{_PARTITION}, tasks INTEGER, episodes INTEGER, passed INTEGER, failed INTEGER, "
-                              "pass_rate DOUBLE, pass_at_k DOUBLE, pass_hat_k DOUBLE, error_episodes INTEGER, "
-                              "p50_ms DOUBLE, p90_ms DOUBLE, p95_ms DOUBLE, p99_ms DOUBLE, avg_wall_ms DOUBLE, "
-                              "min_wall_ms DOUBLE, max_wall_ms DOUBLE, total_wall_ms DOUBLE, "
-                              "prompt_tokens_total BIGINT, completion_tokens_total BIGINT, total_tokens_total BIGINT, "
-                              "cached_prompt_pct DOUBLE, avg_total_tokens DOUBLE, "
-                              + ", ".join(f"{column} DOUBLE" for column in QUALITATIVE_FIELDS)),
-    "task_metrics": _columns(f"{_PARTITION}, task_id VARCHAR, attempts INTEGER, passed INTEGER, pass_at_k DOUBLE, "
-                             "pass_hat_k DOUBLE"),
+    "runs": _columns(
+        f"{_PARTITION}, agent_id VARCHAR, model_name VARCHAR, run_name VARCHAR, agent_dir VARCHAR, "
+        "started_at VARCHAR, finished_at VARCHAR, k INTEGER, dagster_run_id VARCHAR, written_at VARCHAR"
+    ),
+    "tasks": _columns(
+        f"{_PARTITION}, task_id VARCHAR, category VARCHAR, expected_status VARCHAR, "
+        "expected_outcome VARCHAR, n_turns INTEGER"
+    ),
+    "episodes": _columns(
+        f"{_PARTITION}, task_id VARCHAR, attempt INTEGER, final_status VARCHAR, passed BOOLEAN, "
+        "wall_ms DOUBLE, tokens_in BIGINT, tokens_out BIGINT, tokens_cached BIGINT, "
+        "eval_error VARCHAR, final_output VARCHAR"
+    ),
+    "episode_scores": _columns(
+        f"{_PARTITION}, agent_id VARCHAR, task_id VARCHAR, attempt INTEGER, position INTEGER, "
+        "scorer VARCHAR, criterion VARCHAR, value DOUBLE, raw DOUBLE, scale VARCHAR, "
+        "passed BOOLEAN, gating BOOLEAN, sample INTEGER, judge VARCHAR, reason VARCHAR, "
+        "details VARCHAR"
+    ),
+    "trajectory_totals": _columns(
+        f"{_PARTITION}, task_id VARCHAR, attempt INTEGER, found BOOLEAN, model_calls BIGINT, "
+        "tokens_in BIGINT, tokens_out BIGINT, tokens_cached BIGINT, tool_calls BIGINT, "
+        "agent_calls BIGINT, errors BIGINT, truncated BOOLEAN"
+    ),
+    "model_metrics": _columns(
+        f"{_PARTITION}, tasks INTEGER, episodes INTEGER, passed INTEGER, failed INTEGER, "
+        "pass_rate DOUBLE, pass_at_k DOUBLE, pass_hat_k DOUBLE, error_episodes INTEGER, "
+        "p50_ms DOUBLE, p90_ms DOUBLE, p95_ms DOUBLE, p99_ms DOUBLE, avg_wall_ms DOUBLE, "
+        "min_wall_ms DOUBLE, max_wall_ms DOUBLE, total_wall_ms DOUBLE, "
+        "prompt_tokens_total BIGINT, completion_tokens_total BIGINT, total_tokens_total BIGINT, "
+        "cached_prompt_pct DOUBLE, avg_total_tokens DOUBLE, "
+        + ", ".join(f"{column} DOUBLE" for column in QUALITATIVE_FIELDS)
+    ),
+    "task_metrics": _columns(
+        f"{_PARTITION}, task_id VARCHAR, attempts INTEGER, passed INTEGER, pass_at_k DOUBLE, pass_hat_k DOUBLE"
+    ),
     "phase_timings": _columns(f"{_PARTITION}, phase VARCHAR, seconds DOUBLE"),
-    "conversations": _columns(f"{_PARTITION}, task_id VARCHAR, attempt INTEGER, turns INTEGER, "
-                              "generated_turns INTEGER, max_turns INTEGER, ended VARCHAR, user_model VARCHAR, "
-                              "user_calls INTEGER, user_tokens_in BIGINT, user_tokens_out BIGINT, transcript VARCHAR"),
+    "conversations": _columns(
+        f"{_PARTITION}, task_id VARCHAR, attempt INTEGER, turns INTEGER, "
+        "generated_turns INTEGER, max_turns INTEGER, ended VARCHAR, user_model VARCHAR, "
+        "user_calls INTEGER, user_tokens_in BIGINT, user_tokens_out BIGINT, transcript VARCHAR"
+    ),
 }
 """Table → (column, DuckDB type). Every table starts with run_id, model_key.
 
@@ -127,8 +143,10 @@ def ensure_schema(conn: duckdb.DuckDBPyConnection) -> None:
     A file of a newer schema is refused (RuntimeError)."""
     version = schema_version(conn)
     if version > SCHEMA_VERSION:
-        raise RuntimeError(f"the warehouse has schema version {version}, newer than this bat_pipeline "
-                           f"knows ({SCHEMA_VERSION}): upgrade bat_pipeline to write to it")
+        raise RuntimeError(
+            f"the warehouse has schema version {version}, newer than this bat_pipeline "
+            f"knows ({SCHEMA_VERSION}): upgrade bat_pipeline to write to it"
+        )
     if version < SCHEMA_VERSION:
         _migrate(conn, version)
     _create_tables(conn)
@@ -151,9 +169,12 @@ def _one(conn: duckdb.DuckDBPyConnection, sql: str) -> Any:
 
 
 def _base_tables(conn: duckdb.DuckDBPyConnection) -> set[str]:
-    return {row[0] for row in conn.execute(
-        "SELECT table_name FROM information_schema.tables "
-        "WHERE table_schema = 'main' AND table_type = 'BASE TABLE'").fetchall()}
+    return {
+        row[0]
+        for row in conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' AND table_type = 'BASE TABLE'"
+        ).fetchall()
+    }
 
 
 def _migrate(conn: duckdb.DuckDBPyConnection, version: int) -> None:
@@ -162,8 +183,10 @@ def _migrate(conn: duckdb.DuckDBPyConnection, version: int) -> None:
         if version < 2:
             # Runs written before agents had an identity belong to their agent folder's name.
             conn.execute("ALTER TABLE runs ADD COLUMN agent_id VARCHAR")
-            conn.execute("UPDATE runs SET agent_id = regexp_replace("
-                         f"regexp_extract(rtrim(agent_dir, '/'), '[^/]*$'), '{UNSAFE_NAME_CHARS.pattern}', '_', 'g')")
+            conn.execute(
+                "UPDATE runs SET agent_id = regexp_replace("
+                f"regexp_extract(rtrim(agent_dir, '/'), '[^/]*$'), '{UNSAFE_NAME_CHARS.pattern}', '_', 'g')"
+            )
         if version < 3:
             _scores_into_one_table(conn)
         conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER)")
@@ -190,8 +213,13 @@ def _scores_into_one_table(conn: duckdb.DuckDBPyConnection) -> None:
     them from an episode file, the judge rows after the episode's checks in rubric order;
     the tables are dropped, and the views of the same names replace them."""
     _create_tables(conn)
-    scorer = "CASE " + " ".join(f"WHEN starts_with(v.check_name, '{prefix}') THEN '{name}'"
-                                for prefix, name in check_prefixes().items()) + " ELSE v.check_name END"
+    scorer = (
+        "CASE "
+        + " ".join(
+            f"WHEN starts_with(v.check_name, '{prefix}') THEN '{name}'" for prefix, name in check_prefixes().items()
+        )
+        + " ELSE v.check_name END"
+    )
     conn.execute(f"""
         INSERT INTO episode_scores BY NAME
         SELECT v.run_id, v.model_key, r.agent_id, v.task_id, v.attempt, v.position,

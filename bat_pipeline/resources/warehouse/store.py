@@ -38,9 +38,14 @@ class Warehouse:
     with a message the first time an open has to wait (for logs, or tests).
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, max_wait_s: float = DEFAULT_MAX_WAIT_S,
-                 on_wait: Callable[[str], None] | None = None,
-                 connection_config: Mapping[str, Any] | None = None):
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        max_wait_s: float = DEFAULT_MAX_WAIT_S,
+        on_wait: Callable[[str], None] | None = None,
+        connection_config: Mapping[str, Any] | None = None,
+    ):
         self.path = Path(path)
         self.max_wait_s = max_wait_s
         self.on_wait = on_wait
@@ -75,9 +80,14 @@ class Warehouse:
             finally:
                 conn.close()
 
-    def write_partition(self, ref: PartitionRef, episodes: Sequence[Episode],
-                        tasks: Sequence[Task] = (), metrics: MetricsFile | None = None,
-                        redactor: Redactor | None = None) -> dict[str, int]:
+    def write_partition(
+        self,
+        ref: PartitionRef,
+        episodes: Sequence[Episode],
+        tasks: Sequence[Task] = (),
+        metrics: MetricsFile | None = None,
+        redactor: Redactor | None = None,
+    ) -> dict[str, int]:
         """Replace the rows of (ref.run_id, ref.model_key) in every table, in one
         transaction; other runs and models are untouched. `metrics` defaults to
         `build_metrics(episodes, k=ref.k)`. Returns rows written per table."""
@@ -105,13 +115,15 @@ class Warehouse:
         """Each model's newest run (of one agent, or of every agent when `agent_id` is None)."""
         return self._read(lambda conn: queries.latest(conn, agent_id), [])
 
-    def trend(self, model_key: str | None = None, last_n: int = 10,
-              agent_id: str | None = None) -> list[dict[str, Any]]:
+    def trend(
+        self, model_key: str | None = None, last_n: int = 10, agent_id: str | None = None
+    ) -> list[dict[str, Any]]:
         """Each model's last `last_n` runs (`queries.trend`)."""
         return self._read(lambda conn: queries.trend(conn, model_key, last_n, agent_id), [])
 
-    def previous_metrics(self, model_key: str, before_run_id: str,
-                         agent_id: str | None = None) -> dict[str, Any] | None:
+    def previous_metrics(
+        self, model_key: str, before_run_id: str, agent_id: str | None = None
+    ) -> dict[str, Any] | None:
         """The model's metrics in its newest run before `before_run_id` (of that agent,
         when given); None if none."""
         return self._read(lambda conn: queries.previous_metrics(conn, model_key, before_run_id, agent_id), None)
@@ -124,8 +136,7 @@ class Warehouse:
         """Mean value per model, scorer and criterion (`queries.score_means`)."""
         return self._read(lambda conn: queries.score_means(conn, run_id, agent_id), [])
 
-    def chart_data(self, run_id: str | None = None, last_n: int = 10,
-                   agent_id: str | None = None) -> ChartData:
+    def chart_data(self, run_id: str | None = None, last_n: int = 10, agent_id: str | None = None) -> ChartData:
         """What `charts.render_all` draws (`queries.chart_data`); empty before any write."""
         if not self.path.exists():
             from bat_pipeline.engine.charts import ChartData
@@ -166,12 +177,14 @@ class WarehouseResource(DuckDBResource):
     retries as `Warehouse.connect`, so assets using the plain DuckDBResource API are safe
     under the multiprocess executor too."""
 
-    max_wait_s: float = Field(default=DEFAULT_MAX_WAIT_S, ge=0,
-                              description="Seconds an open waits for another process holding the file.")
+    max_wait_s: float = Field(
+        default=DEFAULT_MAX_WAIT_S, ge=0, description="Seconds an open waits for another process holding the file."
+    )
 
     def warehouse(self, on_wait: Callable[[str], None] | None = None) -> Warehouse:
-        return Warehouse(self.database, max_wait_s=self.max_wait_s, on_wait=on_wait,
-                         connection_config=self.connection_config)
+        return Warehouse(
+            self.database, max_wait_s=self.max_wait_s, on_wait=on_wait, connection_config=self.connection_config
+        )
 
     @contextmanager
     def get_connection(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:

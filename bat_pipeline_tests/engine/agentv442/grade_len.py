@@ -11,5 +11,11 @@ expected = data.get("expected_output") or []
 want = " ".join(str(m.get("content", "")) for m in expected if isinstance(m, dict)).split()
 got = data.get("output") or ""
 found = [w for w in want if w in got]
-print(json.dumps({"score": len(found) / len(want) if want else 0.0,
-                  "assertions": [{"text": w, "passed": w in got} for w in want]}))
+print(
+    json.dumps(
+        {
+            "score": len(found) / len(want) if want else 0.0,
+            "assertions": [{"text": w, "passed": w in got} for w in want],
+        }
+    )
+)

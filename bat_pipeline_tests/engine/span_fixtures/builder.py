@@ -14,8 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from opentelemetry import context as otel_context
-from opentelemetry import trace
+from opentelemetry import context as otel_context, trace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -46,8 +45,7 @@ def to_line(span: ReadableSpan) -> dict:
         "attributes": {k: list(v) if isinstance(v, tuple) else v for k, v in span.attributes.items()},
         "status": span.status.status_code.name,
         "status_description": span.status.description,
-        "events": [{"name": e.name, "time": e.timestamp, "attributes": dict(e.attributes)}
-                   for e in span.events],
+        "events": [{"name": e.name, "time": e.timestamp, "attributes": dict(e.attributes)} for e in span.events],
     }
 
 
@@ -71,13 +69,21 @@ class Agent:
         self.tracer = provider.get_tracer("span_fixtures")
 
     @contextmanager
-    def span(self, name: str, attrs: dict[str, Any] | None = None, *, kind: SpanKind = SpanKind.INTERNAL,
-             context: otel_context.Context | None = None, error: str | None = None,
-             exception: Exception | None = None) -> Iterator[trace.Span]:
+    def span(
+        self,
+        name: str,
+        attrs: dict[str, Any] | None = None,
+        *,
+        kind: SpanKind = SpanKind.INTERNAL,
+        context: otel_context.Context | None = None,
+        error: str | None = None,
+        exception: Exception | None = None,
+    ) -> Iterator[trace.Span]:
         """A span around the block; `error` fails it with that status description,
         `exception` also records an exception event."""
-        span = self.tracer.start_span(name, context=context, kind=kind, attributes=attrs or {},
-                                      start_time=self.clock.tick())
+        span = self.tracer.start_span(
+            name, context=context, kind=kind, attributes=attrs or {}, start_time=self.clock.tick()
+        )
         token = otel_context.attach(trace.set_span_in_context(span))
         try:
             yield span
@@ -91,29 +97,42 @@ class Agent:
 
     def root(self, conversation_id: str, *, context: otel_context.Context | None = None, **kw):
         """The root of one request; a new trace unless `context` (from a caller) is given."""
-        attrs = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": self.name,
-                 "gen_ai.conversation.id": conversation_id}
-        return self.span(f"invoke_agent {self.name}", attrs,
-                         context=context if context is not None else otel_context.Context(), **kw)
+        attrs = {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": self.name,
+            "gen_ai.conversation.id": conversation_id,
+        }
+        return self.span(
+            f"invoke_agent {self.name}", attrs, context=context if context is not None else otel_context.Context(), **kw
+        )
 
     def chain(self, name: str, node: str | None = None, **kw):
         """A LangGraph chain span; `node` sets its metadata like LangGraph does."""
         attrs: dict[str, Any] = {"openinference.span.kind": "CHAIN"}
         if node:
-            attrs["metadata"] = json.dumps({"langgraph_node": node,
-                                            "langgraph_checkpoint_ns": f"{node}:0f3a|inner:77"})
+            attrs["metadata"] = json.dumps({"langgraph_node": node, "langgraph_checkpoint_ns": f"{node}:0f3a|inner:77"})
         return self.span(name, attrs, **kw)
 
     def graph(self, node: str = "react"):
         """Enter root → LangGraph → `node`: the usual two levels below a root."""
         return _nested(self.chain("LangGraph"), self.chain(node, node))
 
-    def llm(self, said: str | None = None, calls: list[tuple[str, str, Any]] = (), *,
-            tokens: tuple[int, int] = (10, 5), model: str = "m", extra: dict | None = None, **kw):
+    def llm(
+        self,
+        said: str | None = None,
+        calls: list[tuple[str, str, Any]] = (),
+        *,
+        tokens: tuple[int, int] = (10, 5),
+        model: str = "m",
+        extra: dict | None = None,
+        **kw,
+    ):
         """A finished model call: `calls` are (call id, tool name, args) it decided."""
         attrs: dict[str, Any] = {
-            "openinference.span.kind": "LLM", "llm.model_name": model,
-            "llm.token_count.prompt": tokens[0], "llm.token_count.completion": tokens[1],
+            "openinference.span.kind": "LLM",
+            "llm.model_name": model,
+            "llm.token_count.prompt": tokens[0],
+            "llm.token_count.completion": tokens[1],
             "llm.input_messages.0.message.content": "never shown in a step",
             "llm.output_messages.0.message.role": "assistant",
         }
@@ -129,8 +148,9 @@ class Agent:
         with self.span("ChatModel", attrs, **kw):
             pass
 
-    def tool(self, name: str, input_value: str | None = None, output: str | None = None,
-             extra: dict | None = None, **kw):
+    def tool(
+        self, name: str, input_value: str | None = None, output: str | None = None, extra: dict | None = None, **kw
+    ):
         """A tool span (a context manager: steps may run inside it)."""
         attrs: dict[str, Any] = {"openinference.span.kind": "TOOL", "tool.name": name}
         if input_value is not None:
@@ -143,8 +163,13 @@ class Agent:
     def call_agent(self, agent: str, asked: str, answered: str, state: str = "completed", **kw):
         """A CLIENT span calling another agent; pass `otel_context.get_current()` inside it
         as the called agent's root `context`."""
-        attrs = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent,
-                 "input.value": asked, "output.value": answered, "bat.a2a.task_state": state}
+        attrs = {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": agent,
+            "input.value": asked,
+            "output.value": answered,
+            "bat.a2a.task_state": state,
+        }
         return self.span(f"invoke_agent {agent}", attrs, kind=SpanKind.CLIENT, **kw)
 
     def lines(self) -> list[dict]:
@@ -168,5 +193,6 @@ def _nested(*managers):
 
 def tool_message(content: Any, call_id: str | None = None) -> str:
     """A LangChain tool message serialized the way LangGraph writes `output.value`."""
-    return json.dumps({"type": "tool", "data": {"content": content, "type": "tool",
-                                                "tool_call_id": call_id, "status": "success"}})
+    return json.dumps(
+        {"type": "tool", "data": {"content": content, "type": "tool", "tool_call_id": call_id, "status": "success"}}
+    )

@@ -19,7 +19,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from bat_pipeline.example.loopback import LoopbackServer
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -37,6 +36,7 @@ from bat_pipeline.engine.contracts import (
     Trajectory,
     Turn,
 )
+from bat_pipeline.example.loopback import LoopbackServer
 
 
 @dataclass
@@ -106,8 +106,12 @@ class JudgeServer:
             body = json.loads(raw or b"{}")
         except ValueError:
             body = {}
-        record = {"path": request.url.path, "headers": dict(request.headers), "body": body,
-                  "raw": raw.decode("utf-8", "replace")}
+        record = {
+            "path": request.url.path,
+            "headers": dict(request.headers),
+            "body": body,
+            "raw": raw.decode("utf-8", "replace"),
+        }
         with self._lock:
             self.requests.append(record)
             self._in_flight += 1
@@ -118,7 +122,9 @@ class JudgeServer:
             if reply.delay_s:
                 await asyncio.sleep(reply.delay_s)
             if reply.hang:
-                while not self._stopping.is_set() and not await request.is_disconnected():
+                # Two things end the wait, neither an asyncio event: the server's stop (a
+                # threading.Event) and the client hanging up.
+                while not self._stopping.is_set() and not await request.is_disconnected():  # noqa: ASYNC110
                     await asyncio.sleep(0.02)
                 return Response(status_code=503)
             return self._render(request.url.path, body, reply)
@@ -129,8 +135,7 @@ class JudgeServer:
     @staticmethod
     def _render(path: str, body: dict[str, Any], reply: Reply) -> Response:
         if reply.raw is not None:
-            return Response(reply.raw, status_code=reply.status, headers=reply.headers,
-                            media_type="application/json")
+            return Response(reply.raw, status_code=reply.status, headers=reply.headers, media_type="application/json")
         anthropic = path.endswith("/messages")
         if reply.status >= 400:
             if anthropic:
@@ -144,51 +149,71 @@ class JudgeServer:
                 blocks.append({"type": "tool_use", "id": "toolu_1", "name": "record_score", "input": reply.tool_input})
             if reply.content is not None:
                 blocks.append({"type": "text", "text": reply.content})
-            data = {"id": "msg_1", "type": "message", "role": "assistant", "model": body.get("model"),
-                    "content": blocks, "stop_reason": "end_turn",
-                    "usage": {"input_tokens": 10, "output_tokens": 5}}
+            data = {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "model": body.get("model"),
+                "content": blocks,
+                "stop_reason": "end_turn",
+                "usage": {"input_tokens": 10, "output_tokens": 5},
+            }
         else:
-            data = {"id": "chatcmpl-1", "object": "chat.completion", "model": body.get("model"),
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": reply.content}}],
-                    "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+            data = {
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "model": body.get("model"),
+                "choices": [
+                    {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": reply.content}}
+                ],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+            }
         return JSONResponse(data, status_code=reply.status, headers=reply.headers)
-
-    def start(self) -> "JudgeServer":
-        self._loop.start()
-        return self
-
-    def stop(self) -> None:
-        self._loop.stop()
 
 
 @contextmanager
 def serve_judge() -> Iterator[JudgeServer]:
-    server = JudgeServer().start()
+    """A judge server listening on 127.0.0.1 for the `with` block."""
+    server = JudgeServer()
+    server._loop.start()
     try:
         yield server
     finally:
-        server.stop()
+        server._loop.stop()
 
 
 # --- records to judge ---------------------------------------------------------------------
 
+
 def weather_task(task_id: str = "weather_paris", *, tool_calls: bool = True) -> Task:
     calls = [ToolCallExpectation(name="get_weather", args_subset={"city": "Paris"})] if tool_calls else []
-    return Task(id=task_id, turns=["What is the weather in Paris?"],
-                expected=Expected(expected_outcome="Reports that Paris is sunny at 21 C", tool_calls=calls))
+    return Task(
+        id=task_id,
+        turns=["What is the weather in Paris?"],
+        expected=Expected(expected_outcome="Reports that Paris is sunny at 21 C", tool_calls=calls),
+    )
 
 
-def weather_episode(task_id: str = "weather_paris", attempt: int = 0, *, answer_text: str = "Paris: sunny, 21 C.",
-                    found: bool = True) -> Episode:
+def weather_episode(
+    task_id: str = "weather_paris", attempt: int = 0, *, answer_text: str = "Paris: sunny, 21 C.", found: bool = True
+) -> Episode:
     steps = [
         ModelStep(model="m", said="", called=["get_weather"], tokens_in=50, tokens_out=5),
         ToolStep(name="get_weather", args={"city": "Paris"}, result="sunny, 21 C"),
         ModelStep(model="m", said=answer_text, tokens_in=80, tokens_out=9),
     ]
-    trajectory = Trajectory(found=found, turns=[Turn(user="What is the weather in Paris?", steps=steps)] if found else [])
-    events = [A2AEvent(t_ms=5, task_status="working", user_input="What is the weather in Paris?"),
-              A2AEvent(t_ms=900, task_status="completed", content_preview=answer_text)]
-    return Episode(model_name="openai:agent-model", task_id=task_id, expected_outcome="Reports that Paris is sunny at 21 C",
-                   final_status="completed", final_output=answer_text, aux={"attempt_index": attempt},
-                   trace=EpisodeTrace(events=events, wall_ms=900, trajectory=trajectory))
+    turns = [Turn(user="What is the weather in Paris?", steps=steps)] if found else []
+    trajectory = Trajectory(found=found, turns=turns)
+    events = [
+        A2AEvent(t_ms=5, task_status="working", user_input="What is the weather in Paris?"),
+        A2AEvent(t_ms=900, task_status="completed", content_preview=answer_text),
+    ]
+    return Episode(
+        model_name="openai:agent-model",
+        task_id=task_id,
+        expected_outcome="Reports that Paris is sunny at 21 C",
+        final_status="completed",
+        final_output=answer_text,
+        aux={"attempt_index": attempt},
+        trace=EpisodeTrace(events=events, wall_ms=900, trajectory=trajectory),
+    )

@@ -1,0 +1,17 @@
+"""What the tests share, one module per kind of thing (the fixtures are in conftest.py):
+
+- `paths`: where the repository, the fixtures, the bundled example and the CLI are.
+- `polling`: waiting on a condition with a deadline, never a bare sleep.
+- `scripted`: the scripted model and judge server as a process (one per session).
+- `example_agent`: trimmed copies of the bundled example agent, the environment that
+  evaluates them, and the example agent started alone.
+- `bat_adk`: the bat-adk test agents: their prepared environment (once per session),
+  their configs, `uv run .` as the pipeline runs them, A2A conversations.
+- `pipeline_runs`: `bat-pipeline run` as a user runs it, on a copy of a bat-adk agent.
+- `dagster_runs`: in-process runs of the `evaluate` job and what they leave.
+- `processes`: the process table: what runs for a folder, its sockets, leftovers.
+- `spans`: reading span files.
+- `files`: fingerprints of files and folders, JSON.
+- `judge_server`: a judge whose every answer a test scripts, recording each request (for
+  the judge client's protocol tests; the scripted server answers by persona instead).
+"""

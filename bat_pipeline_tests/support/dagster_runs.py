@@ -1,0 +1,58 @@
+"""In-process runs of an agent folder's `evaluate` job, and what they leave: the failure
+messages, the partition's run folder and its episodes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def evaluate(
+    agent_dir: Path,
+    root: Path,
+    instance,
+    partition: str,
+    *,
+    assets: list[str] | None = None,
+    tags: dict[str, str] | None = None,
+    run_config: dict | None = None,
+):
+    """One in-process run of the `evaluate` job (or of some of its assets) for a partition."""
+    import dagster as dg
+
+    from bat_pipeline.definitions import build_definitions
+    from bat_pipeline.engine.config import load_eval_config
+
+    job = build_definitions(agent_dir, root).resolve_job_def("evaluate")
+    prefix = load_eval_config(agent_dir).agent_id
+    selection = [dg.AssetKey([prefix, a]) for a in assets] if assets else None
+    return job.execute_in_process(
+        partition_key=partition,
+        instance=instance,
+        raise_on_error=False,
+        asset_selection=selection,
+        tags=tags,
+        run_config=run_config,
+    )
+
+
+def failure_messages(result) -> list[str]:
+    """Each failed step's error message, with its cause's."""
+    return [
+        e.step_failure_data.error.message
+        + "".join(c.message for c in [e.step_failure_data.error.cause] if c is not None)
+        for e in result.all_events
+        if e.is_step_failure
+    ]
+
+
+def only_run_dir(root: Path, partition: str) -> Path:
+    """The one run folder of `partition` under the storage root."""
+    dirs = sorted((root / "runs").glob(f"*/{partition}"))
+    assert len(dirs) == 1, dirs
+    return dirs[0]
+
+
+def episodes_in(run_dir: Path) -> dict[str, dict]:
+    """The stored episodes of a partition's run folder, by file stem."""
+    return {p.stem: json.loads(p.read_text()) for p in sorted((run_dir / "episodes").glob("*.json"))}

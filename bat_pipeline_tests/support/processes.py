@@ -1,0 +1,125 @@
+"""The process table, from /proc: what runs for an agent folder or a storage root, which
+sockets it listens on, and the checks that nothing was left behind."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from bat_pipeline_tests.support.polling import last_value
+
+AGENT_MODULE = "bat_pipeline.example.agent"
+
+
+@dataclass
+class Proc:
+    """One live, non-zombie process."""
+
+    pid: int
+    ppid: int
+    pgid: int
+    cmdline: str
+    cwd: str
+    environ: str
+    """Its environment, one `NAME=value` a line."""
+
+    def has_env(self, name: str, value: str) -> bool:
+        return f"{name}={value}" in self.environ.split("\n")
+
+
+def processes() -> list[Proc]:
+    """Every live process that is not a zombie nor a kernel thread."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            raw = (entry / "cmdline").read_bytes()
+            environ = (entry / "environ").read_bytes().replace(b"\0", b"\n").decode(errors="replace")
+            cwd = os.readlink(entry / "cwd")
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if raw and stat[0] != "Z":
+            found.append(
+                Proc(
+                    int(entry.name),
+                    int(stat[1]),
+                    int(stat[2]),
+                    raw.replace(b"\0", b" ").decode(errors="replace"),
+                    cwd,
+                    environ,
+                )
+            )
+    return found
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder + os.sep)
+
+
+def working_in(folder: Path) -> list[int]:
+    """Processes whose working directory is `folder` or below: the agents started there."""
+    where = str(Path(folder).resolve())
+    return [p.pid for p in processes() if _inside(p.cwd, where)]
+
+
+def belonging_to(folder: Path) -> list[Proc]:
+    """Processes started for the agent folder: its path on their command line or in their
+    environment (the CLI and its partition runners), or running inside it (the agent and
+    the Forecaster)."""
+    where = str(Path(folder).resolve())
+    mine = os.getpid()
+    return [
+        p for p in processes() if p.pid != mine and (where in p.cmdline or where in p.environ or _inside(p.cwd, where))
+    ]
+
+
+def assert_no_process_left(folder: Path, timeout_s: float = 20.0) -> None:
+    left = last_value(lambda: belonging_to(folder), lambda found: not found, timeout_s, 0.1)
+    if left:
+        raise AssertionError(f"processes left behind for {folder}: " + "; ".join(f"{p.pid} {p.cmdline}" for p in left))
+
+
+def agent_processes(agent_dir: Path, marker: str) -> list[str]:
+    """Example agents started for `agent_dir`: the folder is on their command line, or they
+    run the example agent from inside it or with `marker` in their environment: the run's
+    storage root (in CONFIG_PATH, and BAT_PIPELINE_HOME) or DAGSTER_HOME, something no
+    other test's agents have (the session's scripted server is everyone's). As
+    `pid: command line`."""
+    where = str(agent_dir)
+    mine = os.getpid()
+    return [
+        f"{p.pid}: {p.cmdline.strip()}"
+        for p in processes()
+        if p.pid != mine
+        and (where in p.cmdline or (AGENT_MODULE in p.cmdline and (p.cwd.startswith(where) or marker in p.environ)))
+    ]
+
+
+def leftover_agents(agent_dir: Path, marker: str, timeout_s: float = 10.0) -> list[str]:
+    """`agent_processes` once they are gone (empty), or what is still alive after `timeout_s`."""
+    return last_value(lambda: agent_processes(agent_dir, marker), lambda alive: not alive, timeout_s, 0.1)
+
+
+def listening_sockets(pids: set[int]) -> list[tuple[int, str, int]]:
+    """(pid, local address as in /proc/net/tcp*, port) of every listening TCP socket of `pids`."""
+    inodes: dict[str, int] = {}
+    for pid in pids:
+        try:
+            for fd in (Path("/proc") / str(pid) / "fd").iterdir():
+                target = os.readlink(fd)
+                if target.startswith("socket:["):
+                    inodes[target[8:-1]] = pid
+        except OSError:
+            continue
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            local, state, inode = fields[1], fields[3], fields[9]
+            if state == "0A" and inode in inodes:
+                address, port = local.split(":")
+                found.append((inodes[inode], address, int(port, 16)))
+    return found
