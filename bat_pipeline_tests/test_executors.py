@@ -11,11 +11,11 @@ import yaml
 from bat_pipeline.engine.config.execution import chosen_execution
 from bat_pipeline.engine.config.project import load_project
 from bat_pipeline.engine.errors import InputError
-from bat_pipeline_tests.pipeline.support import copy_agent
+from bat_pipeline_tests.support.example_agent import copy_example_agent
 
 
 def _agent(tmp_path: Path, execution: dict | None = None) -> Path:
-    agent = copy_agent(tmp_path / "agent")
+    agent = copy_example_agent(tmp_path / "agent")
     if execution is not None:
         eval_file = agent / "eval" / "eval.yaml"
         data = yaml.safe_load(eval_file.read_text())
@@ -43,18 +43,19 @@ def test_an_unknown_executor_is_refused(tmp_path: Path):
         load_project(_agent(tmp_path, {"executor": "spark"}))
 
 
-def test_steps_elsewhere_hand_over_under_the_storage_root_and_in_process_changes_nothing(tmp_path: Path):
+def test_steps_elsewhere_hand_over_under_the_storage_root_and_in_process_keeps_its_own_files(tmp_path: Path):
     import sys
 
     from bat_pipeline.automation import EVALUATE_JOB
     from bat_pipeline.definitions import build_definitions
     from bat_pipeline.engine.contracts.config import ExecutionSettings
     from bat_pipeline.resources.handoff import HandoffIOManager
+    from bat_pipeline.resources.io_manager import AtomicFilesystemIOManager
 
     agent = _agent(tmp_path)
     default = build_definitions(agent, tmp_path / "root").resolve_job_def(EVALUATE_JOB)
     assert default.executor_def.name == "in_process" and "dagster_dask" not in sys.modules
-    assert _io_manager(default) is None
+    assert _io_manager(default) is AtomicFilesystemIOManager
     for executor, name in (("multiprocess", "multiprocess"), ("dask", "bat_dask")):
         job = build_definitions(
             agent, tmp_path / "root", execution=ExecutionSettings(executor=executor)
@@ -64,5 +65,5 @@ def test_steps_elsewhere_hand_over_under_the_storage_root_and_in_process_changes
 
 
 def _io_manager(job) -> type | None:
-    """The class of the job's configurable I/O manager; None for Dagster's default one."""
+    """The class of the job's configurable I/O manager."""
     return getattr(job.resource_defs["io_manager"], "configurable_resource_cls", None)

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bat_pipeline_tests.pipeline.support import VENV_BIN
+from bat_pipeline_tests.support.paths import VENV_BIN
 
 START_TIMEOUT_S = 60
 

@@ -18,10 +18,12 @@ from pathlib import Path
 import pytest
 
 from bat_pipeline_tests.pipeline.dask_cluster import dask_cluster
-from bat_pipeline_tests.pipeline.support import VENV_BIN, agent_processes, leftover_agents, run
+from bat_pipeline_tests.support.example_agent import run
+from bat_pipeline_tests.support.paths import VENV_BIN
+from bat_pipeline_tests.support.processes import agent_processes, leftover_agents
 
 MODELS = ("openai-competent", "openai-sloppy")
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(seconds=120)
 
 
 def bat_pipeline_run(ws, *args: str) -> subprocess.CompletedProcess:
