@@ -46,7 +46,13 @@ def cmd_run(args) -> int:
         dataset=Path(args.dataset).resolve() if args.dataset else None,
     )
     return run_evaluation(
-        _agent(args.agent), models=args.model, resume=args.resume, timings=args.timings, overrides=overrides
+        _agent(args.agent),
+        models=args.model,
+        resume=args.resume,
+        timings=args.timings,
+        overrides=overrides,
+        executor=args.executor,
+        address=args.address,
     )
 
 
@@ -101,6 +107,8 @@ def _unit(text: str) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from bat_pipeline.engine.contracts.config import EXECUTORS
+
     parser = argparse.ArgumentParser(prog=PROGRAM, description="Evaluate A2A agents across models with Dagster.")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -137,6 +145,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--resume", action="store_true", help="re-run only the missing or eval-error episodes of the last run"
     )
     p.add_argument("--timings", action="store_true", help="print the seconds each phase of the run took, per model")
+    p.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        help="where the steps run (default: eval.yaml's execution.executor, else in_process)",
+    )
+    p.add_argument(
+        "--address",
+        metavar="tcp://HOST:PORT",
+        help="the Dask scheduler to run the steps on (implies --executor dask; without: a local cluster)",
+    )
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("demo", help="the bundled example agent with scripted models, all partitions")

@@ -17,8 +17,10 @@ import dagster as dg
 from bat_pipeline.assets import charts, episodes, judge, metrics, report, tasks, trajectories, verdicts
 from bat_pipeline.automation import build_automation
 from bat_pipeline.engine.config.project import Overrides, load_project
+from bat_pipeline.engine.contracts.config import ExecutionSettings
 from bat_pipeline.locations import agent_dir_from_env, overrides_from_env
 from bat_pipeline.resources.evaluation import EvaluationResource
+from bat_pipeline.resources.handoff import HandoffIOManager
 from bat_pipeline.resources.io_manager import AtomicFilesystemIOManager
 from bat_pipeline.resources.judge import JudgeResource
 from bat_pipeline.resources.scripted_llm import ScriptedLlmResource
@@ -29,10 +31,20 @@ WAREHOUSE_WAIT_VAR = "BAT_PIPELINE_WAREHOUSE_WAIT_S"
 """Seconds the metrics step waits for another process holding the warehouse (default 60)."""
 
 
-def build_definitions(agent_dir: Path, storage_root: Path, overrides: Overrides | None = None) -> dg.Definitions:
-    """`agent_dir`: an agent folder or an AgentV eval file (engine.config.project)."""
+def build_definitions(
+    agent_dir: Path,
+    storage_root: Path,
+    overrides: Overrides | None = None,
+    *,
+    execution: ExecutionSettings | None = None,
+    scripted_url: str | None = None,
+) -> dg.Definitions:
+    """`agent_dir`: an agent folder or an AgentV eval file (engine.config.project).
+    `execution`: where the steps run (default: eval.yaml's `execution`); `scripted_url`: a
+    running scripted model server (default: `$BAT_DEMO_LLM_URL`, else one is started)."""
     overrides = overrides or Overrides()
     config = load_project(agent_dir, overrides)
+    execution = execution or config.execution
     partitions = dg.StaticPartitionsDefinition([m.partition_key for m in config.models])
     # Asset keys carry the agent id, so two agents' code locations in one workspace (and
     # their history in the UI) never collide.
@@ -51,10 +63,11 @@ def build_definitions(agent_dir: Path, storage_root: Path, overrides: Overrides 
     jobs, schedules, sensors = build_automation(config, partitions, [task_specs, *chain], eval_charts, eval_report)
     return dg.Definitions(
         assets=assets,
-        # The chain is linear (one step at a time), so a process per step buys no
-        # parallelism and costs a fresh interpreter and code-location load per step (seconds
-        # each); models run in parallel as separate runs, one per partition.
-        executor=dg.in_process_executor,
+        # The chain is linear (one step at a time), so on one machine a process per step buys
+        # no parallelism and costs a fresh interpreter and code-location load per step
+        # (seconds each); models run in parallel as separate runs, one per partition. Other
+        # executors put the steps elsewhere (bat_pipeline.executors; imported only then).
+        executor=dg.in_process_executor if execution.executor == "in_process" else _executor(execution),
         jobs=jobs,
         schedules=schedules,
         sensors=sensors,
@@ -63,21 +76,31 @@ def build_definitions(agent_dir: Path, storage_root: Path, overrides: Overrides 
             "evaluation": EvaluationResource(
                 agent_dir=str(agent_dir),
                 storage_root=str(storage_root),
-                scripted_llm=ScriptedLlmResource(),
+                scripted_llm=ScriptedLlmResource(url=scripted_url),
                 providers_file=str(overrides.providers_file) if overrides.providers_file else None,
                 threshold=overrides.threshold,
                 output_dir=str(overrides.output_dir) if overrides.output_dir else None,
                 dataset=str(overrides.dataset) if overrides.dataset else None,
             ),
             "judge": JudgeResource(storage_root=str(storage_root)),
-            # Partitions run at once read the unpartitioned task_specs while another writes it.
-            "io_manager": AtomicFilesystemIOManager(),
+            # In one machine's processes: files under the instance's storage folder, each
+            # written whole (partitions at once read the unpartitioned task_specs while
+            # another writes it); elsewhere, through the storage root every worker reaches.
+            "io_manager": AtomicFilesystemIOManager()
+            if execution.executor == "in_process"
+            else HandoffIOManager(root=str(storage_root)),
             "warehouse": WarehouseResource(
                 database=str(warehouse_path(storage_root)),
                 max_wait_s=float(os.environ.get(WAREHOUSE_WAIT_VAR) or DEFAULT_MAX_WAIT_S),
             ),
         },
     )
+
+
+def _executor(execution: ExecutionSettings) -> dg.ExecutorDefinition:
+    from bat_pipeline.executors import executor_def
+
+    return executor_def(execution)
 
 
 @dg.definitions

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 from bat_pipeline.engine.agent_folder import EVAL_FILE
 from bat_pipeline.engine.config.project import Overrides
@@ -59,3 +60,16 @@ def dagster_home(root: Path) -> Path:
     if not settings.exists() and INSTANCE_SETTINGS.is_file():
         settings.write_text(INSTANCE_SETTINGS.read_text(encoding="utf-8"), encoding="utf-8")
     return home
+
+
+def root_path(root: str | Path) -> Path:
+    """The storage root as a local folder, from a path or a `file://` URL (a shared mount:
+    every worker of a distributed run resolves the partitions' files against its own root).
+    Other URL schemes (object stores) are refused with InputError: not supported yet."""
+    text = str(root)
+    if "://" in text:
+        parsed = urlparse(text)
+        if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
+            raise InputError(text, f"the storage root must be a folder or a file:// URL, not {parsed.scheme}://")
+        text = unquote(parsed.path)
+    return Path(text).expanduser().resolve()

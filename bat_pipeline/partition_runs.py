@@ -74,9 +74,11 @@ def warm_up() -> None:
     instance().dispose()
 
 
-def start_partition(defs: Any, key: str, tags: dict[str, str], log: Path) -> PartitionProcess:
+def start_partition(defs: Any, key: str, tags: dict[str, str], log: Path, recon: Any = None) -> PartitionProcess:
     """Fork a process that runs the `evaluate` job for partition `key` with `tags`, its
-    output (Dagster's log, the failure lines) going to `log`."""
+    output (Dagster's log, the failure lines) going to `log`. `recon`: the job as
+    executors.reconstructable_evaluate makes it, for steps executed elsewhere; else the
+    steps run in the forked process."""
     from bat_pipeline.resources.process_group import die_with_parent
 
     if threading.active_count() > 1:
@@ -101,7 +103,7 @@ def start_partition(defs: Any, key: str, tags: dict[str, str], log: Path) -> Par
         os.close(devnull)
         sys.stdout = open(1, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
         sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
-        code = run_partition(defs, key, tags)
+        code = run_partition(defs, key, tags, recon)
     except BaseException:  # noqa: BLE001 - the child reports everything, then exits
         traceback.print_exc()
     finally:
@@ -110,13 +112,25 @@ def start_partition(defs: Any, key: str, tags: dict[str, str], log: Path) -> Par
         os._exit(code)
 
 
-def run_partition(defs: Any, key: str, tags: dict[str, str]) -> int:
-    """One Dagster run of the `evaluate` job for `key`; prints a FAILURE_MARK line for each
-    failed step and gate; 0 when it succeeded."""
+def run_partition(defs: Any, key: str, tags: dict[str, str], recon: Any = None) -> int:
+    """One Dagster run of the `evaluate` job for `key` (its steps where `recon`'s executor
+    puts them, else in this process); prints a FAILURE_MARK line for each failed step and
+    gate, and for a run that failed outside its steps (a lost worker); 0 when it succeeded."""
+    import dagster as dg
+
     from bat_pipeline.automation import EVALUATE_JOB
 
-    job = defs.resolve_job_def(EVALUATE_JOB)
-    result = job.execute_in_process(partition_key=key, instance=instance(), tags=tags, raise_on_error=False)
+    if recon is None:
+        job = defs.resolve_job_def(EVALUATE_JOB)
+        result = job.execute_in_process(partition_key=key, instance=instance(), tags=tags, raise_on_error=False)
+    else:
+        with dg.execute_job(recon, instance(), tags={**tags, "dagster/partition": key}) as result:
+            return _report(result)
+    return _report(result)
+
+
+def _report(result: Any) -> int:
+    """The FAILURE_MARK lines of a finished run; 0 when it succeeded."""
     for event in result.all_events:
         if event.is_step_failure:
             lines = user_message(event.step_failure_data.error).splitlines() or [""]
@@ -128,6 +142,9 @@ def run_partition(defs: Any, key: str, tags: dict[str, str]) -> int:
             if not data.passed:
                 message = data.metadata.get("message")
                 print(f"{FAILURE_MARK}gate {data.check_name} failed: {getattr(message, 'value', message) or ''}")
+        if event.event_type_value == "PIPELINE_FAILURE" and not any(e.is_step_failure for e in result.all_events):
+            error = event.event_specific_data.error
+            print(f"{FAILURE_MARK}run failed: {user_message(error) if error else event.message}")
     return 0 if result.success else 1
 
 

@@ -16,8 +16,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bat_pipeline.engine.config.execution import chosen_execution
 from bat_pipeline.engine.config.project import Overrides, load_project, project_tasks
 from bat_pipeline.engine.contracts import QUALITATIVE_FIELDS, EvalConfig
+from bat_pipeline.engine.contracts.config import ExecutionSettings
 from bat_pipeline.engine.contracts.names import safe_key
 from bat_pipeline.engine.contracts.timings import PHASES, RUN_STARTED_VAR
 from bat_pipeline.engine.conversation import scenarios_needing_user
@@ -87,12 +89,15 @@ def run_evaluation(
     timings: bool = False,
     out=print,
     overrides: Overrides | None = None,
+    executor: str | None = None,
+    address: str | None = None,
 ) -> int:
     """Run the chain for the chosen models in parallel; 0 when every model ran and passed its
     gates, 1 otherwise. `agent_dir` may be an AgentV eval file (its targets are the
     models); with `overrides.threshold` a test below it also makes the result 1.
     InputError (exit 2) before anything starts on bad configuration,
-    including a judge that is on and has no API key. Every phase is timed (the partitions'
+    including a judge that is on and has no API key. `executor`, `address`: where the steps
+    run, over eval.yaml's `execution` (an address alone means Dask). Every phase is timed (the partitions'
     timings.json, the run's in `runs/<run id>/timings.json`); `timings` prints them."""
     from bat_pipeline.resources.agent_process import AgentLauncher
     from bat_pipeline.resources.process_group import stop_process_group
@@ -113,6 +118,7 @@ def run_evaluation(
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     keys = select_models(config, models)
+    execution = chosen_execution(config, executor, address)
     root = default_root()
     for key in (k for k in keys if starts_agent(config.model(k))):
         for warning in AgentLauncher(*agent_partition(config, key), root).preflight():
@@ -163,7 +169,8 @@ def run_evaluation(
     try:
         # The agents start now, while Dagster is imported and the partitions fork; each
         # partition adopts its own (a resumed run keeps its old folders: its agents start there).
-        if not resume:
+        # Steps executed elsewhere start their agents on the worker that runs them.
+        if not resume and execution.executor == "in_process":
             agents = [k for k in keys if starts_agent(config.model(k))]  # a BAT agent, or an a2a target
             ahead = head_start(
                 with_scripted_llm(config, os.environ[URL_VAR]) if uses_scripted_llm(config) else config,
@@ -171,7 +178,9 @@ def run_evaluation(
                 root,
                 run_id,
             )
-        return _run_partitions(config, agent_dir, keys, root, run_id, resume, started, timings, total, out, overrides)
+        return _run_partitions(
+            config, agent_dir, keys, root, run_id, resume, started, timings, total, out, overrides, execution
+        )
     finally:
         _release(ahead, config, root, overrides)
         if scripted is not None:
@@ -234,6 +243,7 @@ def _run_partitions(
     total: int,
     out,
     overrides: Overrides,
+    execution: ExecutionSettings,
 ) -> int:
     """Fork the partitions' Dagster runs, show their progress, draw the charts, report."""
     from bat_pipeline.assets.common import RESUME_TAG, RUN_ID_TAG
@@ -242,10 +252,17 @@ def _run_partitions(
 
     logs = root / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    defs = build_definitions(agent_dir, root, overrides)
+    defs = build_definitions(agent_dir, root, overrides, execution=execution)
+    recon = None
+    if execution.executor != "in_process":
+        from bat_pipeline.executors import reconstructable_evaluate
+
+        recon = reconstructable_evaluate(agent_dir, root, execution, overrides)
     warm_up()
     tags = {RUN_ID_TAG: run_id, **({RESUME_TAG: "true"} if resume else {})}
-    running = [start_partition(defs, key, tags, logs / f"{safe_key(run_id)}-{safe_key(key)}.log") for key in keys]
+    running = [
+        start_partition(defs, key, tags, logs / f"{safe_key(run_id)}-{safe_key(key)}.log", recon) for key in keys
+    ]
     # While the partitions work, this process only waits: load the charts' drawing now.
     import bat_pipeline.engine.charts  # noqa: F401 - imports matplotlib
 

@@ -34,9 +34,11 @@ from pydantic import BaseModel
 from bat_pipeline.engine.contracts import Episode, EvalConfig
 from bat_pipeline.engine.contracts.names import episode_file_name, safe_key
 from bat_pipeline.engine.errors import InputError
+from bat_pipeline.locations import root_path
 
 HOME_VAR = "BAT_PIPELINE_HOME"
 PARTITION_FILE = "partition.json"
+RUNS_DIR = "runs"
 AGENT_LOG = "agent.log"
 SPANS_DIR = "spans"
 AGENT_SPANS = "agent.jsonl"
@@ -50,7 +52,7 @@ def resumed_spans(launch: str) -> str:
 
 def default_root() -> Path:
     """`$BAT_PIPELINE_HOME`, else `.bat_pipeline` in the current folder."""
-    return Path(os.environ.get(HOME_VAR) or ".bat_pipeline").resolve()
+    return root_path(os.environ.get(HOME_VAR) or ".bat_pipeline")
 
 
 def warehouse_path(root: Path) -> Path:
@@ -134,7 +136,9 @@ class PartitionRef(BaseModel):
     k: int
     agent_dir: Path
     dir: Path
-    """`<root>/runs/<run_id>/<model_key>`."""
+    """`<root>/runs/<run_id>/<model_key>`; partition.json records it relative to the
+    root (`runs/<run_id>/<model_key>`) and reading it anchors it at the folder it was read
+    from, so a worker whose root is mounted elsewhere finds the same files."""
     output_dir: Path
     """The reference-compatible folder `output_dir/<run id>/<run_name>_<model>/`."""
     started_at: str = ""
@@ -215,7 +219,7 @@ def record_timings(folder: Path, phases: dict[str, float]) -> dict[str, Any]:
 
 
 def partition_dir(root: Path, run_id: str, model_key: str) -> Path:
-    return Path(root) / "runs" / safe_key(run_id) / safe_key(model_key)
+    return Path(root) / RUNS_DIR / safe_key(run_id) / safe_key(model_key)
 
 
 def reference_dir(output_dir: Path, run_id: str, run_name: str, model_name: str) -> Path:
@@ -293,11 +297,23 @@ def load_episodes(ref: PartitionRef) -> list[Episode]:
 
 
 def save_ref(ref: PartitionRef) -> None:
-    write_json(ref.file(PARTITION_FILE), ref)
+    """partition.json, with the partition's folder relative to the storage root."""
+    data = ref.model_dump(mode="json")
+    data["dir"] = ref_location(ref)
+    write_json(ref.file(PARTITION_FILE), data)
+
+
+def ref_location(ref: PartitionRef) -> str:
+    """Where the partition lives relative to the storage root: `runs/<run id>/<model key>`."""
+    return f"{RUNS_DIR}/{ref.dir.parent.name}/{ref.dir.name}"
 
 
 def load_ref(directory: Path) -> PartitionRef:
-    return PartitionRef.model_validate(read_json(Path(directory) / PARTITION_FILE))
+    """The record in `directory`, its `dir` that folder (older records hold an absolute
+    path, possibly of another machine's mount: the folder read wins)."""
+    data = read_json(Path(directory) / PARTITION_FILE)
+    data["dir"] = str(Path(directory).resolve())
+    return PartitionRef.model_validate(data)
 
 
 def has_ref(directory: Path) -> bool:
@@ -308,7 +324,7 @@ def latest_run_dir(root: Path, model_key: str, agent_id: str | None = None) -> P
     """The newest run folder holding this model (of this agent, when given), or None.
 
     A partition recorded before agents had an identity belongs to its agent folder's name."""
-    runs = Path(root) / "runs"
+    runs = Path(root) / RUNS_DIR
     if not runs.is_dir():
         return None
     for run in sorted((p for p in runs.iterdir() if p.is_dir()), key=lambda p: p.name, reverse=True):

@@ -82,3 +82,45 @@ def test_the_latest_run_of_a_model_is_the_agents_own(tmp_path: Path):
     assert latest_run_dir(tmp_path, "m", "planner") == planner
     assert latest_run_dir(tmp_path, "m") == planner
     assert latest_run_dir(tmp_path, "m", "nobody") is None
+
+
+def test_a_partition_record_names_its_folder_relative_to_the_storage_root(tmp_path: Path):
+    import json
+
+    from bat_pipeline.storage import save_ref
+
+    ref = _ref(tmp_path)
+    save_ref(ref)
+    assert json.loads((ref.dir / "partition.json").read_text())["dir"] == "runs/r/m"
+    # Another worker mounts the same root elsewhere: the record resolves against its folder.
+    mounted = tmp_path / "mount"
+    (tmp_path / "runs").rename(mounted)
+    assert load_ref(mounted / "r" / "m").dir == mounted / "r" / "m"
+
+
+def test_an_older_record_with_an_absolute_folder_is_read_where_it_lies(tmp_path: Path):
+    import json
+
+    old = _ref(tmp_path).model_dump(mode="json") | {
+        "dir": "/somewhere/else/runs/r/m",
+        "span_files": ["spans/agent.jsonl"],
+        "episode_files": ["a.json"],
+    }
+    folder = tmp_path / "runs" / "r" / "m"
+    folder.mkdir(parents=True)
+    (folder / "partition.json").write_text(json.dumps(old))
+    ref = load_ref(folder)
+    assert ref.dir == folder and ref.episodes_dir == folder / "episodes"
+    assert ref.span_paths() == [folder / "spans" / "agent.jsonl"]
+
+
+def test_the_storage_root_may_be_a_file_url(tmp_path: Path):
+    import pytest
+
+    from bat_pipeline.engine.errors import InputError
+    from bat_pipeline.locations import root_path
+
+    assert root_path(f"file://{tmp_path}/shared%20root") == tmp_path / "shared root"
+    assert root_path(tmp_path / "plain") == tmp_path / "plain"
+    with pytest.raises(InputError, match="s3://"):
+        root_path("s3://bucket/results")

@@ -15,6 +15,7 @@ from bat_pipeline.engine.environment import agent_environment, find_dotenv, proj
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.redaction import Redactor, secret_values
 from bat_pipeline.engine.target_inputs import target_secrets
+from bat_pipeline.locations import root_path
 from bat_pipeline.resources.judge import JudgeConfigError, resolve_api_key
 from bat_pipeline.resources.scripted_llm import PLACEHOLDER, ScriptedLlmResource, uses_scripted_llm
 
@@ -78,7 +79,7 @@ class EvaluationResource(dg.ConfigurableResource):
 
     @property
     def root(self) -> Path:
-        return Path(self.storage_root)
+        return root_path(self.storage_root)
 
     def redactor(self) -> Redactor:
         """Redacts the evaluation's secrets (engine.redaction): the judge's key, the

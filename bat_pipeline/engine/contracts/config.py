@@ -228,6 +228,22 @@ class EvaluationSettings(Strict):
     scoring; they register like the built-in ones."""
 
 
+EXECUTORS = ("in_process", "multiprocess", "dask")
+"""Where a partition's steps run (`execution.executor`)."""
+
+
+class ExecutionSettings(Strict):
+    """Where the steps of each partition's Dagster run execute."""
+
+    executor: Literal["in_process", "multiprocess", "dask"] = "in_process"
+    """`in_process`: in the partition's own process (the default, fastest on one machine);
+    `multiprocess`: a process per step; `dask`: a task per step on a Dask cluster."""
+    address: str | None = None
+    """The Dask scheduler (`tcp://host:port`); unset: a local cluster per run."""
+    workers: int | None = Field(default=None, ge=1)
+    """Processes of a local Dask cluster (default 2), or steps at once for `multiprocess`."""
+
+
 class EvalConfig(Strict):
     """The whole evaluation of one agent folder, validated."""
 
@@ -237,6 +253,7 @@ class EvalConfig(Strict):
     """The model answering the agent in scenarios with a conversation plan."""
     models: list[ModelSpec] = Field(min_length=1)
     agent: AgentTarget = Field(default_factory=AgentTarget)
+    execution: ExecutionSettings = Field(default_factory=ExecutionSettings)
     agent_dir: Path
     """The agent folder; relative paths resolve against it."""
     source: Path

@@ -1,0 +1,55 @@
+"""What one step hands the next, kept under the storage root so that a step running in
+another process or on another machine (multiprocess, Dask) reads it from the root it has.
+
+A PartitionRef is handed over as a pointer, `runs/<run id>/<model key>` relative to the
+root, to the partition.json the step saved; anything else (the task list) is pickled.
+Files are keyed like Dagster's own file-system I/O manager: by asset key and partition,
+so a step materialised alone reads its upstream's latest output.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+
+from bat_pipeline.engine.contracts.names import safe_key
+from bat_pipeline.locations import root_path
+from bat_pipeline.storage import PartitionRef, load_ref, read_json, ref_location, save_ref, write_json
+
+HANDOFF_DIR = "handoff"
+UNPARTITIONED = "__all__"
+
+
+class HandoffIOManager(dg.ConfigurableIOManager):
+    """Step outputs under `<root>/handoff/<asset key>/<partition>.{json,pickle}`."""
+
+    root: str
+    """The storage root: a folder or a `file://` URL (storage.root_path)."""
+
+    def _base(self, context: dg.OutputContext | dg.InputContext) -> Path:
+        partition = context.asset_partition_key if context.has_asset_partitions else UNPARTITIONED
+        return root_path(self.root).joinpath(HANDOFF_DIR, *map(safe_key, context.asset_key.path), safe_key(partition))
+
+    def handle_output(self, context: dg.OutputContext, obj: Any) -> None:
+        base = self._base(context)
+        if isinstance(obj, PartitionRef):
+            save_ref(obj)
+            write_json(base.with_suffix(".json"), {"partition": ref_location(obj)})
+            return
+        base.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=base.parent, prefix=f".{base.name}.", suffix=".tmp")
+        with os.fdopen(fd, "wb") as out:
+            pickle.dump(obj, out)
+        os.replace(tmp, base.with_suffix(".pickle"))
+
+    def load_input(self, context: dg.InputContext) -> Any:
+        base = self._base(context)
+        pointer = base.with_suffix(".json")
+        if pointer.is_file():
+            return load_ref(root_path(self.root) / read_json(pointer)["partition"])
+        return pickle.loads(base.with_suffix(".pickle").read_bytes())
