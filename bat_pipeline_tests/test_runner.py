@@ -8,7 +8,7 @@ from pathlib import Path
 from bat_pipeline.engine.contracts import Episode, Verdict
 from bat_pipeline.partition_runs import FAILURE_MARK, failure_lines
 from bat_pipeline.resources.warehouse import Warehouse
-from bat_pipeline.runner import _print_summary
+from bat_pipeline.run_summary import print_summary
 from bat_pipeline.storage import PartitionRef, partition_dir, save_ref
 
 
@@ -45,7 +45,7 @@ def test_the_table_shows_this_run_and_nothing_of_a_later_one(tmp_path):
     this = _partition(tmp_path, "20260101T000000Z-a", "m", passed=1)
     _partition(tmp_path, "20260102T000000Z-b", "m", passed=4)  # a newer run of the same model
     lines: list[str] = []
-    _print_summary(tmp_path, [("m", this)], lines.append)
+    print_summary(tmp_path, [("m", this)], lines.append)
     rows = [line for line in lines if line.startswith("m ")]
     assert len(rows) == 1 and " 25%" in rows[0], lines
 
@@ -54,7 +54,7 @@ def test_a_partition_that_wrote_no_metrics_is_left_out(tmp_path):
     _partition(tmp_path, "20260101T000000Z-a", "m", passed=4)
     failed = _partition(tmp_path, "20260102T000000Z-b", "m", passed=0, metrics=False)
     lines: list[str] = []
-    _print_summary(tmp_path, [("m", failed)], lines.append)
+    print_summary(tmp_path, [("m", failed)], lines.append)
     assert not any(line.startswith("m ") for line in lines), lines
 
 

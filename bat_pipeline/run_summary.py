@@ -1,0 +1,121 @@
+"""What `bat-pipeline run` says and records once its partitions have ended: this run's
+table, each AgentV target's tests, the run's phase timings, an EvalBench CSV report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from bat_pipeline.engine.contracts import QUALITATIVE_FIELDS, EvalConfig
+from bat_pipeline.engine.contracts.timings import PHASES
+from bat_pipeline.storage import TIMINGS_FILE, has_ref, load_ref, load_timings, warehouse_path, write_json
+
+
+def write_csv(config: EvalConfig, root: Path, partitions: list[tuple[str, Path | None]], out) -> None:
+    """An EvalBench run config's `reporting.csv`: the run's CSV report, from the warehouse."""
+    from bat_pipeline.resources.evalbench_export import export_csv
+    from bat_pipeline.resources.warehouse import Warehouse, WarehouseBusyError
+
+    run = config.evalbench
+    folders = [folder for _, folder in partitions if folder is not None and has_ref(folder)]
+    if run is None or run.csv_dir is None or not folders or not warehouse_path(root).exists():
+        return
+    try:
+        written = export_csv(Warehouse(warehouse_path(root), max_wait_s=5), load_ref(folders[0]).run_id, run.csv_dir)
+        out(f"\ncsv: {written}")
+    except WarehouseBusyError as exc:
+        out(f"\nthe CSV report cannot be written: {exc}")
+
+
+def print_tests(partitions: list[tuple[str, Path | None]], out) -> int:
+    """Each AgentV target's tests from its results.jsonl: passed, failed, errors, and the
+    tests that did not pass; returns how many did not pass."""
+    import json
+
+    not_passed = 0
+    for key, folder in partitions:
+        path = folder / "results.jsonl" if folder is not None else None
+        if path is None or not path.is_file():
+            continue
+        lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        errors = [r for r in lines if r["error"]]
+        failed = [r for r in lines if not r["pass"] and not r["error"]]
+        not_passed += len(errors) + len(failed)
+        out(f"\n{key}: {len(lines) - len(errors) - len(failed)} passed, {len(failed)} failed, {len(errors)} errors")
+        for r in [*failed, *errors]:
+            what = f"ERROR {r['error']}" if r["error"] else f"FAIL {r['reason']}"
+            out(f"  {r['test_id']} (try {r['attempt']}): {what}"[:300])
+    return not_passed
+
+
+def record_run_timings(
+    root: Path, folders: list[tuple[str, Path | None]], charts_s: float, total_s: float, out
+) -> dict[str, Any]:
+    """The run's phases: each partition's (from its timings.json), the charts and the
+    whole run, written to `runs/<run id>/timings.json` beside the partitions (and the
+    charts' time to the warehouse); returns them."""
+    from bat_pipeline.resources.warehouse import Warehouse, WarehouseBusyError
+
+    run = {
+        "partitions": {key: load_timings(folder) for key, folder in folders if folder is not None},
+        "charts": round(charts_s, 3),
+        "total": round(total_s, 3),
+    }
+    for run_folder in {folder.parent for _, folder in folders if folder is not None and has_ref(folder)}:
+        write_json(run_folder / TIMINGS_FILE, run)
+        try:
+            warehouse = Warehouse(warehouse_path(root), max_wait_s=5)
+            warehouse.write_run_phase(load_ref_run_id(run_folder), "charts", charts_s)
+        except WarehouseBusyError as exc:
+            out(f"the charts' time is not in the warehouse: {exc}")
+    return run
+
+
+def load_ref_run_id(run_folder: Path) -> str:
+    """The run id of a run folder (its partitions' records say it)."""
+    for folder in sorted(run_folder.iterdir()):
+        if has_ref(folder):
+            return load_ref(folder).run_id
+    return run_folder.name
+
+
+def print_timings(run: dict[str, Any], out) -> None:
+    """Seconds per phase and model, then the charts and the whole run."""
+    partitions: dict[str, dict[str, float]] = run["partitions"]
+    shown = [phase for phase in PHASES if phase != "charts"]
+    out("\n" + f"{'model':26}" + "".join(f"{phase:>14}" for phase in shown))
+    for key, phases in partitions.items():
+        out(f"{key[:26]:26}" + "".join(f"{phases.get(phase, 0.0):13.2f}s" for phase in shown))
+    out(f"charts {run['charts']:.2f}s · whole run {run['total']:.2f}s")
+
+
+def print_summary(root: Path, partitions: list[tuple[str, Path | None]], out) -> None:
+    """The table of *this* run: each partition's metrics as its run wrote them (a resumed
+    partition: the run it resumed), never another run's."""
+    from bat_pipeline.resources.warehouse import Warehouse, WarehouseBusyError
+
+    path = warehouse_path(root)
+    if not path.exists():
+        return
+    rows: list[dict[str, Any]] = []
+    try:
+        warehouse = Warehouse(path, max_wait_s=5)
+        for key, folder in partitions:
+            if folder is None or not has_ref(folder):
+                continue
+            run_id = load_ref(folder).run_id
+            rows.extend(r for r in warehouse.model_summary(run_id) if r["model_key"] == key)
+    except WarehouseBusyError as exc:
+        out(f"\nthe summary table cannot be shown: {exc}")
+        return
+    if not rows:
+        return
+    out("\nmodel                          pass   pass@k  pass^k  p50 ms  p95 ms   tokens  judge")
+    for r in rows:
+        scores = [r[f] for f in QUALITATIVE_FIELDS if r.get(f) is not None]
+        judge = f"{sum(scores) / len(scores):.2f}" if scores else "-"
+        out(
+            f"{r['model_key'][:30]:30} {r['pass_rate'] or 0:5.0%}  {r.get('pass_at_k') or 0:6.2f}  "
+            f"{r.get('pass_hat_k') or 0:6.2f}  {r.get('p50_ms') or 0:6.0f}  {r.get('p95_ms') or 0:6.0f}  "
+            f"{int(r.get('total_tokens_total') or 0):7d}  {judge}"
+        )
