@@ -18,7 +18,7 @@ from bat_pipeline.assets import charts, episodes, judge, metrics, report, tasks,
 from bat_pipeline.automation import build_automation
 from bat_pipeline.engine.config.project import Overrides, load_project
 from bat_pipeline.engine.contracts.config import ExecutionSettings
-from bat_pipeline.locations import agent_dir_from_env, overrides_from_env
+from bat_pipeline.locations import WAREHOUSE_WAIT_VAR, agent_dir_from_env, overrides_from_env
 from bat_pipeline.resources.evaluation import EvaluationResource
 from bat_pipeline.resources.handoff import HandoffIOManager
 from bat_pipeline.resources.io_manager import AtomicFilesystemIOManager
@@ -26,9 +26,6 @@ from bat_pipeline.resources.judge import JudgeResource
 from bat_pipeline.resources.scripted_llm import ScriptedLlmResource
 from bat_pipeline.resources.warehouse import DEFAULT_MAX_WAIT_S, WarehouseResource
 from bat_pipeline.storage import default_root, warehouse_path
-
-WAREHOUSE_WAIT_VAR = "BAT_PIPELINE_WAREHOUSE_WAIT_S"
-"""Seconds the metrics step waits for another process holding the warehouse (default 60)."""
 
 
 def build_definitions(

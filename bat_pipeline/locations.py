@@ -17,6 +17,9 @@ PROVIDERS_VAR = "BAT_PROVIDERS_FILE"
 THRESHOLD_VAR = "BAT_THRESHOLD"
 OUTPUT_VAR = "BAT_OUTPUT_DIR"
 DATASET_VAR = "BAT_DATASET"
+WAREHOUSE_WAIT_VAR = "BAT_PIPELINE_WAREHOUSE_WAIT_S"
+"""Seconds a step waits for another process holding the warehouse (default 60; the
+end-of-run table of `bat-pipeline run`, 5)."""
 """`--providers`, `--threshold`, `--output`, `--dataset` of `bat-pipeline run`, for the
 code location (and `dagster asset materialize`, which may set them too)."""
 DAGSTER_HOME_VAR = "DAGSTER_HOME"

@@ -3,12 +3,21 @@ table, each AgentV target's tests, the run's phase timings, an EvalBench CSV rep
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 from bat_pipeline.engine.contracts import QUALITATIVE_FIELDS, EvalConfig
 from bat_pipeline.engine.contracts.timings import PHASES
+from bat_pipeline.locations import WAREHOUSE_WAIT_VAR
 from bat_pipeline.storage import TIMINGS_FILE, has_ref, load_ref, load_timings, warehouse_path, write_json
+
+
+def _wait_s() -> float:
+    """How long the end-of-run reads and writes wait for a warehouse another process holds:
+    $BAT_PIPELINE_WAREHOUSE_WAIT_S when set, else 5 s (the table is a courtesy, the results
+    are already stored)."""
+    return float(os.environ.get(WAREHOUSE_WAIT_VAR) or 5)
 
 
 def write_csv(config: EvalConfig, root: Path, partitions: list[tuple[str, Path | None]], out) -> None:
@@ -21,7 +30,9 @@ def write_csv(config: EvalConfig, root: Path, partitions: list[tuple[str, Path |
     if run is None or run.csv_dir is None or not folders or not warehouse_path(root).exists():
         return
     try:
-        written = export_csv(Warehouse(warehouse_path(root), max_wait_s=5), load_ref(folders[0]).run_id, run.csv_dir)
+        written = export_csv(
+            Warehouse(warehouse_path(root), max_wait_s=_wait_s()), load_ref(folders[0]).run_id, run.csv_dir
+        )
         out(f"\ncsv: {written}")
     except WarehouseBusyError as exc:
         out(f"\nthe CSV report cannot be written: {exc}")
@@ -64,7 +75,7 @@ def record_run_timings(
     for run_folder in {folder.parent for _, folder in folders if folder is not None and has_ref(folder)}:
         write_json(run_folder / TIMINGS_FILE, run)
         try:
-            warehouse = Warehouse(warehouse_path(root), max_wait_s=5)
+            warehouse = Warehouse(warehouse_path(root), max_wait_s=_wait_s())
             warehouse.write_run_phase(load_ref_run_id(run_folder), "charts", charts_s)
         except WarehouseBusyError as exc:
             out(f"the charts' time is not in the warehouse: {exc}")
@@ -99,7 +110,7 @@ def print_summary(root: Path, partitions: list[tuple[str, Path | None]], out) ->
         return
     rows: list[dict[str, Any]] = []
     try:
-        warehouse = Warehouse(path, max_wait_s=5)
+        warehouse = Warehouse(path, max_wait_s=_wait_s())
         for key, folder in partitions:
             if folder is None or not has_ref(folder):
                 continue
