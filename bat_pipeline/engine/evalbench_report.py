@@ -17,18 +17,14 @@ Row = Mapping[str, Any]
 Table = tuple[list[str], list[dict[str, Any]]]
 
 CONFIG_COLUMNS = ["job_id", "target", "model_name", "agent_id", "run_name", "k", "started_at", "finished_at"]
+_EPISODE_FIELDS = ("final_status", "passed", "eval_error", "final_output", "wall_ms", "tokens_in", "tokens_out")
+"""Columns of evals.csv taken as they are from the warehouse's episodes."""
 EVAL_COLUMNS = [
     "id",
     "job_id",
     "target",
     "attempt",
-    "final_status",
-    "passed",
-    "eval_error",
-    "final_output",
-    "wall_ms",
-    "tokens_in",
-    "tokens_out",
+    *_EPISODE_FIELDS,
     "turns",
     "generated_turns",
     "max_turns",
@@ -108,18 +104,7 @@ def csv_tables(
                 "job_id": e["run_id"],
                 "target": e["model_key"],
                 "attempt": e["attempt"],
-                **{
-                    k: e.get(k)
-                    for k in (
-                        "final_status",
-                        "passed",
-                        "eval_error",
-                        "final_output",
-                        "wall_ms",
-                        "tokens_in",
-                        "tokens_out",
-                    )
-                },
+                **{k: e.get(k) for k in _EPISODE_FIELDS},
                 **{k: c.get(k) for k in ("turns", "generated_turns", "max_turns", "ended")},
                 "simulated_user_model": c.get("user_model"),
                 "simulated_user_tokens_in": c.get("user_tokens_in"),

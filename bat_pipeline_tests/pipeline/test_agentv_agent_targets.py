@@ -18,6 +18,7 @@ from bat_pipeline.locations import BUNDLED_AGENT_DIR
 from bat_pipeline.resources.agent_process import AgentLauncher
 from bat_pipeline.resources.scripted_llm import with_scripted_llm
 from bat_pipeline_tests.pipeline.test_agentv_example import environment, lines
+from bat_pipeline_tests.support.dagster_runs import materialize_command
 from bat_pipeline_tests.support.example_agent import run
 from bat_pipeline_tests.support.paths import VENV_BIN
 from bat_pipeline_tests.support.processes import leftover_agents
@@ -152,20 +153,7 @@ def test_materialize_starts_the_agent_of_an_a2a_partition_itself(evaluated, tmp_
     env = {k: v for k, v in environment(root, eval_file).items() if k != "BAT_DEMO_LLM_URL"}
     with dg.DagsterInstance.from_config(env["DAGSTER_HOME"]):
         pass
-    done = run(
-        [
-            "dagster",
-            "asset",
-            "materialize",
-            "-m",
-            "bat_pipeline.definitions",
-            "--select",
-            "*",
-            "--partition",
-            "weather_agent",
-        ],
-        env,
-    )
+    done = run(materialize_command("weather_agent"), env)
     assert done.returncode == 0, done.stdout[-4000:]
     [partition] = root.glob("runs/*/weather_agent")
     results = lines(partition / "results.jsonl")

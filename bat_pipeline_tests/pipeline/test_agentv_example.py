@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from bat_pipeline.locations import BUNDLED_AGENT_DIR
+from bat_pipeline_tests.support.dagster_runs import materialize_command
 from bat_pipeline_tests.support.example_agent import run
 from bat_pipeline_tests.support.paths import VENV_BIN
 
@@ -154,7 +155,7 @@ def materialized(tmp_path_factory):
     done = {}
     for key in ("batch_cli", "unhealthy"):
         done[key] = run(
-            ["dagster", "asset", "materialize", "-m", "bat_pipeline.definitions", "--select", "*", "--partition", key],
+            materialize_command(key),
             env,
         )
     return root, done

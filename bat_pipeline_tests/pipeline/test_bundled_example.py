@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from bat_pipeline_tests.support.dagster_runs import materialize_command
 from bat_pipeline_tests.support.example_agent import FEW_TASKS, copy_example_agent
 from bat_pipeline_tests.support.paths import VENV_BIN
 from bat_pipeline_tests.support.processes import leftover_agents, processes
@@ -52,17 +53,7 @@ def finished(tmp_path_factory):
         "materialize": (
             materialize_agent,
             base / "materialize" / "dagster_home",
-            [
-                str(VENV_BIN / "dagster"),
-                "asset",
-                "materialize",
-                "-m",
-                "bat_pipeline.definitions",
-                "--select",
-                "*",
-                "--partition",
-                MODEL,
-            ],
+            materialize_command(MODEL, str(VENV_BIN / "dagster")),
             materialize_agent,
         ),
     }

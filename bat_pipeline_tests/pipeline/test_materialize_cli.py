@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from bat_pipeline_tests.support.dagster_runs import materialize_command
 from bat_pipeline_tests.support.example_agent import FEW_TASKS, SLOPPY
 from bat_pipeline_tests.support.processes import leftover_agents
 
@@ -21,17 +22,7 @@ GATE = {"min_pass_rate": 0.9}
 
 def materialize(partition: str, env: dict[str, str]) -> subprocess.Popen:
     return subprocess.Popen(
-        [
-            "dagster",
-            "asset",
-            "materialize",
-            "-m",
-            "bat_pipeline.definitions",
-            "--select",
-            "*",
-            "--partition",
-            partition,
-        ],
+        materialize_command(partition),
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

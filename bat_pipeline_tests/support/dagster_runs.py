@@ -7,6 +7,22 @@ import json
 from pathlib import Path
 
 
+def materialize_command(partition: str, dagster: str = "dagster") -> list[str]:
+    """`dagster asset materialize` of every asset of the definitions for one partition, as a
+    user runs it in CI (the agent folder or eval file from $BAT_AGENT_DIR or the cwd)."""
+    return [
+        dagster,
+        "asset",
+        "materialize",
+        "-m",
+        "bat_pipeline.definitions",
+        "--select",
+        "*",
+        "--partition",
+        partition,
+    ]
+
+
 def evaluate(
     agent_dir: Path,
     root: Path,
