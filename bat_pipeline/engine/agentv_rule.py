@@ -67,12 +67,10 @@ def pass_rule_row(case: AgentvCase, rows: Sequence[ScoreRow]) -> ScoreRow:
         reason = "no graders: score 0"
     else:
         reason = f"weighted score {score:.3f} {'≥' if passed else '<'} threshold {threshold:g}"
-    return ScoreRow(
-        scorer=RULE,
-        criterion=CRITERION,
-        value=score,
-        raw=score,
-        scale="0..1",
+    return ScoreRow.unit(
+        RULE,
+        CRITERION,
+        score,
         passed=passed,
         gating=True,
         reason=reason,

@@ -12,6 +12,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+UNIT = "0..1"
+"""The scale of a score that is its own raw number."""
+
 
 class ScoreRow(BaseModel):
     """One criterion of one scorer on one episode."""
@@ -40,6 +43,13 @@ class ScoreRow(BaseModel):
     """Why, in words: the check's detail, the judge's reasoning, or why there is no value."""
     details: dict[str, Any] = Field(default_factory=dict)
     """Anything else the scorer wants to keep (counts, matched calls, the raw answer)."""
+
+    @classmethod
+    def unit(cls, scorer: str, criterion: str, score: float, **fields: Any) -> ScoreRow:
+        """A row whose score is a number in [0, 1] and is also its raw number (scale
+        `0..1`): a judge's 0..1 score, a weighted mean of graders, a share of checks.
+        `fields`: the row's other fields."""
+        return cls(scorer=scorer, criterion=criterion, value=score, raw=score, scale=UNIT, **fields)
 
 
 class RubricScores(BaseModel):

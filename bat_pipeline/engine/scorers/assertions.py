@@ -63,12 +63,10 @@ def assertion_row(
         reason = f"negated: {reason}"
     if passed is None:
         passed = score >= pass_mark(assertion, case)
-    return ScoreRow(
-        scorer=scorer,
-        criterion=assertion.name,
-        value=score,
-        raw=score,
-        scale="0..1",
+    return ScoreRow.unit(
+        scorer,
+        assertion.name,
+        score,
         passed=passed,
         reason=reason,
         details={**_weights(assertion), "checks": checks, **details},

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bat_pipeline.engine.contracts import JudgeSettings
-from bat_pipeline.engine.contracts.scores import SCORE_FIELDS, ScoreRow
+from bat_pipeline.engine.contracts.scores import SCORE_FIELDS, UNIT, ScoreRow
 from bat_pipeline.engine.llm_judges.plan import judge_plan
 from bat_pipeline.engine.rubrics import JSON_SCHEMA, build_messages, parse_answer, skipped_rubrics
 from bat_pipeline.engine.scorers.judging import FAILED, SKIPPED, Judge, JudgeQuestion, cannot_judge, null_row
@@ -28,7 +28,7 @@ from bat_pipeline.engine.yaml_rubrics.load import BAT
 
 ORDER = 500
 """After every deterministic scorer, in bat-cli's rubric order."""
-SCALE = "0..1"
+SCALE = UNIT
 
 
 def bat_task(item: ScoringInput) -> bool:
@@ -80,19 +80,7 @@ async def ask_rubric(rubric: str, item: ScoringInput, judge: Judge) -> list[Scor
     if answer.value is None:
         return [null_row(rubric, field, judge.name, FAILED + (answer.error or "no answer"), scale=SCALE)]
     score, reasoning = answer.value
-    return [
-        ScoreRow(
-            scorer=rubric,
-            criterion=field,
-            value=score,
-            raw=score,
-            scale=SCALE,
-            passed=None,
-            gating=False,
-            judge=judge.name,
-            reason=reasoning,
-        )
-    ]
+    return [ScoreRow.unit(rubric, field, score, judge=judge.name, reason=reasoning)]
 
 
 @llm("relevance", order=ORDER, applies=_selected("relevance"))

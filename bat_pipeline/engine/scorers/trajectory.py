@@ -58,12 +58,10 @@ def trajectory_rows(
     passed = all(c.passed is not False for c in checks)
     failed = [c.reason for c in checks if c.passed is False]
     reason = "; ".join(failed or [c.reason for c in checks])
-    summary = ScoreRow(
-        scorer=scorer,
-        criterion=criterion,
-        value=value,
-        raw=value,
-        scale="0..1",
+    summary = ScoreRow.unit(
+        scorer,
+        criterion,
+        value,
         passed=passed,
         gating=gating,
         reason=(reason if passed else f"{value:.2f} of 1: {reason}"),
