@@ -13,7 +13,7 @@ import re
 import shlex
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from pydantic import ValidationError
 
@@ -22,7 +22,7 @@ from bat_pipeline.engine.config.eval_file import load_eval_config
 from bat_pipeline.engine.config.messages import kind
 from bat_pipeline.engine.contracts.agent import AgentTarget
 from bat_pipeline.engine.contracts.agentv import A2aAgent, AgentvFormat, LlmModel
-from bat_pipeline.engine.contracts.config import PROVIDERS
+from bat_pipeline.engine.contracts.config import PROVIDERS, EvaluationSettings
 from bat_pipeline.engine.errors import InputError
 
 LLM_PROVIDERS = PROVIDERS
@@ -144,37 +144,47 @@ def a2a_agent(body: dict[str, Any], eval_folder: Path, where: str) -> A2aAgent:
             "has no eval/eval.yaml saying how to start it: give the target a `command`",
             field="agent",
         )
-    provider, model, base_url, model_env = _agent_model(body, own, where)
-    settings = own.evaluation if own is not None else None
+    model = _agent_model(body, own, where)
+    # A folder without an eval.yaml of its own gets the timings eval.yaml defaults to.
+    settings = own.evaluation if own is not None else EvaluationSettings()
     return validated(
         where,
         lambda: A2aAgent(
             agent=agent,
             folder=folder,
-            model_provider=provider,
-            model=model,
-            base_url=base_url,
-            model_env=model_env,
-            startup_timeout_s=float(
-                body.get("startup_timeout_seconds") or (settings.agent_startup_timeout_s if settings else 45)
-            ),
-            shutdown_timeout_s=settings.agent_shutdown_timeout_s if settings else 10.0,
-            turn_timeout_s=float(turn_timeout or (settings.turn_timeout_s if settings else 300)),
-            spans_settle_s=float(body.get("spans_settle_seconds", settings.spans_settle_s if settings else 0.5)),
-            extra_spans=[str(folder / s) for s in settings.extra_spans] if settings else [],
+            **model,
+            startup_timeout_s=float(body.get("startup_timeout_seconds") or settings.agent_startup_timeout_s),
+            shutdown_timeout_s=settings.agent_shutdown_timeout_s,
+            turn_timeout_s=float(turn_timeout or settings.turn_timeout_s),
+            spans_settle_s=float(body.get("spans_settle_seconds", settings.spans_settle_s)),
+            extra_spans=[str(folder / s) for s in settings.extra_spans],
         ),
     )
 
 
-def _agent_model(body: dict[str, Any], own: Any, where: str) -> tuple[str, str, str | None, dict[str, str]]:
-    """(provider, model, base_url, env) of the model the agent runs on."""
+class _AgentModel(TypedDict):
+    """The fields of A2aAgent that say which model the agent runs on."""
+
+    model_provider: str
+    model: str
+    base_url: str | None
+    model_env: dict[str, str]
+
+
+def _agent_model(body: dict[str, Any], own: Any, where: str) -> _AgentModel:
+    """The model the agent runs on: the target's `model`, else the folder's first model."""
     first = own.models[0] if own is not None else None
     model = body.get("model")
     provider = body.get("model_provider")
     if isinstance(model, str) and provider is None and ":" in model:
         provider, model = model.split(":", 1)
     if model is None and first is not None:
-        return first.provider, first.model, body.get("base_url", first.base_url), dict(first.env)
+        return _AgentModel(
+            model_provider=first.provider,
+            model=first.model,
+            base_url=body.get("base_url", first.base_url),
+            model_env=dict(first.env),
+        )
     if not isinstance(model, str) or not model or provider not in PROVIDERS:
         raise InputError(
             where,
@@ -182,7 +192,7 @@ def _agent_model(body: dict[str, Any], own: Any, where: str) -> tuple[str, str, 
             f"{', '.join(PROVIDERS)}), or an agent folder whose eval/eval.yaml lists models",
             field="model",
         )
-    return str(provider), model, body.get("base_url"), {}
+    return _AgentModel(model_provider=str(provider), model=model, base_url=body.get("base_url"), model_env={})
 
 
 def _strings(value: Any, where: str, field: str) -> list[str]:

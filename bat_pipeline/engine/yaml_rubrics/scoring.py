@@ -78,27 +78,35 @@ def score(rubric: Rubric, values: Mapping[str, Any]) -> ScoringResult:
         weighted += unit * criterion.weight
         weight_sum += criterion.weight
     weighted_score = weighted / weight_sum if weight_sum else 0.0
-    total_score = sum(scores.values()) / len(scores) if scores else 0.0
+    failed = _failed_gates(rubric, values)
+    return ScoringResult(
+        rubric=rubric.name,
+        weighted_score=weighted_score,
+        total_score=sum(scores.values()) / len(scores) if scores else 0.0,
+        criterion_scores=scores,
+        missing_criteria=missing,
+        failed_gates=failed,
+        band=_band(rubric, weighted_score, bool(failed)),
+        passed=_passed(rubric, weighted_score, failed),
+    )
+
+
+def _failed_gates(rubric: Rubric, values: Mapping[str, Any]) -> list[GateFailure]:
+    """The hard gates whose criterion has no number or one below the gate's minimum."""
     failed = []
     for gate in rubric.gates():
         value = _number(values.get(gate.criterion))
         if value is None or value < gate.minimum:
             failed.append(GateFailure(criterion=gate.criterion, minimum=gate.minimum, value=value))
-    band = _band(rubric, weighted_score, bool(failed))
+    return failed
+
+
+def _passed(rubric: Rubric, weighted: float, failed: list[GateFailure]) -> bool | None:
+    """ScoringResult.passed: null when the rubric sets neither gates nor a pass threshold."""
     pass_at = rubric.unit_threshold(rubric.thresholds.pass_)
-    passed: bool | None = None
-    if pass_at is not None or rubric.gates():
-        passed = not failed and (pass_at is None or weighted_score >= pass_at)
-    return ScoringResult(
-        rubric=rubric.name,
-        weighted_score=weighted_score,
-        total_score=total_score,
-        criterion_scores=scores,
-        missing_criteria=missing,
-        failed_gates=failed,
-        band=band,
-        passed=passed,
-    )
+    if pass_at is None and not rubric.gates():
+        return None
+    return not failed and (pass_at is None or weighted >= pass_at)
 
 
 def _band(rubric: Rubric, weighted: float, gate_failed: bool) -> str | None:
