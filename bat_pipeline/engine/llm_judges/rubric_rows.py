@@ -103,6 +103,38 @@ def summary_row(
     )
 
 
+def graded_rows(
+    scorer: str,
+    rubric: Rubric,
+    scores: dict[str, float],
+    *,
+    summary: str,
+    raw_max: float,
+    judge: str,
+    details: dict[str, Any] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> list[ScoreRow]:
+    """The rows of one JSON answer grading every criterion on 0..`raw_max` (the standard
+    and pattern kinds): a row per criterion scored (`details` added to each), then the
+    summary row named `summary` (`extra` added to its details)."""
+    rows = [
+        criterion_row(
+            scorer,
+            rubric,
+            rubric.criterion(name),
+            raw,
+            prefix="",
+            judge=judge,
+            reason=f"{raw:g} of {raw_max:g}",
+            details=details,
+        )
+        for name, raw in scores.items()
+    ]
+    result = score(rubric, scores)
+    rows.append(summary_row(scorer, rubric, result, prefix="", name=summary, judge=judge, raw_max=raw_max, extra=extra))
+    return rows
+
+
 def letter_grade(unit: float) -> str:
     """A (≥ 90 %), B (≥ 80 %), C (≥ 70 %), D (≥ 60 %), else F."""
     for grade, floor in (("A", 0.9), ("B", 0.8), ("C", 0.7), ("D", 0.6)):

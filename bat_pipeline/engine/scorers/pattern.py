@@ -10,11 +10,11 @@ from typing import Any
 from bat_pipeline.engine.contracts.scores import ScoreRow
 from bat_pipeline.engine.llm_judges.graded import parse_graded, pattern_messages, pattern_rubric, pattern_schema
 from bat_pipeline.engine.llm_judges.plan import judge_plan
-from bat_pipeline.engine.llm_judges.rubric_rows import criterion_row, rubric_reduce, summary_row
+from bat_pipeline.engine.llm_judges.rubric_rows import graded_rows, rubric_reduce
 from bat_pipeline.engine.scorers.judging import FAILED, SKIPPED, Judge, JudgeQuestion, null_row
 from bat_pipeline.engine.scorers.kinds_support import asks, settings_of, view_or_row
 from bat_pipeline.engine.scorers.registry import ScoringInput, llm
-from bat_pipeline.engine.yaml_rubrics import Rubric, score
+from bat_pipeline.engine.yaml_rubrics import Rubric
 
 
 def _lookup(row: ScoreRow) -> tuple[Rubric, str, str, float] | None:
@@ -55,29 +55,13 @@ async def pattern(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
         return [null_row("pattern", "conformance", judge.name, FAILED + (answer.error or "no answer"), scale="0..5")]
     found = answer.value
     reason = str(found.get("reasoning") or "")[:600]
-    rows = [
-        criterion_row(
-            "pattern",
-            rubric,
-            rubric.criterion(name),
-            raw,
-            prefix="",
-            judge=judge.name,
-            reason=f"{raw:g} of 5",
-            details={"pattern": chosen},
-        )
-        for name, raw in found["scores"].items()
-    ]
-    rows.append(
-        summary_row(
-            "pattern",
-            rubric,
-            score(rubric, found["scores"]),
-            prefix="",
-            name="conformance",
-            judge=judge.name,
-            raw_max=5.0,
-            extra={"pattern": chosen, "reasoning": reason},
-        )
+    return graded_rows(
+        "pattern",
+        rubric,
+        found["scores"],
+        summary="conformance",
+        raw_max=5.0,
+        judge=judge.name,
+        details={"pattern": chosen},
+        extra={"pattern": chosen, "reasoning": reason},
     )
-    return rows

@@ -9,11 +9,11 @@ from typing import Any
 
 from bat_pipeline.engine.contracts.scores import ScoreRow
 from bat_pipeline.engine.llm_judges.graded import STANDARD_SCHEMA, parse_graded, standard_messages, standard_rubric
-from bat_pipeline.engine.llm_judges.rubric_rows import criterion_row, rubric_reduce, summary_row
+from bat_pipeline.engine.llm_judges.rubric_rows import graded_rows, rubric_reduce
 from bat_pipeline.engine.scorers.judging import FAILED, Judge, JudgeQuestion, null_row
 from bat_pipeline.engine.scorers.kinds_support import asks, view_or_row
 from bat_pipeline.engine.scorers.registry import ScoringInput, llm
-from bat_pipeline.engine.yaml_rubrics import Rubric, score
+from bat_pipeline.engine.yaml_rubrics import Rubric
 
 RUBRIC = standard_rubric()
 
@@ -37,23 +37,7 @@ async def standard(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
     if answer.value is None:
         return [null_row("standard", "overall", judge.name, FAILED + (answer.error or "no answer"), scale="0..10")]
     found = answer.value
-    rows = [
-        criterion_row(
-            "standard", RUBRIC, RUBRIC.criterion(name), raw, prefix="", judge=judge.name, reason=f"{raw:g} of 10"
-        )
-        for name, raw in found["scores"].items()
-    ]
     extra = {"improvements": found.get("improvements") or [], "confidence": found.get("confidence")}
-    rows.append(
-        summary_row(
-            "standard",
-            RUBRIC,
-            score(RUBRIC, found["scores"]),
-            prefix="",
-            name="overall",
-            judge=judge.name,
-            raw_max=10.0,
-            extra=extra,
-        )
+    return graded_rows(
+        "standard", RUBRIC, found["scores"], summary="overall", raw_max=10.0, judge=judge.name, extra=extra
     )
-    return rows
