@@ -5,20 +5,14 @@ from __future__ import annotations
 
 from bat_pipeline.engine.contracts.scores import ScoreRow
 from bat_pipeline.engine.contracts.trajectory import AgentStep
-from bat_pipeline.engine.scorers.registry import ScoringInput, check
-from bat_pipeline.engine.scorers.support import all_steps, pass_fail, times
+from bat_pipeline.engine.scorers.registry import ScoringInput
+from bat_pipeline.engine.scorers.support import all_steps, expected_calls_check, pass_fail, times
 
 CRITERION = "agent_call:"
 """Then the agent's name."""
 
 
-@check(
-    "agent_calls",
-    applies=lambda item: bool(item.task.expected.agent_calls),
-    order=40,
-    needs_trajectory=True,
-    criteria=(CRITERION,),
-)
+@expected_calls_check("agent_calls", criterion=CRITERION, order=40)
 def agent_calls(item: ScoringInput) -> list[ScoreRow]:
     """`times: 0` always holds."""
     agents = [s.agent for s in all_steps(item.trajectory) if isinstance(s, AgentStep)]

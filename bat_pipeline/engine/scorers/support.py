@@ -1,14 +1,16 @@
 """What the deterministic scorers share: the pass/fail row, walking the trajectory's steps,
-and how a check's detail quotes text and counts calls."""
+how a check's detail quotes text and counts calls, and how the scorers of expected calls
+register."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from bat_pipeline.engine.contracts.scores import ScoreRow
 from bat_pipeline.engine.contracts.trajectory import AgentStep, Step, ToolStep, Trajectory
+from bat_pipeline.engine.scorers.registry import CheckFn, check
 
 PASS_FAIL = "pass/fail"
 
@@ -60,3 +62,16 @@ def as_json(value: Any) -> str:
 def cut(text: str, limit: int) -> str:
     """`text`, or its first `limit - 1` characters and `…`."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def expected_calls_check(name: str, *, criterion: str, order: int) -> Callable[[CheckFn], CheckFn]:
+    """Register a scorer of the calls a task expects in `task.expected.<name>` (`tool_calls`,
+    `agent_calls`): it applies when that list is not empty, it judges the trajectory, and
+    its rows' criteria are `criterion` followed by the callee's name."""
+    return check(
+        name,
+        applies=lambda item: bool(getattr(item.task.expected, name)),
+        order=order,
+        needs_trajectory=True,
+        criteria=(criterion,),
+    )

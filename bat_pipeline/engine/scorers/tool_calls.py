@@ -7,20 +7,14 @@ from __future__ import annotations
 from bat_pipeline.engine.contracts.scores import ScoreRow
 from bat_pipeline.engine.contracts.trajectory import ToolStep
 from bat_pipeline.engine.scorers.arguments import args_contain
-from bat_pipeline.engine.scorers.registry import ScoringInput, check
-from bat_pipeline.engine.scorers.support import all_steps, as_json, pass_fail, times
+from bat_pipeline.engine.scorers.registry import ScoringInput
+from bat_pipeline.engine.scorers.support import all_steps, as_json, expected_calls_check, pass_fail, times
 
 CRITERION = "tool_call:"
 """Then the tool's name."""
 
 
-@check(
-    "tool_calls",
-    applies=lambda item: bool(item.task.expected.tool_calls),
-    order=30,
-    needs_trajectory=True,
-    criteria=(CRITERION,),
-)
+@expected_calls_check("tool_calls", criterion=CRITERION, order=30)
 def tool_calls(item: ScoringInput) -> list[ScoreRow]:
     """No `args_subset` (or an empty one) matches any arguments; `times: 0` always holds.
     A failing row counts the calls of that tool whose arguments did not match."""
