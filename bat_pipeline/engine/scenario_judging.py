@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from bat_pipeline.engine.contracts.config import JudgeSettings
@@ -69,27 +70,39 @@ def answer_object(text: str, key: str) -> dict[str, Any]:
     raise ValueError(f"no JSON object with '{key}' in the answer")
 
 
-async def ask_about_scenario[T](
-    item: ScoringInput,
-    judge: Judge,
-    *,
-    scorer: str,
-    instructions: str,
-    parse: Callable[[str], T],
-    schema: dict[str, Any],
-    scale: str,
-    rows: Callable[[T], list[ScoreRow]],
-) -> list[ScoreRow]:
-    """The scorer's rows from the judge's parsed answer on this scenario (`instructions` as
-    the system message, the scenario case as the user's), or one null row saying why there
-    is none: the episode cannot be judged (`cannot_judge`), or no usable answer came."""
-    why = cannot_judge(item)
-    if why:
-        return [null_row(scorer, scorer, judge.name, why, scale=scale)]
-    settings: JudgeSettings = item.options
-    case = scenario_case(item.task, item.episode, settings.max_trajectory_chars)
-    messages = [{"role": "system", "content": instructions}, {"role": "user", "content": case}]
-    answer = await judge.ask(JudgeQuestion(purpose=scorer, messages=messages, parse=parse, schema=schema))
-    if answer.value is None:
-        return [null_row(scorer, scorer, judge.name, FAILED + (answer.error or "no answer"), scale=scale)]
-    return rows(answer.value)
+@dataclass(frozen=True)
+class ScenarioQuestion[T]:
+    """What one of these scorers asks the judge about a scenario, and how the answer
+    becomes its rows."""
+
+    scorer: str
+    """The scorer's name: the question's purpose, and the criterion of a row without a
+    value."""
+    instructions: str
+    """The system message; the scenario case is the user's."""
+    parse: Callable[[str], T]
+    """The answer text → its value; ValueError when unreadable (the judge asks again)."""
+    schema: dict[str, Any]
+    """The structured output asked for."""
+    scale: str
+    """The scale of the scorer's row, kept on a row without a value."""
+    rows: Callable[[T, str], list[ScoreRow]]
+    """(the parsed answer, the judge's `provider:model`) → the scorer's rows."""
+
+    async def ask(self, item: ScoringInput, judge: Judge) -> list[ScoreRow]:
+        """The scorer's rows from the judge's parsed answer on this scenario, or one null
+        row saying why there is none: the episode cannot be judged (`cannot_judge`), or no
+        usable answer came."""
+        why = cannot_judge(item)
+        if why:
+            return [null_row(self.scorer, self.scorer, judge.name, why, scale=self.scale)]
+        settings: JudgeSettings = item.options
+        case = scenario_case(item.task, item.episode, settings.max_trajectory_chars)
+        messages = [{"role": "system", "content": self.instructions}, {"role": "user", "content": case}]
+        answer = await judge.ask(
+            JudgeQuestion(purpose=self.scorer, messages=messages, parse=self.parse, schema=self.schema)
+        )
+        if answer.value is None:
+            failed = FAILED + (answer.error or "no answer")
+            return [null_row(self.scorer, self.scorer, judge.name, failed, scale=self.scale)]
+        return self.rows(answer.value, judge.name)

@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from bat_pipeline.engine.contracts.scores import ScoreRow
-from bat_pipeline.engine.scenario_judging import answer_object, ask_about_scenario
+from bat_pipeline.engine.scenario_judging import ScenarioQuestion, answer_object
 from bat_pipeline.engine.scorers.judging import Judge
 from bat_pipeline.engine.scorers.registry import ScoringInput, llm
 
@@ -115,15 +115,11 @@ def behaviour_rows(answer: tuple[dict[str, list[str]], str], judge: str) -> list
     return rows
 
 
+QUESTION = ScenarioQuestion(
+    scorer=NAME, instructions=INSTRUCTIONS, parse=parse_behaviour, schema=SCHEMA, scale=SCALE, rows=behaviour_rows
+)
+
+
 @llm(NAME, order=521, applies=_applies)
 async def behavioral_metrics(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
-    return await ask_about_scenario(
-        item,
-        judge,
-        scorer=NAME,
-        instructions=INSTRUCTIONS,
-        parse=parse_behaviour,
-        schema=SCHEMA,
-        scale=SCALE,
-        rows=lambda answer: behaviour_rows(answer, judge.name),
-    )
+    return await QUESTION.ask(item, judge)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from bat_pipeline.engine.contracts.scores import ScoreRow
-from bat_pipeline.engine.scenario_judging import answer_object, ask_about_scenario
+from bat_pipeline.engine.scenario_judging import ScenarioQuestion, answer_object
 from bat_pipeline.engine.scorers.judging import Judge
 from bat_pipeline.engine.scorers.registry import ScoringInput, llm
 
@@ -76,15 +76,11 @@ def goal_rows(answer: tuple[list[dict[str, Any]], str], judge: str) -> list[Scor
     ]
 
 
+QUESTION = ScenarioQuestion(
+    scorer=NAME, instructions=INSTRUCTIONS, parse=parse_goals, schema=SCHEMA, scale=SCALE, rows=goal_rows
+)
+
+
 @llm(NAME, order=520, applies=_applies)
 async def goal_completion(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
-    return await ask_about_scenario(
-        item,
-        judge,
-        scorer=NAME,
-        instructions=INSTRUCTIONS,
-        parse=parse_goals,
-        schema=SCHEMA,
-        scale=SCALE,
-        rows=lambda answer: goal_rows(answer, judge.name),
-    )
+    return await QUESTION.ask(item, judge)
