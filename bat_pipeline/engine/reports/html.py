@@ -175,14 +175,17 @@ def _sample(sample: int) -> str:
     return "median" if sample == MEDIAN else str(sample)
 
 
+def _outcome(passed: bool | None, yes: str, no: str) -> str:
+    """`yes` in the pass colour, `no` in the fail colour, `–` when nothing was decided."""
+    if passed is None:
+        return "–"
+    return f"<span class=pass>{yes}</span>" if passed else f"<span class=fail>{no}</span>"
+
+
 def _rows_table(report: RunReport, episode: EpisodeReport) -> str:
     rows = []
     for r in episode.rows:
-        passed = (
-            "–"
-            if r.passed is None
-            else ("<span class=pass>pass</span>" if r.passed else "<span class=fail>fail</span>")
-        )
+        passed = _outcome(r.passed, "pass", "fail")
         rows.append(
             f"<tr><td>{escape(r.scorer)}</td><td>{escape(r.criterion)}</td>"
             f"<td class=num>{_sample(r.sample)}</td><td>{escape(r.judge or '')}</td>"
@@ -215,11 +218,7 @@ def _conversation(episode: EpisodeReport) -> str:
 def _episodes(report: RunReport) -> str:
     parts = []
     for e in report.episodes:
-        status = (
-            "–"
-            if e.passed is None
-            else ("<span class=pass>passed</span>" if e.passed else "<span class=fail>failed</span>")
-        )
+        status = _outcome(e.passed, "passed", "failed")
         error = f"<p class=fail>error: {escape(e.error)}</p>" if e.error else ""
         parts.append(
             f'<details class="episode" data-testid="episode"><summary>{status} <b>{escape(e.task_id)}</b> '
