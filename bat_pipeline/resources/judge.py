@@ -42,7 +42,7 @@ import httpx
 from dagster import ConfigurableResource
 
 from bat_pipeline.engine.contracts import Episode, JudgeSettings, Task
-from bat_pipeline.engine.environment import MissingJudgeKey, judge_key
+from bat_pipeline.engine.environment import MissingJudgeKey, judge_key, judge_key_sources, project_environ
 from bat_pipeline.engine.judge import JudgeRunResult, JudgeStats, run_llm_scorers
 from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.engine.scorers.judging import JudgeAnswer, JudgeQuestion
@@ -92,7 +92,7 @@ class _Opening:
 
     http: httpx.AsyncClient
     semaphore: asyncio.Semaphore
-    stats: JudgeStats
+    stats: JudgeStats = field(default_factory=JudgeStats)
     slots: SlotPool | None = None
     probe_locks: dict[str, asyncio.Lock] = field(default_factory=dict)
     refused: str | None = None
@@ -173,12 +173,7 @@ class JudgeClient:
         async with httpx.AsyncClient(
             timeout=timeout, headers=self._wire.headers(self._key), transport=self._transport
         ) as http:
-            opening = _Opening(
-                http=http,
-                semaphore=asyncio.Semaphore(self.settings.max_concurrency),
-                stats=JudgeStats(),
-                slots=self.slots,
-            )
+            opening = _Opening(http=http, semaphore=asyncio.Semaphore(self.settings.max_concurrency), slots=self.slots)
             token = _OPENINGS.set({**_OPENINGS.get(_NO_OPENINGS), self: opening})
             try:
                 yield opening.stats
@@ -271,7 +266,8 @@ class JudgeClient:
                         raise _Failure(opening.refused)
                     opening.stats.requests += 1
                     async with asyncio.timeout(self.settings.timeout_s):
-                        response = await opening.http.post(self.url, json=self._body(question, structured))
+                        body = self._wire.body(self._request(question, structured))
+                        response = await opening.http.post(self.url, json=body)
             except (httpx.TimeoutException, TimeoutError):
                 problem = f"no answer within {self.settings.timeout_s:g} s"
             except httpx.TransportError as exc:
@@ -321,8 +317,8 @@ class JudgeClient:
             opening.stats.retries += 1
             await asyncio.sleep(wait)
 
-    def _body(self, question: JudgeQuestion[Any], structured: bool) -> dict[str, Any]:
-        return self._wire.body(
+    def _request(self, question: JudgeQuestion[Any], structured: bool) -> wire.ChatRequest:
+        return wire.ChatRequest(
             self.settings.model,
             question.messages,
             schema=question.schema if structured else None,
@@ -385,22 +381,18 @@ class JudgeResource(ConfigurableResource):
         return JudgeCache(Path(self.storage_root) if self.storage_root else default_root())
 
     def client(
-        self,
-        settings: JudgeSettings,
-        redactor: Redactor | None = None,
-        *,
-        environ: Mapping[str, str] | None = None,
-        looked_in: str | None = None,
+        self, settings: JudgeSettings, redactor: Redactor | None = None, agent_dir: Path | None = None
     ) -> JudgeClient:
-        """A client for `settings` reading its key from `environ` (default `os.environ`;
-        `looked_in` names those places in the error); raises JudgeConfigError when the key
-        is missing. `redactor`: the evaluation's other secrets."""
+        """A client for `settings` reading its key from the agent folder's `.env` overlaid by
+        the shell, as under `bat eval` (without `agent_dir`: from the shell alone); raises
+        JudgeConfigError naming where it looked when the key is missing. `redactor`: the
+        evaluation's other secrets."""
         root = Path(self.storage_root) if self.storage_root else default_root()
         return JudgeClient(
             settings,
             cache=self.cache(),
             redactor=redactor,
-            environ=environ,
-            looked_in=looked_in,
+            environ=None if agent_dir is None else project_environ(agent_dir),
+            looked_in=None if agent_dir is None else judge_key_sources(agent_dir),
             slots=SlotPool(root / JUDGE_SLOTS, settings.max_concurrency),
         )

@@ -11,7 +11,6 @@ from pydantic import BaseModel
 
 from bat_pipeline import storage
 from bat_pipeline.engine.contracts import EvalConfig, Task
-from bat_pipeline.engine.environment import judge_key_sources, project_environ
 from bat_pipeline.engine.judge import JudgeStats, report
 from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.engine.scorers.project import load_project_scorers
@@ -90,12 +89,8 @@ def judge_partition(
 
     panel: list[JudgeClient] = []
     if isinstance(judge, JudgeResource):
-        # The key comes from the project's .env overlaid by the shell, as under `bat eval`.
-        environ, looked_in = project_environ(config.agent_dir), judge_key_sources(config.agent_dir)
-        client = judge.client(settings, redactor, environ=environ, looked_in=looked_in)
-        panel = [
-            judge.client(settings.member(m), redactor, environ=environ, looked_in=looked_in) for m in settings.panel
-        ]
+        client = judge.client(settings, redactor, config.agent_dir)
+        panel = [judge.client(settings.member(m), redactor, config.agent_dir) for m in settings.panel]
     else:
         client = judge
     load_project_scorers(config)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from bat_pipeline.resources.llm.wire import ChatRequest
+
 VERSION = "2023-06-01"
 """The Messages API version header; Anthropic requires one on every request."""
 MAX_TOKENS = 2048
@@ -34,29 +36,22 @@ class AnthropicMessages:
             headers["x-api-key"] = key
         return headers
 
-    def body(
-        self,
-        model: str,
-        messages: list[dict[str, str]],
-        *,
-        schema: dict[str, Any] | None,
-        schema_name: str,
-        temperature: float | None,
-    ) -> dict[str, Any]:
+    def body(self, request: ChatRequest) -> dict[str, Any]:
+        messages = request.messages
         body: dict[str, Any] = {
-            "model": model,
+            "model": request.model,
             "max_tokens": MAX_TOKENS,
             "system": "\n\n".join(m["content"] for m in messages if m["role"] == "system"),
             "messages": [m for m in messages if m["role"] != "system"],
         }
-        if temperature is not None:
-            body["temperature"] = temperature
-        if schema is not None:
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        if request.schema is not None:
             body["tools"] = [
                 {
                     "name": ANSWER_TOOL,
-                    "input_schema": schema,
-                    "description": f"Record the answer ({schema_name}) in the required shape.",
+                    "input_schema": request.schema,
+                    "description": f"Record the answer ({request.schema_name}) in the required shape.",
                 }
             ]
             body["tool_choice"] = {"type": "tool", "name": ANSWER_TOOL}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from bat_pipeline.resources.llm.wire import UnreadableAnswer
+from bat_pipeline.resources.llm.wire import ChatRequest, UnreadableAnswer
 
 PATH = "/chat/completions"
 
@@ -31,22 +31,14 @@ class OpenAIChat:
     def headers(self, key: str | None) -> dict[str, str]:
         return {"Authorization": f"Bearer {key}"} if key else {}
 
-    def body(
-        self,
-        model: str,
-        messages: list[dict[str, str]],
-        *,
-        schema: dict[str, Any] | None,
-        schema_name: str,
-        temperature: float | None,
-    ) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": model, "messages": messages}
-        if temperature is not None:
-            body["temperature"] = temperature
-        if schema is not None:
+    def body(self, request: ChatRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": request.model, "messages": request.messages}
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        if request.schema is not None:
             body["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {"name": _schema_name(schema_name), "schema": schema, "strict": True},
+                "json_schema": {"name": _schema_name(request.schema_name), "schema": request.schema, "strict": True},
             }
         return body
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, Protocol
@@ -36,6 +37,21 @@ class UnreadableAnswer(ValueError):
         self.quote = quote
 
 
+@dataclass(frozen=True)
+class ChatRequest:
+    """What is asked of a model, whatever the wire format."""
+
+    model: str
+    messages: list[dict[str, str]]
+    """Chat messages, `{"role": system|user|assistant, "content": text}`."""
+    schema: dict[str, Any] | None = None
+    """The answer asked as structured output of this JSON schema; None: plain text."""
+    schema_name: str = "answer"
+    """What the answer's shape is called, where the format names it."""
+    temperature: float | None = None
+    """None leaves the server's default."""
+
+
 class WireFormat(Protocol):
     """One API's request and answer shapes."""
 
@@ -45,17 +61,8 @@ class WireFormat(Protocol):
     def headers(self, key: str | None) -> dict[str, str]:
         """Headers of every request; the key's header only when there is a key."""
 
-    def body(
-        self,
-        model: str,
-        messages: list[dict[str, str]],
-        *,
-        schema: dict[str, Any] | None,
-        schema_name: str,
-        temperature: float | None,
-    ) -> dict[str, Any]:
-        """The request: chat `messages` (`role` system|user|assistant), the answer asked
-        as structured output of `schema` when given, `temperature` when not None."""
+    def body(self, request: ChatRequest) -> dict[str, Any]:
+        """The JSON body asking `request`."""
 
     def answer_text(self, data: Any) -> str:
         """The answer as text (a structured answer as its JSON text) from the decoded

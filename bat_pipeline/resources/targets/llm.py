@@ -112,11 +112,7 @@ async def _attempt(shared: _Partition, attempt: Attempt) -> Episode:
     started = time.perf_counter()
     formats = wire_format(target.provider)
     body = formats.body(
-        target.llm.model,
-        chat_messages(task.agentv),
-        schema=None,
-        schema_name="answer",
-        temperature=target.llm.temperature,
+        wire.ChatRequest(target.llm.model, chat_messages(task.agentv), temperature=target.llm.temperature)
     )
     if target.llm.max_output_tokens is not None:
         body["max_tokens"] = target.llm.max_output_tokens
