@@ -55,6 +55,19 @@ def cache_key(
     return _digest(content)
 
 
+def question_key(provider: str, model: str, question: JudgeQuestion[Any], *, structured: bool) -> str:
+    """The content key of `question`'s answer from this judge (`cache_key`)."""
+    return cache_key(
+        provider,
+        model,
+        question.purpose,
+        question.messages,
+        structured=structured,
+        schema=question.schema,
+        sample=question.sample,
+    )
+
+
 def legacy_key(provider: str, model: str, purpose: str, messages: list[dict[str, Any]], structured: bool) -> str:
     """The key the same question had before the scorer model (purpose = rubric name)."""
     return _digest(
@@ -89,33 +102,14 @@ class JudgeCache:
         (`structured_first` says which is looked up first; a question without a schema is
         only ever plain text), else None. Sample 0 also finds entries of the earlier layout."""
         modes = [structured_first, not structured_first] if question.schema is not None else [False]
-        keys = [
-            cache_key(
-                provider,
-                model,
-                question.purpose,
-                question.messages,
-                structured=m,
-                schema=question.schema,
-                sample=question.sample,
-            )
-            for m in modes
-        ]
+        keys = [question_key(provider, model, question, structured=m) for m in modes]
         if question.sample == 0:
             keys += [legacy_key(provider, model, question.purpose, question.messages, m) for m in modes]
         return self.get(*keys)
 
     def keep(self, provider: str, model: str, question: JudgeQuestion[Any], text: str, *, structured: bool) -> None:
         """Store the usable answer `text` of `question`, asked structured or not."""
-        key = cache_key(
-            provider,
-            model,
-            question.purpose,
-            question.messages,
-            structured=structured,
-            schema=question.schema,
-            sample=question.sample,
-        )
+        key = question_key(provider, model, question, structured=structured)
         self.put(key, text, purpose=question.purpose, provider=provider, model=model, sample=question.sample)
 
     def get(self, *keys: str) -> str | None:
