@@ -18,8 +18,7 @@ from bat_pipeline.engine.contracts.agentv import AgentvSuite, AgentvTarget
 from bat_pipeline.engine.contracts.episode import Episode
 from bat_pipeline.engine.conversation import Attempt
 from bat_pipeline.engine.target_records import answered_episode, error_episode, read_batch
-from bat_pipeline.resources.commands import run_command
-from bat_pipeline.resources.targets.placeholders import fill, target_environment
+from bat_pipeline.resources.targets.command_runs import failed_run, run_target
 
 
 def run_batch(
@@ -39,8 +38,8 @@ def run_batch(
         started = datetime.now(UTC).isoformat()
         output_file = folder / f"batch_output_try{index}.jsonl"
         output_file.unlink(missing_ok=True)
-        command = fill(
-            target.command or "",
+        result = run_target(
+            target,
             {
                 "EVAL_FILE": str(suite.source),
                 "OUTPUT_FILE": str(output_file),
@@ -51,20 +50,9 @@ def run_batch(
                 "FILES": "",
             },
         )
-        result = run_command(command, cwd=target.cwd, env=target_environment(target), timeout_s=target.timeout_s)
         if not result.ok:
             for attempt in group:
-                on_episode(
-                    error_episode(
-                        attempt.task,
-                        target.name,
-                        index,
-                        f"batch target '{target.name}' {result.describe()}",
-                        started_at=started,
-                        wall_ms=result.wall_ms,
-                        output=result.stdout,
-                    )
-                )
+                on_episode(failed_run(attempt.task, target, index, result, started_at=started, what="batch target"))
             continue
         text = output_file.read_text(encoding="utf-8", errors="replace") if output_file.is_file() else result.stdout
         where = output_file.name if output_file.is_file() else "its stdout"

@@ -16,9 +16,8 @@ from pathlib import Path
 from bat_pipeline.engine.contracts.agentv import AgentvTarget
 from bat_pipeline.engine.contracts.episode import Episode
 from bat_pipeline.engine.conversation import Attempt
-from bat_pipeline.engine.target_records import answer_from_output, answered_episode, error_episode
-from bat_pipeline.resources.commands import run_command
-from bat_pipeline.resources.targets.placeholders import fill, target_environment
+from bat_pipeline.engine.target_records import answer_from_output, answered_episode
+from bat_pipeline.resources.targets.command_runs import failed_run, run_target
 
 
 def run_per_test(
@@ -41,8 +40,8 @@ def one_attempt(target: AgentvTarget, attempt: Attempt) -> Episode:
         prompt_file.write_text(case.prompt, encoding="utf-8")
         output_file = Path(scratch) / "output.txt"
         files = [str((case.eval_file.parent / f).resolve()) for f in case.input_files]
-        command = fill(
-            target.command or "",
+        result = run_target(
+            target,
             {
                 "PROMPT": case.prompt,
                 "PROMPT_FILE": str(prompt_file),
@@ -53,17 +52,8 @@ def one_attempt(target: AgentvTarget, attempt: Attempt) -> Episode:
                 "FILES": " ".join(files),
             },
         )
-        result = run_command(command, cwd=target.cwd, env=target_environment(target), timeout_s=target.timeout_s)
         if not result.ok:
-            return error_episode(
-                task,
-                target.name,
-                index,
-                f"target '{target.name}' {result.describe()}",
-                started_at=started,
-                wall_ms=result.wall_ms,
-                output=result.stdout,
-            )
+            return failed_run(task, target, index, result, started_at=started)
         raw = output_file.read_text(encoding="utf-8", errors="replace") if output_file.is_file() else result.stdout
     answer = answer_from_output(raw, case.format)
     return answered_episode(task, target.name, index, answer, wall_ms=result.wall_ms, started_at=started)
