@@ -20,6 +20,8 @@ def _embedded(path: Path) -> dg.MetadataValue:
 def eval_charts(
     context: dg.AssetExecutionContext, evaluation: EvaluationResource, warehouse: WarehouseResource
 ) -> None:
+    """Pass rate, time, tokens, judge scores, mean score per scorer and criterion, per task,
+    trend across runs, pass@k — PNG files, shown here as metadata. Only this agent's runs."""
     from bat_pipeline.engine.charts import render_all  # matplotlib: loaded only to draw
 
     config = evaluation.config(models=False)
@@ -37,11 +39,4 @@ def eval_charts(
 
 def build(prefix: str) -> dg.AssetsDefinition:
     """The `eval_charts` asset of one agent."""
-    return stage_asset(
-        eval_charts,
-        prefix,
-        deps=["eval_metrics"],
-        description="Pass rate, time, tokens, judge scores, mean score per scorer and criterion, "
-        "per task, trend across runs, pass@k — PNG files, shown here as metadata. "
-        "Only this agent's runs.",
-    )
+    return stage_asset(eval_charts, prefix, deps=["eval_metrics"])

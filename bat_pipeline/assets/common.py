@@ -71,13 +71,15 @@ def redact_log(context: dg.AssetExecutionContext, redactor: Redactor) -> None:
 
 
 def stage_asset(
-    step: Callable[..., Any], prefix: str, description: str, *, phase: str | None = None, **options: Any
+    step: Callable[..., Any], prefix: str, *, phase: str | None = None, **options: Any
 ) -> dg.AssetsDefinition:
     """`step` as the asset of its name in the evaluation group, its key prefixed by the agent
-    id (several agents live side by side in one workspace). `phase`: the step's time is
+    id (several agents live side by side in one workspace), described by the step's
+    docstring as one paragraph (what the UI shows of the asset). `phase`: the step's time is
     that phase of the run (engine.contracts.timings), logged and recorded in the partition's
     timings.json (the step returns its PartitionRef). `options`: more dg.asset arguments
     (`partitions_def`, `check_specs`, ...)."""
+    description = " ".join((step.__doc__ or "").split()) or None
     if phase is not None:
         step = _timed(step, phase)
     return dg.asset(key_prefix=prefix, group_name=GROUP, description=description, **options)(step)

@@ -30,6 +30,8 @@ class EpisodesConfig(dg.Config):
 def agent_episodes(
     context: dg.AssetExecutionContext, config: EpisodesConfig, evaluation: EvaluationResource, task_specs: list[Task]
 ) -> PartitionRef:
+    """Conversations with the agent over A2A (SPEC §4): k attempts per task, the agent
+    started for this model only. Each episode is stored as it ends."""
     redactor = evaluation.redactor()
     redact_log(context, redactor)
     try:
@@ -58,10 +60,4 @@ def agent_episodes(
 
 
 def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefinition:
-    return stage_asset(
-        agent_episodes,
-        prefix,
-        partitions_def=partitions,
-        description="Conversations with the agent over A2A (SPEC §4): k attempts per task, "
-        "the agent started for this model only. Each episode is stored as it ends.",
-    )
+    return stage_asset(agent_episodes, prefix, partitions_def=partitions)

@@ -17,6 +17,9 @@ def judge_scores(
     episode_verdicts: PartitionRef,
     task_specs: list[Task],
 ) -> PartitionRef:
+    """The LLM scorers of each episode (bat-cli's four judge rubrics, SPEC §7), their rows
+    added to the stored episodes and the reference files. Answers are cached by content:
+    re-judging unchanged episodes asks nothing. Off unless evaluation.qualitative is true."""
     ref = episode_verdicts
     try:
         outcome = judge_partition(ref, evaluation.config(), task_specs, judge, evaluation.redactor())
@@ -30,13 +33,4 @@ def judge_scores(
 
 def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefinition:
     """The `judge_scores` asset over `judge_partition`."""
-    return stage_asset(
-        judge_scores,
-        prefix,
-        phase="judge",
-        partitions_def=partitions,
-        description="The LLM scorers of each episode (bat-cli's four judge rubrics, SPEC §7), their "
-        "rows added to the stored episodes and the reference files. Answers are cached by "
-        "content: re-judging unchanged episodes asks nothing. Off unless "
-        "evaluation.qualitative is true.",
-    )
+    return stage_asset(judge_scores, prefix, phase="judge", partitions_def=partitions)

@@ -53,6 +53,8 @@ def eval_metrics(
     warehouse: WarehouseResource,
     evaluation: EvaluationResource,
 ):
+    """Per-model metrics (pass rate, pass@k, pass^k, latency percentiles, tokens, judge
+    means) written to metrics.json, summary.json and the DuckDB warehouse."""
     ref = judge_scores
     start = time.perf_counter()
     measured = measure(
@@ -138,6 +140,4 @@ def build(partitions: dg.PartitionsDefinition, config: EvalConfig) -> dg.AssetsD
         config.agent_id,
         partitions_def=partitions,
         check_specs=gate_specs(config, partitions),
-        description="Per-model metrics (pass rate, pass@k, pass^k, latency percentiles, tokens, "
-        "judge means) written to metrics.json, summary.json and the DuckDB warehouse.",
     )

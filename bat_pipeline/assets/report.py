@@ -9,6 +9,9 @@ from bat_pipeline.resources.reports import make_report, render, write_report
 
 
 def eval_report(context: dg.AssetExecutionContext, evaluation: EvaluationResource) -> None:
+    """The latest run as a report: JSON, Markdown sized for a pull-request comment (summary
+    per model, regressions against the previous run, worst tasks) and one self-contained
+    HTML page with a drill-down per episode."""
     config = evaluation.config(models=False)
     report = make_report(evaluation.root, agent_id=config.agent_id, colours=config.report)
     written = write_report(evaluation.root, report)
@@ -29,11 +32,4 @@ def eval_report(context: dg.AssetExecutionContext, evaluation: EvaluationResourc
 
 def build(prefix: str) -> dg.AssetsDefinition:
     """The `eval_report` asset of one agent."""
-    return stage_asset(
-        eval_report,
-        prefix,
-        deps=["eval_metrics"],
-        description="The latest run as a report: JSON, Markdown sized for a pull-request comment "
-        "(summary per model, regressions against the previous run, worst tasks) and "
-        "one self-contained HTML page with a drill-down per episode.",
-    )
+    return stage_asset(eval_report, prefix, deps=["eval_metrics"])

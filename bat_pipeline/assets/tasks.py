@@ -9,6 +9,7 @@ from bat_pipeline.resources.evaluation import EvaluationResource
 
 
 def task_specs(context: dg.AssetExecutionContext, evaluation: EvaluationResource) -> list[Task]:
+    """The tasks of eval/input/tasks.json, validated (SPEC §3)."""
     config = evaluation.config(models=False)
     warnings = list(config.warnings)
     tasks = evaluation.tasks(warnings)
@@ -35,4 +36,4 @@ def task_specs(context: dg.AssetExecutionContext, evaluation: EvaluationResource
 
 def build(prefix: str) -> dg.AssetsDefinition:
     """The `task_specs` asset of one agent."""
-    return stage_asset(task_specs, prefix, description="The tasks of eval/input/tasks.json, validated (SPEC §3).")
+    return stage_asset(task_specs, prefix)

@@ -16,6 +16,8 @@ def span_trajectories(
     agent_episodes: PartitionRef,
     task_specs: list[Task],
 ) -> PartitionRef:
+    """Trajectories from the span files the episodes step recorded (the agent's own,
+    `agent.spans`, `extra_spans`; SPEC §5), read once they are quiet."""
     ref = agent_episodes
     # The partition's agent's own settings (an AgentV a2a target's, engine.target_inputs).
     settings = agent_partition(evaluation.config(models=False), context.partition_key)[0].evaluation
@@ -40,11 +42,4 @@ def span_trajectories(
 
 
 def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefinition:
-    return stage_asset(
-        span_trajectories,
-        prefix,
-        phase="spans",
-        partitions_def=partitions,
-        description="Trajectories from the span files the episodes step recorded (the agent's "
-        "own, `agent.spans`, `extra_spans`; SPEC §5), read once they are quiet.",
-    )
+    return stage_asset(span_trajectories, prefix, phase="spans", partitions_def=partitions)

@@ -19,6 +19,8 @@ def episode_verdicts(
     task_specs: list[Task],
     evaluation: EvaluationResource,
 ) -> PartitionRef:
+    """One check per expectation; the episode passes when every check does. Also writes the
+    reference's episode files, before any judging."""
     ref = span_trajectories
     config = evaluation.config()
     labels = sorted({label for t in task_specs if (label := expected_label(t, config.metrics.label_field))})
@@ -38,11 +40,4 @@ def episode_verdicts(
 
 
 def build(partitions: dg.PartitionsDefinition, prefix: str) -> dg.AssetsDefinition:
-    return stage_asset(
-        episode_verdicts,
-        prefix,
-        phase="verdicts",
-        partitions_def=partitions,
-        description="One check per expectation; the episode passes when every check does. "
-        "Also writes the reference's episode files, before any judging.",
-    )
+    return stage_asset(episode_verdicts, prefix, phase="verdicts", partitions_def=partitions)
