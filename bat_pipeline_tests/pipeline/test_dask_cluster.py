@@ -1,10 +1,11 @@
 """`bat-pipeline run --executor dask` through a real cluster on 127.0.0.1: a `dask scheduler`
-and two `dask worker` processes (issue 18). The example with two models runs through them
-with the verdicts of an in-process run, both workers execute steps, each partition's agent
-runs on the worker of its episodes step; a worker killed mid-run fails its partition
-clearly, keeps every episode it stored (`--resume` on the worker left finishes it) and
-leaves no process behind. The multiprocess
-executor and a local Dask cluster chosen in eval.yaml give the same verdicts too."""
+and two `dask worker` processes (issue 18), one cluster for the module. The example with two
+models runs through them with the verdicts of an in-process run (the example's: the competent
+model passes every quick task, the sloppy one none, as test_run_command's in-process run
+shows), both workers execute steps, each partition's agent runs on the worker of its episodes
+step. The multiprocess executor and a local Dask cluster chosen in eval.yaml give the same
+verdicts too. Last, a worker killed mid-run fails its partition clearly, keeps every episode
+it stored (`--resume` on the worker left finishes it) and leaves no process behind."""
 
 from __future__ import annotations
 
@@ -18,12 +19,14 @@ from pathlib import Path
 import pytest
 
 from bat_pipeline_tests.pipeline.dask_cluster import dask_cluster
-from bat_pipeline_tests.support.example_agent import run
+from bat_pipeline_tests.support.example_agent import FEW_TASKS, SLOPPY, edit_eval, run
 from bat_pipeline_tests.support.paths import VENV_BIN
 from bat_pipeline_tests.support.processes import agent_processes, leftover_agents
 
 MODELS = ("openai-competent", "openai-sloppy")
-pytestmark = pytest.mark.slow(seconds=120)
+IN_PROCESS_VERDICTS = {(model, task): model != SLOPPY for model in MODELS for task in FEW_TASKS}
+"""What the in-process run gives the example's quick tasks (test_run_command)."""
+pytestmark = pytest.mark.slow(seconds=90)
 
 
 def bat_pipeline_run(ws, *args: str) -> subprocess.CompletedProcess:
@@ -53,27 +56,25 @@ def step_pids(ws) -> dict[str, set[int]]:
 
 
 @pytest.fixture(scope="module")
-def in_process(workspace_factory):
-    ws = workspace_factory("dask_reference", models=MODELS)
-    return ws, bat_pipeline_run(ws)
+def cluster(workspace_factory, tmp_path_factory):
+    """The scheduler and two workers every test of the module submits to (the last one kills
+    a worker)."""
+    env = workspace_factory("dask_cluster_env", models=MODELS).env
+    with dask_cluster(tmp_path_factory.mktemp("cluster"), env) as started:
+        yield started
 
 
 @pytest.fixture(scope="module")
-def on_cluster(workspace_factory, tmp_path_factory):
+def on_cluster(workspace_factory, cluster):
     ws = workspace_factory("dask_run", models=MODELS)
-    with dask_cluster(tmp_path_factory.mktemp("cluster"), ws.env) as cluster:
-        result = bat_pipeline_run(ws, "--executor", "dask", "--address", cluster.address)
-        return ws, result, cluster.worker_pids
+    result = bat_pipeline_run(ws, "--executor", "dask", "--address", cluster.address)
+    return ws, result, cluster.worker_pids
 
 
-def test_the_example_runs_through_a_scheduler_and_two_workers_with_the_in_process_verdicts(in_process, on_cluster):
-    reference, reference_result = in_process
+def test_the_example_runs_through_a_scheduler_and_two_workers_with_the_in_process_verdicts(on_cluster):
     ws, result, _ = on_cluster
-    assert reference_result.returncode == 0, reference_result.stdout[-4000:]
     assert result.returncode == 0, result.stdout[-4000:]
-    expected = verdicts(reference)
-    assert {model for model, _ in expected} == set(MODELS)
-    assert verdicts(ws) == expected
+    assert verdicts(ws) == IN_PROCESS_VERDICTS
     assert leftover_agents(ws.agent, ws.llm_url) == []
 
 
@@ -90,6 +91,68 @@ def test_the_partition_record_names_its_folder_relative_to_the_root(on_cluster):
     assert len(records) == len(MODELS)
     for record in records:
         assert json.loads(record.read_text())["dir"] == f"runs/{record.parent.parent.name}/{record.parent.name}"
+
+
+def with_execution(ws, execution: dict) -> None:
+    """The copy's eval.yaml with this `execution` block."""
+    edit_eval(ws.agent, execution=execution)
+
+
+@pytest.mark.parametrize(
+    ("execution", "args"),
+    [
+        ({}, ("--executor", "multiprocess")),
+        ({"executor": "dask", "workers": 1}, ()),  # eval.yaml alone: a local cluster of its own
+    ],
+    ids=["multiprocess", "local_dask_cluster"],
+)
+def test_other_executors_give_the_in_process_verdicts_with_each_step_outside_the_run_process(
+    workspace_factory, execution, args
+):
+    ws = workspace_factory("other_executor", models=MODELS[:1])
+    if execution:
+        with_execution(ws, execution)
+    result = bat_pipeline_run(ws, *args)
+    assert result.returncode == 0, result.stdout[-4000:]
+    assert verdicts(ws) == {key: v for key, v in IN_PROCESS_VERDICTS.items() if key[0] == MODELS[0]}
+    pids = step_pids(ws)
+    # Dagster's log lines: time - dagster - level - job - run id - pid - event - message.
+    (log,) = (ws.root / "logs").glob("*.log")
+    run_processes = {int(line.split(" - ")[5]) for line in log.read_text().splitlines() if " - RUN_START - " in line}
+    assert len(run_processes) == 1 and len(pids) == 6, (pids, run_processes)
+    assert not set().union(*pids.values()) & run_processes, (pids, run_processes)
+    if args:  # multiprocess: a process per step
+        assert len(set().union(*pids.values())) == len(pids), pids
+    assert leftover_agents(ws.agent, ws.llm_url) == []
+
+
+def test_a_failed_episodes_step_on_a_worker_runs_none_of_the_later_steps(workspace_factory, cluster):
+    """Dask runs a task whatever its upstream did: the later steps must not read the
+    previous output of the failed step (another run's partition). The cluster's address is
+    the eval.yaml's here."""
+    ws = workspace_factory(
+        "dask_agent_fails",
+        models=MODELS[:1],
+        agent={"command": ["sh", "-c", "echo no agent here; exit 3"]},
+        evaluation={"agent_startup_timeout_s": 5},
+    )
+    with_execution(ws, {"executor": "dask", "address": cluster.address})
+    # What the episodes step handed on last time: another run's partition.
+    ws.root.joinpath("handoff", "weather_agent", "agent_episodes").mkdir(parents=True)
+    ws.root.joinpath("handoff", "weather_agent", "agent_episodes", f"{MODELS[0]}.json").write_text(
+        json.dumps({"partition": "runs/20200101T000000Z/" + MODELS[0]})
+    )
+    result = bat_pipeline_run(ws)
+    assert result.returncode == 1, result.stdout[-4000:]
+    assert "step weather_agent__agent_episodes failed" in result.stdout, result.stdout[-4000:]
+    started = step_pids(ws)
+    assert set(started["weather_agent__agent_episodes"]) <= cluster.worker_pids, started
+    assert not [
+        key
+        for key in started
+        if key.split("__")[-1] in ("span_trajectories", "episode_verdicts", "judge_scores", "eval_metrics")
+    ], started
+    assert leftover_agents(ws.agent, ws.llm_url) == []
 
 
 def _agent_on_a_worker(agent: Path, llm_url: str, workers: set[int]) -> tuple[int, Path] | None:
@@ -115,125 +178,61 @@ def _stored(partition: Path) -> list[str]:
 
 
 def test_a_worker_killed_mid_run_fails_its_partition_keeps_its_episodes_and_leaves_no_process(
-    workspace_factory, tmp_path_factory
+    workspace_factory, cluster
 ):
+    """The module's last test: it kills one of the cluster's workers."""
     ws = workspace_factory("dask_killed", models=MODELS, k=3, evaluation={"concurrency": 1})
-    with dask_cluster(tmp_path_factory.mktemp("cluster_killed"), ws.env) as cluster:
-        command = [
-            str(VENV_BIN / "bat-pipeline"),
-            "run",
-            str(ws.agent),
-            "--executor",
-            "dask",
-            "--address",
-            cluster.address,
-        ]
-        process = subprocess.Popen(
-            command,
-            env=ws.env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            start_new_session=True,
-        )
-        try:
-            deadline = time.monotonic() + 240
-            victim = None
-            while victim is None and time.monotonic() < deadline and process.poll() is None:
-                found = _agent_on_a_worker(ws.agent, ws.llm_url, cluster.worker_pids)
-                if found and _stored(found[1]):
-                    victim = found
-                time.sleep(0.05)
-            assert victim is not None, process.communicate()[0][-4000:] if process.poll() is not None else "no agent"
-            worker, partition = victim
-            os.kill(worker, signal.SIGKILL)
-            before = _stored(partition)
-            output = process.communicate(timeout=300)[0]
-        finally:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-        assert process.returncode != 0, output[-4000:]
-        key = partition.name
-        assert f"✗ {key} failed" in output, output[-4000:]
-        assert "step weather_agent__agent_episodes was running on a Dask worker that died" in output, output[-4000:]
-        after = _stored(partition)
-        assert before and set(before) <= set(after), (before, after)
-        assert leftover_agents(ws.agent, ws.llm_url) == []
+    command = [
+        str(VENV_BIN / "bat-pipeline"),
+        "run",
+        str(ws.agent),
+        "--executor",
+        "dask",
+        "--address",
+        cluster.address,
+    ]
+    process = subprocess.Popen(
+        command,
+        env=ws.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 240
+        victim = None
+        while victim is None and time.monotonic() < deadline and process.poll() is None:
+            found = _agent_on_a_worker(ws.agent, ws.llm_url, cluster.worker_pids)
+            if found and _stored(found[1]):
+                victim = found
+            time.sleep(0.05)
+        assert victim is not None, process.communicate()[0][-4000:] if process.poll() is not None else "no agent"
+        worker, partition = victim
+        os.kill(worker, signal.SIGKILL)
+        before = _stored(partition)
+        output = process.communicate(timeout=300)[0]
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    assert process.returncode != 0, output[-4000:]
+    key = partition.name
+    assert f"✗ {key} failed" in output, output[-4000:]
+    assert "step weather_agent__agent_episodes was running on a Dask worker that died" in output, output[-4000:]
+    after = _stored(partition)
+    assert before and set(before) <= set(after), (before, after)
+    assert leftover_agents(ws.agent, ws.llm_url) == []
 
-        # The worker left finishes the partition: the episodes stored before are kept.
-        started = {name: _started_at(partition, name) for name in before}
-        resumed = bat_pipeline_run(ws, "--resume", "--executor", "dask", "--address", cluster.address)
-        assert resumed.returncode == 0, resumed.stdout[-4000:]
-        assert len(_stored(partition)) == 3 * 3
-        assert {name: _started_at(partition, name) for name in before} == started
-        assert leftover_agents(ws.agent, ws.llm_url) == []
+    # The worker left finishes the partition: the episodes stored before are kept.
+    started = {name: _started_at(partition, name) for name in before}
+    resumed = bat_pipeline_run(ws, "--resume", "--executor", "dask", "--address", cluster.address)
+    assert resumed.returncode == 0, resumed.stdout[-4000:]
+    assert len(_stored(partition)) == 3 * 3
+    assert {name: _started_at(partition, name) for name in before} == started
+    assert leftover_agents(ws.agent, ws.llm_url) == []
 
 
 def _started_at(partition: Path, name: str) -> str:
     return json.loads((partition / "episodes" / name).read_text())["aux"]["started_at"]
-
-
-@pytest.mark.parametrize(
-    ("execution", "args"),
-    [
-        ({}, ("--executor", "multiprocess")),
-        ({"executor": "dask", "workers": 1}, ()),  # eval.yaml alone: a local cluster of its own
-    ],
-    ids=["multiprocess", "local_dask_cluster"],
-)
-def test_other_executors_give_the_in_process_verdicts_with_each_step_outside_the_run_process(
-    in_process, workspace_factory, execution, args
-):
-    import yaml
-
-    reference = in_process[0]
-    ws = workspace_factory("other_executor", models=MODELS[:1])
-    if execution:
-        eval_file = ws.agent / "eval" / "eval.yaml"
-        eval_file.write_text(yaml.safe_dump({**yaml.safe_load(eval_file.read_text()), "execution": execution}))
-    result = bat_pipeline_run(ws, *args)
-    assert result.returncode == 0, result.stdout[-4000:]
-    assert verdicts(ws) == {key: v for key, v in verdicts(reference).items() if key[0] == MODELS[0]}
-    pids = step_pids(ws)
-    # Dagster's log lines: time - dagster - level - job - run id - pid - event - message.
-    (log,) = (ws.root / "logs").glob("*.log")
-    run_processes = {int(line.split(" - ")[5]) for line in log.read_text().splitlines() if " - RUN_START - " in line}
-    assert len(run_processes) == 1 and len(pids) == 6, (pids, run_processes)
-    assert not set().union(*pids.values()) & run_processes, (pids, run_processes)
-    if args:  # multiprocess: a process per step
-        assert len(set().union(*pids.values())) == len(pids), pids
-    assert leftover_agents(ws.agent, ws.llm_url) == []
-
-
-def test_a_failed_episodes_step_on_a_worker_runs_none_of_the_later_steps(workspace_factory):
-    """Dask runs a task whatever its upstream did: the later steps must not read the
-    previous output of the failed step (another run's partition)."""
-    ws = workspace_factory(
-        "dask_agent_fails",
-        models=MODELS[:1],
-        agent={"command": ["sh", "-c", "echo no agent here; exit 3"]},
-        evaluation={"agent_startup_timeout_s": 5},
-    )
-    eval_file = ws.agent / "eval" / "eval.yaml"
-    import yaml
-
-    data = yaml.safe_load(eval_file.read_text())
-    eval_file.write_text(yaml.safe_dump({**data, "execution": {"executor": "dask", "workers": 1}}))
-    # What the episodes step handed on last time: another run's partition.
-    ws.root.joinpath("handoff", "weather_agent", "agent_episodes").mkdir(parents=True)
-    ws.root.joinpath("handoff", "weather_agent", "agent_episodes", f"{MODELS[0]}.json").write_text(
-        json.dumps({"partition": "runs/20200101T000000Z/" + MODELS[0]})
-    )
-    result = bat_pipeline_run(ws)
-    assert result.returncode == 1, result.stdout[-4000:]
-    assert "step weather_agent__agent_episodes failed" in result.stdout, result.stdout[-4000:]
-    started = step_pids(ws)
-    assert "weather_agent__agent_episodes" in started
-    assert not [
-        key
-        for key in started
-        if key.split("__")[-1] in ("span_trajectories", "episode_verdicts", "judge_scores", "eval_metrics")
-    ], started
-    assert leftover_agents(ws.agent, ws.llm_url) == []
