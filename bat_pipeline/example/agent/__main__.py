@@ -8,7 +8,6 @@ import sys
 sys.modules.setdefault("sqlalchemy", None)  # type: ignore[arg-type]
 
 from bat_pipeline.example.agent.config import load_config  # noqa: E402 - after hiding sqlalchemy
-from bat_pipeline.example.agent.subagent import ForecasterProcess  # noqa: E402
 
 
 def main() -> None:
@@ -24,11 +23,9 @@ def main() -> None:
 
         run_forecaster(config, args.port)
     else:
-        # Spawned before the heavy imports below, so both processes start up in parallel.
-        forecaster = ForecasterProcess(config).spawn()
         from bat_pipeline.example.agent.server import run_weather_agent
 
-        run_weather_agent(config, forecaster)
+        run_weather_agent(config)
 
 
 if __name__ == "__main__":

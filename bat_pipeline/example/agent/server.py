@@ -97,13 +97,14 @@ def _serve(app: Starlette, host: str, port: int) -> None:
     uvicorn.Server(config).run()
 
 
-def run_weather_agent(config: AgentConfig, forecaster: ForecasterProcess | None = None) -> None:
-    """The main agent: card from `agent.json`, Forecaster child ready before serving."""
+def run_weather_agent(config: AgentConfig) -> None:
+    """The main agent: card from `agent.json`; its Forecaster child starts with the first
+    question for it and stops with the agent."""
     spec = json.loads((config.folder / "agent.json").read_text())
     card = build_card(spec, config.host, config.port)
     provider = build_tracer_provider(spec["name"], config.outputs, config.folder)
     client = ModelClient(config.provider, config.model, config.base_url)
-    forecaster = forecaster or ForecasterProcess(config)
+    forecaster = ForecasterProcess(config)
     executor = WeatherExecutor(
         spec["name"], provider.get_tracer("bat_pipeline.example.agent"), client, forecaster, config.max_iterations
     )
@@ -113,7 +114,7 @@ def run_weather_agent(config: AgentConfig, forecaster: ForecasterProcess | None 
         await client.aclose()
         provider.shutdown()
 
-    _serve(build_app(card, executor, forecaster.start, shutdown), config.host, config.port)
+    _serve(build_app(card, executor, None, shutdown), config.host, config.port)
 
 
 def run_forecaster(config: AgentConfig, port: int) -> None:

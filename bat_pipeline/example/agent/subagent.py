@@ -26,11 +26,9 @@ def free_port() -> int:
 
 
 class ForecasterProcess:
-    """A Forecaster agent run as a child process (same process group) on a free port.
-
-    `spawn()` is cheap and is called before the parent's heavy imports so both start up in
-    parallel; `start()` then waits for the child's card.
-    """
+    """A Forecaster agent run as a child process (same process group) on a free port,
+    started by the first question for it: a conversation that never needs a forecast costs
+    no second process (most tasks do not)."""
 
     def __init__(self, config: AgentConfig) -> None:
         self.config = config
@@ -38,6 +36,7 @@ class ForecasterProcess:
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen[bytes] | None = None
         self._client: Any = None
+        self._starting = asyncio.Lock()
 
     def spawn(self) -> ForecasterProcess:
         if self.proc is None:
@@ -77,8 +76,9 @@ class ForecasterProcess:
 
         from bat_pipeline.example.agent.a2a_call import send_text
 
-        if self._client is None:
-            raise RuntimeError("the Forecaster is not running")
+        async with self._starting:  # concurrent first questions start one child
+            if self._client is None:
+                await self.start()
         headers: dict[str, str] = {}
         TraceContextTextMapPropagator().inject(headers)
         return await send_text(self._client, question, context_id, headers=headers, timeout_s=30)
