@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 export UV_COMPILE_BYTECODE := 1
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: venv demo lint test bench ui clean browser
+.PHONY: venv demo lint test bench ui clean browser screenshots
 
 venv: $(VENV)/.installed
 
@@ -53,6 +53,11 @@ PYTEST_WORKERS ?= logical
 test: venv lint browser
 	bash scripts/prepare-bat-adk >/dev/null
 	$(PY) -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
+
+# The README's picture of the HTML report, retaken by its browser test.
+screenshots: venv browser
+	bash scripts/prepare-bat-adk >/dev/null
+	UPDATE_SCREENSHOTS=1 $(PY) -m pytest -q -p no:cacheprovider bat_pipeline_tests/pipeline/test_report.py
 
 bench: venv
 	$(PY) -m bat_pipeline_tests.bench
