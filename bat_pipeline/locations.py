@@ -21,6 +21,9 @@ DATASET_VAR = "BAT_DATASET"
 WAREHOUSE_WAIT_VAR = "BAT_PIPELINE_WAREHOUSE_WAIT_S"
 """Seconds a step waits for another process holding the warehouse (default 60; the
 end-of-run table of `bat-pipeline run`, 5)."""
+WAREHOUSE_VAR = "BAT_PIPELINE_WAREHOUSE"
+"""The warehouse's file, when not `<storage root>/warehouse.duckdb` (a root on an object
+store keeps it in this machine's mirror: docs/scaling.md)."""
 """`--providers`, `--threshold`, `--output`, `--dataset` of `bat-pipeline run`, for the
 code location (and `dagster asset materialize`, which may set them too)."""
 DAGSTER_HOME_VAR = "DAGSTER_HOME"

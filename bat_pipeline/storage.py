@@ -36,7 +36,7 @@ from pydantic import BaseModel
 from bat_pipeline.engine.contracts import Episode, EvalConfig
 from bat_pipeline.engine.contracts.names import episode_file_name, safe_key
 from bat_pipeline.engine.errors import InputError
-from bat_pipeline.locations import root_path
+from bat_pipeline.locations import WAREHOUSE_VAR, root_path
 from bat_pipeline.remote_root import child_folders, pull_file, pull_tree, push, remove_tree
 
 HOME_VAR = "BAT_PIPELINE_HOME"
@@ -59,7 +59,8 @@ def default_root() -> Path:
 
 
 def warehouse_path(root: Path) -> Path:
-    return Path(root) / "warehouse.duckdb"
+    """`$BAT_PIPELINE_WAREHOUSE` (a local file's path), else `<root>/warehouse.duckdb`."""
+    return Path(os.environ.get(WAREHOUSE_VAR) or Path(root) / "warehouse.duckdb")
 
 
 def charts_dir(root: Path, agent_id: str) -> Path:

@@ -89,6 +89,7 @@ def test_every_file_a_later_step_reads_is_on_the_store_with_the_examples_verdict
     pointers = _objects(s3, "handoff/weather_agent")
     assert {f"{asset}/{model}.json" for asset in CHAIN for model in MODELS} <= pointers, pointers
     assert "task_specs/__all__.pickle" in pointers
+    assert _objects(s3, "judge_cache") and _objects(s3, "charts/weather_agent")
     assert _stored_verdicts(s3, run_id) == EXPECTED
     # The warehouse is this machine's: in the mirror, never on the store.
     mirror = Path(env["BAT_PIPELINE_CACHE"]) / "s3" / BUCKET / PREFIX
