@@ -73,19 +73,19 @@ def _partition_folder(root: Path, run_id: str, key: str, resume: bool, agent_id:
     return latest_run_dir(root, key, agent_id) if resume else partition_dir(root, run_id, key)
 
 
-def _episode_count(root: Path, run_id: str, key: str, resume: bool, agent_id: str) -> int:
+def _episode_count(folder: Path | None) -> int:
     """Episodes the partition has stored so far, as its record says."""
-    folder = _partition_folder(root, run_id, key, resume, agent_id)
     return len(load_ref(folder).episode_files) if folder is not None and has_ref(folder) else 0
 
 
-def _fetch_records(root: Path, run_id: str, keys: list[str], resume: bool, agent_id: str) -> None:
-    """The partitions' records from the object store, for the progress line: steps on other
-    machines store their episodes there, not in this machine's mirror."""
-    for key in keys:
-        folder = _partition_folder(root, run_id, key, resume, agent_id)
+def _current_folders(root: Path, run_id: str, keys: list[str], resume: bool, agent_id: str) -> dict[str, Path | None]:
+    """Each partition's folder (`_partition_folder`), its record fetched from the object
+    store when the root is one: steps on other machines store their episodes there."""
+    folders = {key: _partition_folder(root, run_id, key, resume, agent_id) for key in keys}
+    for folder in folders.values():
         if folder is not None:
             pull_file(folder / "partition.json")
+    return folders
 
 
 def run_evaluation(
@@ -275,13 +275,14 @@ def _run_partitions(
 
     shown = ""
     last = fetched = 0.0
+    remote = url_of(root) is not None  # then the records are fetched every PROGRESS_EVERY_S, not every poll
     while True:
         alive = [p for p in running if p.poll() is None]
-        if url_of(root) is not None and time.monotonic() - fetched >= PROGRESS_EVERY_S:
-            _fetch_records(root, run_id, [p.key for p in running], resume, config.agent_id)
+        if not remote or not alive or time.monotonic() - fetched >= PROGRESS_EVERY_S:
+            current = _current_folders(root, run_id, keys, resume, config.agent_id)
             fetched = time.monotonic()
         line = "  " + " · ".join(
-            f"{p.key} {_episode_count(root, run_id, p.key, resume, config.agent_id)}/{total}"
+            f"{p.key} {_episode_count(current[p.key])}/{total}"
             + ("" if p.returncode is None else (" done" if p.returncode == 0 else " FAILED"))
             for p in running
         )
@@ -293,8 +294,8 @@ def _run_partitions(
         time.sleep(POLL_S)
 
     failed = [p for p in running if p.returncode != 0]
-    for p in running:  # what the steps stored on an object store, for the report and the summary
-        if (folder := _partition_folder(root, run_id, p.key, resume, config.agent_id)) is not None:
+    for folder in current.values():  # what the steps stored on an object store, for the report and summary
+        if folder is not None:
             pull_tree(folder)
     for p in failed:
         reasons = failure_lines(p.log)
