@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from bat_pipeline.engine.errors import InputError
+from bat_pipeline.remote_root import StoreError
 
 PROGRAM = "bat-pipeline"
 """The command's name (pyproject.toml's console script)."""
@@ -228,6 +229,9 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_CONFIG
+    except StoreError as exc:  # the storage root's object store, unreachable or refusing
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -19,6 +19,7 @@ from bat_pipeline.automation import build_automation
 from bat_pipeline.engine.config.project import Overrides, load_project
 from bat_pipeline.engine.contracts.config import ExecutionSettings
 from bat_pipeline.locations import WAREHOUSE_WAIT_VAR, agent_dir_from_env, overrides_from_env
+from bat_pipeline.remote_root import url_of
 from bat_pipeline.resources.evaluation import EvaluationResource
 from bat_pipeline.resources.handoff import HandoffIOManager
 from bat_pipeline.resources.io_manager import AtomicFilesystemIOManager
@@ -82,9 +83,10 @@ def build_definitions(
             "judge": JudgeResource(storage_root=str(storage_root)),
             # In one machine's processes: files under the instance's storage folder, each
             # written whole (partitions at once read the unpartitioned task_specs while
-            # another writes it); elsewhere, through the storage root every worker reaches.
+            # another writes it); elsewhere, or with the root on an object store (whose
+            # mirror a later step's machine may lack), through the storage root.
             "io_manager": AtomicFilesystemIOManager()
-            if execution.executor == "in_process"
+            if execution.executor == "in_process" and url_of(storage_root) is None
             else HandoffIOManager(root=str(storage_root)),
             "warehouse": WarehouseResource(
                 database=str(warehouse_path(storage_root)),

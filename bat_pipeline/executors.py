@@ -148,6 +148,7 @@ def evaluate_job(
     from bat_pipeline.automation import EVALUATE_JOB
     from bat_pipeline.definitions import build_definitions
     from bat_pipeline.engine.config.project import Overrides
+    from bat_pipeline.locations import root_path
 
     values: dict[str, Any] = {
         name: Path(value) if isinstance(value, str) else value for name, value in overrides.items()
@@ -155,7 +156,7 @@ def evaluate_job(
     given = Overrides(**values)
     defs = build_definitions(
         Path(agent_dir),
-        Path(root),
+        root_path(root),
         given,
         execution=ExecutionSettings.model_validate(execution),
         scripted_url=scripted_url,
@@ -176,11 +177,12 @@ def plain_overrides(overrides: Any) -> dict[str, Any]:
 def reconstructable_evaluate(agent_dir: Path, root: Path, execution: ExecutionSettings, overrides: Any) -> Any:
     """The `evaluate` job of this run as a reconstructable job (`evaluate_job`'s values):
     with the scripted model server this process started, if any."""
+    from bat_pipeline.remote_root import root_text
     from bat_pipeline.resources.scripted_process import URL_VAR
 
     values = {
         "agent_dir": str(agent_dir),
-        "root": str(root),
+        "root": root_text(root),  # an object store's URL, not this machine's mirror of it
         "execution": execution.model_dump(),
         "overrides": plain_overrides(overrides),
         "scripted_url": os.environ.get(URL_VAR),

@@ -11,6 +11,7 @@ from urllib.parse import unquote, urlparse
 from bat_pipeline.engine.agent_folder import EVAL_FILE
 from bat_pipeline.engine.config.project import Overrides
 from bat_pipeline.engine.errors import InputError
+from bat_pipeline.remote_root import is_remote, mirror_folder
 
 AGENT_DIR_VAR = "BAT_AGENT_DIR"
 PROVIDERS_VAR = "BAT_PROVIDERS_FILE"
@@ -20,6 +21,9 @@ DATASET_VAR = "BAT_DATASET"
 WAREHOUSE_WAIT_VAR = "BAT_PIPELINE_WAREHOUSE_WAIT_S"
 """Seconds a step waits for another process holding the warehouse (default 60; the
 end-of-run table of `bat-pipeline run`, 5)."""
+WAREHOUSE_VAR = "BAT_PIPELINE_WAREHOUSE"
+"""The warehouse's file, when not `<storage root>/warehouse.duckdb` (a root on an object
+store keeps it in this machine's mirror: docs/scaling.md)."""
 """`--providers`, `--threshold`, `--output`, `--dataset` of `bat-pipeline run`, for the
 code location (and `dagster asset materialize`, which may set them too)."""
 DAGSTER_HOME_VAR = "DAGSTER_HOME"
@@ -66,13 +70,16 @@ def dagster_home(root: Path) -> Path:
 
 
 def root_path(root: str | Path) -> Path:
-    """The storage root as a local folder, from a path or a `file://` URL (a shared mount:
-    every worker of a distributed run resolves the partitions' files against its own root).
-    Other URL schemes (object stores) are refused with InputError: not supported yet."""
+    """The storage root as a local folder: a path, a `file://` URL (a shared mount: every
+    worker of a distributed run resolves the partitions' files against its own root), or
+    the mirror folder of an object store's URL (`s3://bucket/prefix`: remote_root, which
+    refuses with InputError a scheme whose fsspec filesystem is not installed)."""
     text = str(root)
+    if is_remote(text):
+        return mirror_folder(text)
     if "://" in text:
         parsed = urlparse(text)
-        if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
-            raise InputError(text, f"the storage root must be a folder or a file:// URL, not {parsed.scheme}://")
+        if parsed.netloc not in ("", "localhost"):
+            raise InputError(text, "a file:// storage root must be on this machine (file:///path)")
         text = unquote(parsed.path)
     return Path(text).expanduser().resolve()

@@ -36,6 +36,7 @@ from bat_pipeline.locations import (
     dagster_home,
 )
 from bat_pipeline.partition_runs import failure_lines, run_charts, start_partition, warm_up
+from bat_pipeline.remote_root import pull_file, pull_tree, root_text, url_of
 from bat_pipeline.run_summary import print_summary, print_tests, print_timings, record_run_timings, write_csv
 from bat_pipeline.storage import (
     HOME_VAR,
@@ -72,10 +73,19 @@ def _partition_folder(root: Path, run_id: str, key: str, resume: bool, agent_id:
     return latest_run_dir(root, key, agent_id) if resume else partition_dir(root, run_id, key)
 
 
-def _episode_count(root: Path, run_id: str, key: str, resume: bool, agent_id: str) -> int:
+def _episode_count(folder: Path | None) -> int:
     """Episodes the partition has stored so far, as its record says."""
-    folder = _partition_folder(root, run_id, key, resume, agent_id)
     return len(load_ref(folder).episode_files) if folder is not None and has_ref(folder) else 0
+
+
+def _current_folders(root: Path, run_id: str, keys: list[str], resume: bool, agent_id: str) -> dict[str, Path | None]:
+    """Each partition's folder (`_partition_folder`), its record fetched from the object
+    store when the root is one: steps on other machines store their episodes there."""
+    folders = {key: _partition_folder(root, run_id, key, resume, agent_id) for key in keys}
+    for folder in folders.values():
+        if folder is not None:
+            pull_file(folder / "partition.json")
+    return folders
 
 
 def run_evaluation(
@@ -137,7 +147,7 @@ def run_evaluation(
     os.environ.update(
         {
             AGENT_DIR_VAR: str(agent_dir),
-            HOME_VAR: str(root),
+            HOME_VAR: root_text(root),  # an object store's URL, not this machine's mirror
             DAGSTER_HOME_VAR: str(dagster_home(root)),
             RUN_STARTED_VAR: str(started),
         }
@@ -264,11 +274,15 @@ def _run_partitions(
     import bat_pipeline.engine.charts  # noqa: F401 - imports matplotlib
 
     shown = ""
-    last = 0.0
+    last = fetched = 0.0
+    remote = url_of(root) is not None  # then the records are fetched every PROGRESS_EVERY_S, not every poll
     while True:
         alive = [p for p in running if p.poll() is None]
+        if not remote or not alive or time.monotonic() - fetched >= PROGRESS_EVERY_S:
+            current = _current_folders(root, run_id, keys, resume, config.agent_id)
+            fetched = time.monotonic()
         line = "  " + " · ".join(
-            f"{p.key} {_episode_count(root, run_id, p.key, resume, config.agent_id)}/{total}"
+            f"{p.key} {_episode_count(current[p.key])}/{total}"
             + ("" if p.returncode is None else (" done" if p.returncode == 0 else " FAILED"))
             for p in running
         )
@@ -280,6 +294,9 @@ def _run_partitions(
         time.sleep(POLL_S)
 
     failed = [p for p in running if p.returncode != 0]
+    for folder in current.values():  # what the steps stored on an object store, for the report and summary
+        if folder is not None:
+            pull_tree(folder)
     for p in failed:
         reasons = failure_lines(p.log)
         out(f"\n✗ {p.key} failed (log: {p.log}):\n" + ("\n".join(reasons) if reasons else log_tail(p.log)))
@@ -296,7 +313,7 @@ def _run_partitions(
     below = print_tests(folders, out) if config.agentv is not None else 0
     if timings:
         print_timings(run_timings, out)
-    out(f"\nresults: {root / 'runs'}")
+    out(f"\nresults: {root_text(root)}/runs")
     out(f"reference files: {config.resolve(config.evaluation.output_dir)}")
     if charts:
         out(f"charts: {charts}")

@@ -1,6 +1,7 @@
 """Where a partition's results live between steps, and the reference's output files.
 
-Layout under the storage root (shared storage in a distributed deployment):
+Layout under the storage root (a folder, a shared mount, or the local mirror of an object
+store's URL: remote_root copies every file below to the store, the warehouse excepted):
 
     <root>/runs/<run_id>/<model_key>/
         partition.json          PartitionRef of this run and model
@@ -10,7 +11,8 @@ Layout under the storage root (shared storage in a distributed deployment):
         trajectories.json, verdicts.json, judge.json, metrics.json, summary.json
     <root>/charts/<agent id>/   the charts
     <root>/judge_cache/         judge answers keyed by content
-    <root>/warehouse.duckdb     history across runs
+    <root>/handoff/             what a step hands the next when they may run apart (resources.handoff)
+    <root>/warehouse.duckdb     history across runs (a local file, never on an object store)
 
 Every write replaces a whole file atomically (write to a temp file, then rename), so a
 retried step overwrites rather than appends, and a reader never sees half a file. What one
@@ -24,7 +26,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -34,7 +36,8 @@ from pydantic import BaseModel
 from bat_pipeline.engine.contracts import Episode, EvalConfig
 from bat_pipeline.engine.contracts.names import episode_file_name, safe_key
 from bat_pipeline.engine.errors import InputError
-from bat_pipeline.locations import root_path
+from bat_pipeline.locations import WAREHOUSE_VAR, root_path
+from bat_pipeline.remote_root import child_folders, pull_file, pull_tree, push, remove_tree
 
 HOME_VAR = "BAT_PIPELINE_HOME"
 PARTITION_FILE = "partition.json"
@@ -51,12 +54,13 @@ def resumed_spans(launch: str) -> str:
 
 
 def default_root() -> Path:
-    """`$BAT_PIPELINE_HOME`, else `.bat_pipeline` in the current folder."""
+    """`$BAT_PIPELINE_HOME` (a folder or a URL: locations.root_path), else `.bat_pipeline` here."""
     return root_path(os.environ.get(HOME_VAR) or ".bat_pipeline")
 
 
 def warehouse_path(root: Path) -> Path:
-    return Path(root) / "warehouse.duckdb"
+    """`$BAT_PIPELINE_WAREHOUSE` (a local file's path), else `<root>/warehouse.duckdb`."""
+    return Path(os.environ.get(WAREHOUSE_VAR) or Path(root) / "warehouse.duckdb")
 
 
 def charts_dir(root: Path, agent_id: str) -> Path:
@@ -111,6 +115,7 @@ def write_text_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    push(path)  # on the object store before the caller goes on, when the root is one
 
 
 def write_json(path: Path, data: Any) -> None:
@@ -235,8 +240,8 @@ def new_partition(
     (it holds only the agent `bat-pipeline run` started ahead for this partition)."""
     model = config.model(model_key)
     directory = partition_dir(root, run_id, model_key)
-    if directory.exists() and not keep:
-        shutil.rmtree(directory)
+    if not keep:
+        remove_tree(directory)
     return PartitionRef(
         run_id=run_id,
         run_name=config.evaluation.run_name,
@@ -263,6 +268,7 @@ def resumed_partition(root: Path, model_key: str, agent_id: str, dagster_run_id:
     directory = latest_run_dir(root, model_key, agent_id)
     if directory is None:
         return None
+    pull_tree(directory)
     return load_ref(directory).model_copy(update={"dagster_run_id": dagster_run_id})
 
 
@@ -323,13 +329,13 @@ def has_ref(directory: Path) -> bool:
 def latest_run_dir(root: Path, model_key: str, agent_id: str | None = None) -> Path | None:
     """The newest run folder holding this model (of this agent, when given), or None.
 
-    A partition recorded before agents had an identity belongs to its agent folder's name."""
+    A partition recorded before agents had an identity belongs to its agent folder's name.
+    The runs only on the object store count too (their records fetched, newest first)."""
     runs = Path(root) / RUNS_DIR
-    if not runs.is_dir():
-        return None
-    for run in sorted((p for p in runs.iterdir() if p.is_dir()), key=lambda p: p.name, reverse=True):
-        folder = run / safe_key(model_key)
-        if not has_ref(folder):
+    local = [p.name for p in runs.iterdir() if p.is_dir()] if runs.is_dir() else []
+    for run in sorted({*local, *child_folders(runs)}, reverse=True):
+        folder = runs / run / safe_key(model_key)
+        if not pull_file(folder / PARTITION_FILE):
             continue
         if agent_id is None:
             return folder
@@ -374,8 +380,9 @@ def write_lines(ref: PartitionRef, files: dict[str, list[Any]]) -> None:
         write_text_atomic(Path(ref.output_dir) / name, text)
 
 
-def publish_charts(config: EvalConfig, charts: Iterable[Path]) -> Path:
+def publish_charts(config: EvalConfig, charts: Collection[Path]) -> Path:
     """Copy the charts into the reference's `output_dir/charts/` (SPEC §8); returns it."""
+    push(*charts)  # and onto the object store, when the root is one
     out = config.resolve(config.evaluation.output_dir) / "charts"
     out.mkdir(parents=True, exist_ok=True)
     _copy_into(out, charts)

@@ -15,6 +15,7 @@ from pathlib import Path
 from bat_pipeline.engine.config.project import load_project, project_tasks
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.locations import AGENT_DIR_VAR, DAGSTER_HOME_VAR, dagster_home
+from bat_pipeline.remote_root import root_text
 from bat_pipeline.resources.agent_process import LOOPBACK as HOST
 from bat_pipeline.resources.process_group import die_with_parent
 from bat_pipeline.storage import HOME_VAR, default_root
@@ -54,7 +55,12 @@ def serve_ui(agent_dir: Path, *, port: int = 3000) -> int:
     project_tasks(config)
     check_port_free(port)
     root = default_root()
-    env = {**os.environ, AGENT_DIR_VAR: str(agent_dir), HOME_VAR: str(root), DAGSTER_HOME_VAR: str(dagster_home(root))}
+    env = {
+        **os.environ,
+        AGENT_DIR_VAR: str(agent_dir),
+        HOME_VAR: root_text(root),
+        DAGSTER_HOME_VAR: str(dagster_home(root)),
+    }
     print(f"Dagster UI for {agent_dir} on http://{HOST}:{port} (Ctrl-C to stop)", flush=True)
     command = [sys.executable, "-m", "dagster", "dev", "-m", "bat_pipeline.definitions", "-h", HOST, "-p", str(port)]
     stop = threading.Event()

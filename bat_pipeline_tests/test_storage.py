@@ -122,5 +122,14 @@ def test_the_storage_root_may_be_a_file_url(tmp_path: Path):
 
     assert root_path(f"file://{tmp_path}/shared%20root") == tmp_path / "shared root"
     assert root_path(tmp_path / "plain") == tmp_path / "plain"
-    with pytest.raises(InputError, match="s3://"):
-        root_path("s3://bucket/results")
+    with pytest.raises(InputError, match="nope://"):
+        root_path("nope://bucket/results")  # object stores: test_remote_root.py
+
+
+def test_the_warehouse_may_live_outside_the_storage_root(tmp_path: Path, monkeypatch):
+    from bat_pipeline.locations import WAREHOUSE_VAR
+    from bat_pipeline.storage import warehouse_path
+
+    assert warehouse_path(tmp_path / "root") == tmp_path / "root" / "warehouse.duckdb"
+    monkeypatch.setenv(WAREHOUSE_VAR, str(tmp_path / "shared" / "history.duckdb"))
+    assert warehouse_path(tmp_path / "root") == tmp_path / "shared" / "history.duckdb"

@@ -5,6 +5,11 @@ A PartitionRef is handed over as a pointer, `runs/<run id>/<model key>` relative
 root, to the partition.json the step saved; anything else (the task list) is pickled.
 Files are keyed like Dagster's own file-system I/O manager: by asset key and partition,
 so a step materialised alone reads its upstream's latest output.
+
+On an object store's root (remote_root) a step ends by uploading what it wrote that is not
+there yet (the JSON files went up as they were written; the agent's spans and log, the
+pickles, a chart go now), and a step starts by fetching the pointer and its partition's
+folder into this machine's mirror: a worker whose mirror is empty finds everything.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import dagster as dg
 
 from bat_pipeline.engine.contracts.names import safe_key
 from bat_pipeline.locations import root_path
+from bat_pipeline.remote_root import pull_file, pull_tree, push, push_changed
 from bat_pipeline.storage import PartitionRef, load_ref, read_json, ref_location, save_ref, write_json
 
 HANDOFF_DIR = "handoff"
@@ -29,7 +35,7 @@ class HandoffIOManager(dg.ConfigurableIOManager):
     """Step outputs under `<root>/handoff/<asset key>/<partition>.{json,pickle}`."""
 
     root: str
-    """The storage root: a folder or a `file://` URL (storage.root_path)."""
+    """The storage root: a folder, a `file://` URL or an object store's (locations.root_path)."""
 
     def _base(self, context: dg.OutputContext | dg.InputContext) -> Path:
         partition = context.asset_partition_key if context.has_asset_partitions else UNPARTITIONED
@@ -39,6 +45,7 @@ class HandoffIOManager(dg.ConfigurableIOManager):
         base = self._base(context)
         if isinstance(obj, PartitionRef):
             save_ref(obj)
+            push_changed(obj.dir)
             write_json(base.with_suffix(".json"), {"partition": ref_location(obj)})
             return
         base.parent.mkdir(parents=True, exist_ok=True)
@@ -46,10 +53,14 @@ class HandoffIOManager(dg.ConfigurableIOManager):
         with os.fdopen(fd, "wb") as out:
             pickle.dump(obj, out)
         os.replace(tmp, base.with_suffix(".pickle"))
+        push(base.with_suffix(".pickle"))
 
     def load_input(self, context: dg.InputContext) -> Any:
         base = self._base(context)
         pointer = base.with_suffix(".json")
-        if pointer.is_file():
-            return load_ref(root_path(self.root) / read_json(pointer)["partition"])
+        if pull_file(pointer):
+            folder = root_path(self.root) / read_json(pointer)["partition"]
+            pull_tree(folder)
+            return load_ref(folder)
+        pull_file(base.with_suffix(".pickle"))
         return pickle.loads(base.with_suffix(".pickle").read_bytes())

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from bat_pipeline.engine.scorers.judging import JudgeQuestion
+from bat_pipeline.remote_root import pull_file
 from bat_pipeline.storage import read_json, write_json
 
 CACHE_DIR_NAME = "judge_cache"
@@ -142,7 +143,7 @@ class JudgeCache:
 
     def _read(self, key: str) -> str | None:
         path = self.path(key)
-        if not path.is_file():
+        if not pull_file(path):  # an object store's root: another machine's answer
             return None
         try:
             data = read_json(path)

@@ -1,6 +1,8 @@
 """Reports of past runs from the storage root: which run a RUN argument names (a run id or
 a unique prefix of one; default the latest), its partitions and the run before it of the
-same agent, and the report files written beside the run (`runs/<run id>/report.*`)."""
+same agent, and the report files written beside the run (`runs/<run id>/report.*`).
+With the root on an object store, the runs' records and the reported runs' files are
+fetched from there first (remote_root)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ from bat_pipeline.engine.reports.build import PartitionInput, build_report
 from bat_pipeline.engine.reports.html import render_html
 from bat_pipeline.engine.reports.markdown import render_markdown
 from bat_pipeline.engine.reports.model import RunReport
-from bat_pipeline.storage import has_ref, load_episodes, load_ref, read_json, write_text_atomic
+from bat_pipeline.remote_root import pull_tree
+from bat_pipeline.storage import PARTITION_FILE, has_ref, load_episodes, load_ref, read_json, write_text_atomic
 
 FORMATS = {"json": "report.json", "markdown": "report.md", "html": "report.html"}
 
@@ -26,6 +29,7 @@ def _partition_dirs(run: Path) -> list[Path]:
 def _runs(root: Path, agent_id: str | None) -> list[tuple[str, str]]:
     """(run id, agent id) of every run under the root holding partitions, oldest first."""
     runs = Path(root) / "runs"
+    pull_tree(runs, match=f"*/*/{PARTITION_FILE}")
     found = []
     for run in sorted((p for p in runs.iterdir() if p.is_dir()), key=lambda p: p.name) if runs.is_dir() else []:
         folders = _partition_dirs(run)
@@ -56,6 +60,7 @@ def resolve_run(root: Path, run: str | None, agent_id: str | None = None) -> tup
 
 
 def load_run(root: Path, run_id: str) -> list[PartitionInput]:
+    pull_tree(Path(root) / "runs" / run_id)
     out = []
     for folder in _partition_dirs(Path(root) / "runs" / run_id):
         ref = load_ref(folder)
