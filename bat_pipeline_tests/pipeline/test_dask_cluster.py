@@ -26,7 +26,7 @@ from bat_pipeline_tests.support.processes import agent_processes, leftover_agent
 MODELS = ("openai-competent", "openai-sloppy")
 IN_PROCESS_VERDICTS = {(model, task): model != SLOPPY for model in MODELS for task in FEW_TASKS}
 """What the in-process run gives the example's quick tasks (test_run_command)."""
-pytestmark = pytest.mark.slow(seconds=90)
+pytestmark = pytest.mark.slow(seconds=140)
 
 
 def bat_pipeline_run(ws, *args: str) -> subprocess.CompletedProcess:

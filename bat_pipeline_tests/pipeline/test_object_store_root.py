@@ -23,7 +23,7 @@ MODELS = (COMPETENT[0], SLOPPY)
 BUCKET = "results"
 PREFIX = "team/evals"
 CHAIN = ("agent_episodes", "span_trajectories", "episode_verdicts", "judge_scores", "eval_metrics")
-pytestmark = pytest.mark.slow(seconds=150)
+pytestmark = pytest.mark.slow(seconds=25)
 
 
 @pytest.fixture(scope="module")
