@@ -68,10 +68,14 @@ def warm_up() -> None:
     """Before the partitions fork: open the Dagster instance once (its storage modules are
     imported, a fresh home's databases created and migrated), then let go of it — every
     child opens its own connections, already warm — and import what only the steps need
-    (the definitions leave it out), once for every child: the A2A client, and matplotlib,
-    which the run's charts need here and a partition's confusion charts there."""
+    (the definitions leave it out), once for every child: the A2A client, matplotlib,
+    which the run's charts need here and a partition's confusion charts there, and the
+    HTTP clients' TLS context."""
     import bat_pipeline.engine.chart_drawing
     import bat_pipeline.resources.a2a_conversations  # noqa: F401
+    from bat_pipeline.resources.tls import tls_context
+
+    tls_context()
 
     instance().dispose()
 

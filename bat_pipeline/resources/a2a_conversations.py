@@ -18,6 +18,7 @@ from a2a.types import Message, Part, Role, SendMessageRequest, StreamResponse, T
 from bat_pipeline.engine.contracts import Episode
 from bat_pipeline.engine.conversation import Attempt, ConversationRecorder, hold_conversation, turn_limit
 from bat_pipeline.engine.simulated_user import SimulatedUser
+from bat_pipeline.resources.tls import tls_context
 
 HTTP_TIMEOUT_MARGIN_S = 5.0
 
@@ -131,7 +132,7 @@ async def run_attempts(
     # The turn's own deadline (asyncio.timeout) must fire first, so the episode says which
     # turn ran out; httpx's read timeout only guards the agent card and a stalled socket.
     timeout = httpx.Timeout(turn_timeout_s + HTTP_TIMEOUT_MARGIN_S, connect=10.0)
-    async with httpx.AsyncClient(timeout=timeout, limits=limits) as http:
+    async with httpx.AsyncClient(timeout=timeout, limits=limits, verify=tls_context()) as http:
         client = await open_client(http, url)
         gate = asyncio.Semaphore(concurrency)
         aux = {"agent_url": url}

@@ -31,6 +31,7 @@ from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.privacy_floor import check_privacy_floors
 from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.resources.process_group import die_with_parent, group_members, wait_or_kill_group
+from bat_pipeline.resources.tls import tls_context
 from bat_pipeline.storage import AGENT_LOG, AGENT_SPANS, SPANS_DIR
 
 LOOPBACK = "127.0.0.1"
@@ -307,7 +308,7 @@ class AgentLauncher:
         # card answering 200 with JSON is.
         deadline = time.monotonic() + self.config.evaluation.agent_startup_timeout_s
         url = agent.url + self.config.agent.ready_path
-        with httpx.Client(timeout=2.0) as client:
+        with httpx.Client(timeout=2.0, verify=tls_context()) as client:
             while True:
                 if not agent.alive():
                     code = agent.exit_code()

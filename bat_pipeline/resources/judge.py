@@ -50,6 +50,7 @@ from bat_pipeline.resources.judge_cache import JudgeCache
 from bat_pipeline.resources.llm import wire
 from bat_pipeline.resources.llm.providers import endpoint_url, wire_format
 from bat_pipeline.resources.slots import SlotPool
+from bat_pipeline.resources.tls import tls_context
 from bat_pipeline.storage import default_root
 
 log = logging.getLogger(__name__)
@@ -171,7 +172,7 @@ class JudgeClient:
             return
         timeout = httpx.Timeout(self.settings.timeout_s)
         async with httpx.AsyncClient(
-            timeout=timeout, headers=self._wire.headers(self._key), transport=self._transport
+            timeout=timeout, headers=self._wire.headers(self._key), transport=self._transport, verify=tls_context()
         ) as http:
             opening = _Opening(http=http, semaphore=asyncio.Semaphore(self.settings.max_concurrency), slots=self.slots)
             token = _OPENINGS.set({**_OPENINGS.get(_NO_OPENINGS), self: opening})

@@ -31,6 +31,7 @@ from bat_pipeline.engine.target_inputs import chat_messages
 from bat_pipeline.engine.target_records import TargetAnswer, answered_episode, error_episode
 from bat_pipeline.resources.llm import wire
 from bat_pipeline.resources.llm.providers import endpoint_url, wire_format
+from bat_pipeline.resources.tls import tls_context
 
 BACKOFF_BASE_S = 0.5
 BACKOFF_CAP_S = 30.0
@@ -77,7 +78,9 @@ async def _run_all(
 ) -> None:
     headers = wire_format(target.provider).headers(key)
     limits = httpx.Limits(max_connections=workers)
-    async with httpx.AsyncClient(timeout=httpx.Timeout(target.timeout_s), headers=headers, limits=limits) as http:
+    async with httpx.AsyncClient(
+        timeout=httpx.Timeout(target.timeout_s), headers=headers, limits=limits, verify=tls_context()
+    ) as http:
         shared = _Partition(
             target=target,
             url=url,
