@@ -48,7 +48,10 @@ def run_partition(key: str, run_id: str) -> int:
         result = dg.execute_job(
             dg.reconstructable(evaluate_multiprocess), instance, tags={"dagster/partition": key, RUN_ID_TAG: run_id}
         )
-    print(f"RUN {key} {result.run_id} {'SUCCESS' if result.success else 'FAILURE'}", flush=True)
+    # One write, line and newline together: the partitions' processes share this stdout with
+    # Dagster's log lines, and print() writes the text and its newline apart.
+    sys.stdout.write(f"RUN {key} {result.run_id} {'SUCCESS' if result.success else 'FAILURE'}\n")
+    sys.stdout.flush()
     return 0 if result.success else 1
 
 
