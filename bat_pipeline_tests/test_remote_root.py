@@ -174,3 +174,39 @@ def test_a_judge_answer_kept_on_one_machine_is_found_on_another(on_s3, machine, 
     elsewhere = JudgeCache(root_path(url))
     assert elsewhere.get("cd" * 32, "ab" * 32) == '{"score": 1}'
     assert (elsewhere.hits, elsewhere.misses) == (1, 0)
+
+
+def test_an_agent_that_cannot_start_leaves_its_log_on_the_store(on_s3, machine, request, tmp_path, scripted_llm):
+    """The episodes step fails on its worker; what the agent printed is on the store for
+    whoever looks into the failure from elsewhere."""
+    from bat_pipeline.resources.agent_process import AgentStartError
+    from bat_pipeline.resources.episodes import collect_episodes
+    from bat_pipeline.resources.evaluation import EvaluationResource
+    from bat_pipeline.resources.scripted_llm import ScriptedLlmResource
+    from bat_pipeline_tests.support.example_agent import copy_example_agent
+
+    url = f"s3://{BUCKET}/{request.node.name}"
+    agent = copy_example_agent(
+        tmp_path / "weather_agent",
+        models=("openai-competent",),
+        agent={"command": ["sh", "-c", "echo no model configured here; exit 3"]},
+        evaluation={"agent_startup_timeout_s": 5},
+    )
+    evaluation = EvaluationResource(
+        agent_dir=str(agent), storage_root=url, scripted_llm=ScriptedLlmResource(url=scripted_llm.url)
+    )
+    config = evaluation.config()
+    with pytest.raises(AgentStartError, match="exited with code 3"):
+        collect_episodes(
+            config,
+            evaluation.root,
+            "openai-competent",
+            evaluation.tasks(),
+            run_id="r1",
+            dagster_run_id=None,
+            resume=False,
+            redactor=evaluation.redactor(),
+            log=lambda line: None,
+        )
+    log = on_s3.filesystem().cat_file(f"{url}/runs/r1/openai-competent/agent.log").decode()
+    assert "no model configured here" in log

@@ -7,6 +7,7 @@ targets produce their episodes through resources.targets."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 import time
 from collections.abc import Callable
@@ -28,6 +29,7 @@ from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.engine.results import result_lines
 from bat_pipeline.engine.target_inputs import agent_partition, starts_agent
+from bat_pipeline.remote_root import StoreError, push_changed
 from bat_pipeline.resources.agent_process import HEAD_STARTS, AgentLauncher, AgentStartError
 from bat_pipeline.resources.cli_conversations import run_cli_conversations
 from bat_pipeline.resources.judge import JudgeConfigError
@@ -213,9 +215,15 @@ def collect_episodes(
                     )
                 )
                 clock.lap("conversations")
-        except AgentStartError as exc:
-            # Not chained: the cause's message is not redacted.
-            raise AgentStartError(redactor.text(f"{model.name}: {exc}"), log_file=ref.log_file) from None
+        except BaseException as exc:
+            # On an object store the agent's log and span files go up with the failure too
+            # (after a step that succeeds, the handoff I/O manager uploads them): whoever
+            # looks into it reads them there, not on the worker. The step's own error wins.
+            with contextlib.suppress(StoreError):
+                push_changed(ref.dir)
+            if isinstance(exc, AgentStartError):  # not chained: the cause's message is not redacted
+                raise AgentStartError(redactor.text(f"{model.name}: {exc}"), log_file=ref.log_file) from None
+            raise
         clock.lap("shutdown")
     for phase, seconds in clock.phases.items():
         log(f"phase {phase}: {seconds:.2f}s")
