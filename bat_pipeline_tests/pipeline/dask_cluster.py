@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bat_pipeline_tests.support.paths import VENV_BIN
+from bat_pipeline_tests.support.processes import start_logged
 
 START_TIMEOUT_S = 60
 
@@ -55,17 +56,7 @@ def dask_cluster(folder: Path, env: dict[str, str], workers: int = 2) -> Iterato
     processes: list[subprocess.Popen] = []
 
     def start(name: str, *args: str) -> subprocess.Popen:
-        log = open(folder / f"{name}.log", "wb")
-        process = subprocess.Popen(
-            [str(VENV_BIN / "dask"), *args],
-            env=env,
-            cwd=folder,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        log.close()
+        process = start_logged([str(VENV_BIN / "dask"), *args], cwd=folder, env=env, log_path=folder / f"{name}.log")
         processes.append(process)
         return process
 

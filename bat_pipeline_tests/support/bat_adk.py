@@ -30,6 +30,7 @@ import yaml
 from bat_pipeline.resources.process_group import stop_process_group
 from bat_pipeline_tests.support.paths import REPO, TESTS
 from bat_pipeline_tests.support.polling import wait_for
+from bat_pipeline_tests.support.processes import start_logged
 
 AGENTS_DIR = TESTS / "bat_adk" / "agents"
 STANDALONE = AGENTS_DIR / "standalone_weather"
@@ -151,16 +152,7 @@ class RunningAgent:
 @contextlib.contextmanager
 def running_agent(cwd: Path, args: list[str], env: dict, port: int, log_path: Path) -> Iterator[RunningAgent]:
     """`uv run . <args>` from `cwd` in its own process group, until the block ends."""
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen(
-            ["uv", "run", ".", *args],
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    proc = start_logged(["uv", "run", ".", *args], cwd=cwd, env=env, log_path=log_path)
     try:
         url = f"http://127.0.0.1:{port}"
         card = wait_for_card(url, proc, log_path, STARTUP_TIMEOUT_S)

@@ -12,6 +12,7 @@ from pathlib import Path
 from bat_pipeline_tests.support.bat_adk import stop_process
 from bat_pipeline_tests.support.example_agent import LLM_URL_VAR
 from bat_pipeline_tests.support.paths import BAT_PIPELINE, VENV_BIN
+from bat_pipeline_tests.support.processes import start_logged
 
 PIPELINE_TIMEOUT_S = 240.0  # under pytest-timeout (300 s per test), to see the output
 _RUN_ID = re.compile(r"\(run (\S+)\)")
@@ -71,14 +72,5 @@ def start_pipeline(agent_dir: Path, env: dict[str, str], home: Path, *args: str)
     """`bat-pipeline run <agent_dir> [args]` in a new process group, output to a log file."""
     home.mkdir(parents=True, exist_ok=True)
     log_path = home / "bat-pipeline.out"
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen(
-            [str(BAT_PIPELINE), "run", str(agent_dir), *args],
-            cwd=home,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    proc = start_logged([str(BAT_PIPELINE), "run", str(agent_dir), *args], cwd=home, env=env, log_path=log_path)
     return PipelineRun(agent_dir=agent_dir, home=home, proc=proc, log_path=log_path)

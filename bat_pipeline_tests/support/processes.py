@@ -1,15 +1,32 @@
 """The process table, from /proc: what runs for an agent folder or a storage root, which
-sockets it listens on, and the checks that nothing was left behind."""
+sockets it listens on, and the checks that nothing was left behind; and starting a process
+the way the tests watch one."""
 
 from __future__ import annotations
 
 import os
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from bat_pipeline_tests.support.polling import last_value
 
 AGENT_MODULE = "bat_pipeline.example.agent"
+
+
+def start_logged(command: list[str], *, cwd: Path, env: dict[str, str], log_path: Path) -> subprocess.Popen:
+    """`command` in a session (process group) of its own, so the test can stop it group and
+    all; stdout and stderr into `log_path` (replaced), no stdin."""
+    with open(log_path, "wb") as log:
+        return subprocess.Popen(
+            command,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
 
 @dataclass
