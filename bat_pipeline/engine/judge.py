@@ -38,10 +38,12 @@ class JudgeStats(BaseModel):
     """Purposes switched to plain-text answers because structured output was refused
     (each cost one more request)."""
     retries: int = 0
+    """Requests sent again after a timeout, a connection error or an unreadable answer."""
     tokens_in: int = 0
     """Prompt tokens the answered requests cost, as the server reported them."""
     tokens_out: int = 0
     cache_hits: int = 0
+    """Questions answered from the judge cache (no request made)."""
     failures: int = 0
     """Rows left without a value because the judge, the prompt or the scorer failed."""
     skipped: int = 0

@@ -16,7 +16,7 @@ from typing import Any
 from bat_pipeline.engine.contracts.agentv import AgentvFormat
 from bat_pipeline.engine.contracts.episode import Episode, EpisodeTrace, RecordedToolCall
 from bat_pipeline.engine.contracts.tasks import Task
-from bat_pipeline.engine.contracts.trajectory import ToolStep, Totals, Trajectory, Turn
+from bat_pipeline.engine.contracts.trajectory import ToolStep, Totals, Trajectory, Turn, count
 from bat_pipeline.engine.datasets.agentv import content_text
 
 TRAJECTORY_SOURCE = "target"
@@ -204,7 +204,7 @@ def _tokens(usage: dict[str, Any] | None) -> dict[str, int]:
         return {}
     tokens_in = usage.get("input", usage.get("prompt_tokens", usage.get("input_tokens", 0)))
     tokens_out = usage.get("output", usage.get("completion_tokens", usage.get("output_tokens", 0)))
-    return {"tokens_in": int(tokens_in or 0), "tokens_out": int(tokens_out or 0)}
+    return {"tokens_in": count(tokens_in), "tokens_out": count(tokens_out)}
 
 
 def _float(value: Any) -> float | None:

@@ -6,7 +6,9 @@ import json
 import os
 from pathlib import Path
 
+import pytest
 from opentelemetry import context as otel_context, trace
+from pydantic import ValidationError
 
 from bat_pipeline.engine.contracts import AgentStep, ErrorStep, ModelStep, ToolStep, Trajectory
 from bat_pipeline.engine.spans import load_spans
@@ -46,6 +48,20 @@ def test_model_step_keeps_output_tokens_and_node_never_input(tmp_path):
     ]
     assert "never shown" not in t.model_dump_json()
     assert (t.found, t.totals.model_calls, t.totals.tokens_in, t.totals.tokens_cached) == (True, 1, 10, 4)
+
+
+def test_token_counts_a_span_cannot_give_count_as_zero_and_files_with_negative_totals_are_refused(tmp_path):
+    a = Agent()
+    with a.root(CONV), a.graph("react"):
+        a.llm("a", tokens=(-3, "12.0"), extra={"llm.token_count.prompt_details.cache_read": "inf"})
+        a.llm("b", tokens=(True, "many"), extra={"llm.token_count.prompt_details.cache_read": float("nan")})
+    t = build(tmp_path, a)
+    assert [(s.tokens_in, s.tokens_out, s.tokens_cached) for s in steps(t)] == [(0, 12, 0), (0, 0, 0)]
+    assert (t.totals.model_calls, t.totals.tokens_in, t.totals.tokens_out) == (2, 0, 12)
+    data = t.model_dump(mode="json")
+    data["totals"]["tokens_out"] = -1
+    with pytest.raises(ValidationError, match=r"totals\.tokens_out"):
+        Trajectory.model_validate(data)
 
 
 def test_roots_matched_to_turns_in_start_order(tmp_path):

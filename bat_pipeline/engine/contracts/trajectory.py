@@ -69,14 +69,35 @@ class Turn(BaseModel):
     steps: list[Step] = Field(default_factory=list)
 
 
+def count(value: object) -> int:
+    """A count as Totals and steps hold it (a token count), read from a span attribute or a
+    target's output: a non-negative whole number, 0 when the value is missing or is anything
+    else (a bool, text that is no number, a negative or infinite value)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return 0
+    try:
+        number = int(float(value)) if isinstance(value, str) else int(value)
+    except (ValueError, OverflowError):
+        return 0
+    return max(number, 0)
+
+
 class Totals(BaseModel):
-    model_calls: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
-    tokens_cached: int = 0
-    tool_calls: int = 0
-    agent_calls: int = 0
-    errors: int = 0
+    """Counts over every step of the conversation, steps nested in tool and agent calls included
+    (never negative: an episode file that says otherwise is refused when read)."""
+
+    model_calls: int = Field(0, ge=0)
+    """LLM calls the agent made (model steps)."""
+    tokens_in: int = Field(0, ge=0)
+    """Prompt tokens over all model steps, as the spans report them."""
+    tokens_out: int = Field(0, ge=0)
+    """Completion tokens over all model steps."""
+    tokens_cached: int = Field(0, ge=0)
+    """Prompt tokens the provider served from its cache (part of tokens_in)."""
+    tool_calls: int = Field(0, ge=0)
+    agent_calls: int = Field(0, ge=0)
+    """Calls to other agents (sub-agents over A2A)."""
+    errors: int = Field(0, ge=0)
     """Failed steps, nested ones included."""
 
 

@@ -160,21 +160,6 @@ def str_value(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def int_value(value: object) -> int:
-    if isinstance(value, bool):
-        return 0
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return int(value)
-    if isinstance(value, str):
-        try:
-            return int(float(value))
-        except ValueError:
-            return 0
-    return 0
-
-
 def a2a_state(value: object) -> str | None:
     """An A2A task state as the protocol spells it in JSON (`input-required`), whether the
     span holds that or the protobuf enum name (`TASK_STATE_INPUT_REQUIRED`, bat-adk)."""

@@ -7,11 +7,11 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, overload
 
-from bat_pipeline.engine.contracts.trajectory import AgentStep, ErrorStep, ModelStep, Step, ToolStep, Totals, Turn
+from bat_pipeline.engine.contracts import AgentStep, ErrorStep, ModelStep, Step, ToolStep, Totals, Turn
+from bat_pipeline.engine.contracts.trajectory import count
 from bat_pipeline.engine.spans import AGENT_CALL, MODEL, TOOL, Span
 from bat_pipeline.engine.trajectories.attributes import (
     a2a_state,
-    int_value,
     json_or_text,
     llm_output,
     str_value,
@@ -124,10 +124,10 @@ def _make_step(span: Span, node: str | None, decided: _DecidedCalls, cut: Cutter
         return ModelStep(
             node=node,
             model=cut.text(str_value(a.get("llm.model_name"))),
-            tokens_in=int_value(a.get("llm.token_count.prompt")),
-            tokens_out=int_value(a.get("llm.token_count.completion")),
-            tokens_cached=int_value(a.get("llm.token_count.prompt_details.cache_read")),
-            reasoning_tokens=int_value(a.get("llm.token_count.completion_details.reasoning")),
+            tokens_in=count(a.get("llm.token_count.prompt")),
+            tokens_out=count(a.get("llm.token_count.completion")),
+            tokens_cached=count(a.get("llm.token_count.prompt_details.cache_read")),
+            reasoning_tokens=count(a.get("llm.token_count.completion_details.reasoning")),
             said=cut.text(said),
             called=[name for _, name, _ in calls],
             error=error,
