@@ -27,9 +27,10 @@ from dagster._core.instance import DagsterInstance, InstanceRef
 from dagster_dask.executor import DaskExecutor, get_dask_resource_requirements, query_on_dask_worker
 
 from bat_pipeline.engine.contracts.config import ExecutionSettings
+from bat_pipeline.partition_runs import STEP_MODULES
 
 LOCAL_DASK_WORKERS = 2
-FORKSERVER_PRELOAD = ("bat_pipeline.executors", "bat_pipeline.definitions")
+FORKSERVER_PRELOAD = ("bat_pipeline.executors", "bat_pipeline.definitions", *STEP_MODULES)
 """What the multiprocess executor's fork server imports before forking each step."""
 
 

@@ -19,6 +19,7 @@ import dagster as dg
 
 from bat_pipeline.assets.common import RUN_ID_TAG
 from bat_pipeline.definitions import agent_dir_from_env, build_definitions
+from bat_pipeline.partition_runs import STEP_MODULES
 from bat_pipeline.storage import default_root
 
 JOB = "evaluate_multiprocess"
@@ -34,7 +35,7 @@ def evaluate_multiprocess() -> dg.JobDefinition:
             {
                 # Steps fork from a server that has imported Dagster and the
                 # pipeline once, instead of each starting a cold interpreter.
-                "start_method": {"forkserver": {"preload_modules": [__name__]}}
+                "start_method": {"forkserver": {"preload_modules": [__name__, *STEP_MODULES]}}
             }
         ),
     )
