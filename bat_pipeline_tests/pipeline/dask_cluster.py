@@ -55,6 +55,9 @@ def dask_cluster(folder: Path, env: dict[str, str], workers: int = 2) -> Iterato
     scheduler_file = folder / "scheduler.json"
     processes: list[subprocess.Popen] = []
 
+    # The workers as docs/scaling.md starts them: without Dask's statistical profiler.
+    env = {**env, "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False"}
+
     def start(name: str, *args: str) -> subprocess.Popen:
         process = start_logged([str(VENV_BIN / "dask"), *args], cwd=folder, env=env, log_path=folder / f"{name}.log")
         processes.append(process)

@@ -3,8 +3,7 @@ and two `dask worker` processes (issue 18), one cluster for the module. The exam
 models runs through them with the verdicts of an in-process run (the example's: the competent
 model passes every quick task, the sloppy one none, as test_run_command's in-process run
 shows), both workers execute steps, each partition's agent runs on the worker of its episodes
-step. The multiprocess executor and a local Dask cluster chosen in eval.yaml give the same
-verdicts too. Last, a worker killed mid-run fails its partition clearly, keeps every episode
+step. Last, a worker killed mid-run fails its partition clearly, keeps every episode
 it stored (`--resume` on the worker left finishes it) and leaves no process behind."""
 
 from __future__ import annotations
@@ -19,40 +18,18 @@ from pathlib import Path
 import pytest
 
 from bat_pipeline_tests.pipeline.dask_cluster import dask_cluster
-from bat_pipeline_tests.support.example_agent import FEW_TASKS, SLOPPY, edit_eval, run
+from bat_pipeline_tests.pipeline.executor_runs import (
+    IN_PROCESS_VERDICTS,
+    MODELS,
+    bat_pipeline_run,
+    step_pids,
+    verdicts,
+    with_execution,
+)
 from bat_pipeline_tests.support.paths import VENV_BIN
 from bat_pipeline_tests.support.processes import agent_processes, leftover_agents
 
-MODELS = ("openai-competent", "openai-sloppy")
-IN_PROCESS_VERDICTS = {(model, task): model != SLOPPY for model in MODELS for task in FEW_TASKS}
-"""What the in-process run gives the example's quick tasks (test_run_command)."""
-pytestmark = pytest.mark.slow(seconds=140)
-
-
-def bat_pipeline_run(ws, *args: str) -> subprocess.CompletedProcess:
-    return run([str(VENV_BIN / "bat-pipeline"), "run", str(ws.agent), *args], ws.env, timeout_s=400)
-
-
-def verdicts(ws) -> dict[tuple[str, str], bool]:
-    rows = ws.warehouse.query("SELECT model_key, task_id, passed FROM episodes")
-    return {(r["model_key"], r["task_id"]): bool(r["passed"]) for r in rows}
-
-
-def step_pids(ws) -> dict[str, set[int]]:
-    """The processes that started each step of the partitions' runs (the `evaluate` job; the
-    charts' and report's run is bat-pipeline's own, in its process), by step key."""
-    import dagster as dg
-    from dagster._core.events import DagsterEventType
-
-    from bat_pipeline.automation import EVALUATE_JOB
-
-    with dg.DagsterInstance.from_config(str(ws.dagster_home)) as instance:
-        pids: dict[str, set[int]] = {}
-        for record in instance.get_run_records(dg.RunsFilter(job_name=EVALUATE_JOB)):
-            for entry in instance.all_logs(record.dagster_run.run_id, of_type=DagsterEventType.STEP_START):
-                assert entry.dagster_event is not None
-                pids.setdefault(entry.step_key or "", set()).add(entry.dagster_event.pid)
-        return pids
+pytestmark = pytest.mark.slow(seconds=100)
 
 
 @pytest.fixture(scope="module")
@@ -91,39 +68,6 @@ def test_the_partition_record_names_its_folder_relative_to_the_root(on_cluster):
     assert len(records) == len(MODELS)
     for record in records:
         assert json.loads(record.read_text())["dir"] == f"runs/{record.parent.parent.name}/{record.parent.name}"
-
-
-def with_execution(ws, execution: dict) -> None:
-    """The copy's eval.yaml with this `execution` block."""
-    edit_eval(ws.agent, execution=execution)
-
-
-@pytest.mark.parametrize(
-    ("execution", "args"),
-    [
-        ({}, ("--executor", "multiprocess")),
-        ({"executor": "dask", "workers": 1}, ()),  # eval.yaml alone: a local cluster of its own
-    ],
-    ids=["multiprocess", "local_dask_cluster"],
-)
-def test_other_executors_give_the_in_process_verdicts_with_each_step_outside_the_run_process(
-    workspace_factory, execution, args
-):
-    ws = workspace_factory("other_executor", models=MODELS[:1])
-    if execution:
-        with_execution(ws, execution)
-    result = bat_pipeline_run(ws, *args)
-    assert result.returncode == 0, result.stdout[-4000:]
-    assert verdicts(ws) == {key: v for key, v in IN_PROCESS_VERDICTS.items() if key[0] == MODELS[0]}
-    pids = step_pids(ws)
-    # Dagster's log lines: time - dagster - level - job - run id - pid - event - message.
-    (log,) = (ws.root / "logs").glob("*.log")
-    run_processes = {int(line.split(" - ")[5]) for line in log.read_text().splitlines() if " - RUN_START - " in line}
-    assert len(run_processes) == 1 and len(pids) == 6, (pids, run_processes)
-    assert not set().union(*pids.values()) & run_processes, (pids, run_processes)
-    if args:  # multiprocess: a process per step
-        assert len(set().union(*pids.values())) == len(pids), pids
-    assert leftover_agents(ws.agent, ws.llm_url) == []
 
 
 def test_a_failed_episodes_step_on_a_worker_runs_none_of_the_later_steps(workspace_factory, cluster):
