@@ -30,7 +30,8 @@ from bat_pipeline.engine.spans import load_spans
 from bat_pipeline_tests.support.dagster_runs import episodes_in, evaluate, failure_messages, only_run_dir
 from bat_pipeline_tests.support.example_agent import JUDGE_KEY_VAR, LLM_URL_VAR, copy_example_agent
 from bat_pipeline_tests.support.files import user_file_hashes
-from bat_pipeline_tests.support.processes import assert_no_process_left
+from bat_pipeline_tests.support.paths import BAT_PIPELINE
+from bat_pipeline_tests.support.processes import assert_no_process_left, start_logged
 from bat_pipeline_tests.support.spans import root_conversations
 
 pytestmark = pytest.mark.slow(seconds=28)
@@ -95,15 +96,9 @@ def _agent(folder: Path) -> Path:
 
 
 def _bat_pipeline(*args: str, env: dict, root: Path, log: Path) -> subprocess.Popen:
-    with open(log, "wb") as out:
-        return subprocess.Popen(
-            [str(Path(sys.executable).parent / "bat-pipeline"), *args],
-            env={**env, "BAT_PIPELINE_HOME": str(root)},
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+    return start_logged(
+        [str(BAT_PIPELINE), *args], cwd=Path.cwd(), env={**env, "BAT_PIPELINE_HOME": str(root)}, log_path=log
+    )
 
 
 def _in_process(agent: Path, root: Path, tags: dict[str, str] | None = None) -> None:

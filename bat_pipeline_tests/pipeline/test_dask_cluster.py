@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import time
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from bat_pipeline_tests.pipeline.executor_runs import (
     with_execution,
 )
 from bat_pipeline_tests.support.paths import VENV_BIN
-from bat_pipeline_tests.support.processes import agent_processes, leftover_agents
+from bat_pipeline_tests.support.processes import agent_processes, leftover_agents, start_logged
 
 pytestmark = pytest.mark.slow(seconds=100)
 
@@ -135,15 +134,8 @@ def test_a_worker_killed_mid_run_fails_its_partition_keeps_its_episodes_and_leav
         "--address",
         cluster.address,
     ]
-    process = subprocess.Popen(
-        command,
-        env=ws.env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        start_new_session=True,
-    )
+    log = ws.root.parent / "killed-run.out"
+    process = start_logged(command, cwd=ws.root.parent, env=ws.env, log_path=log)
     try:
         deadline = time.monotonic() + 240
         victim = None
@@ -152,11 +144,12 @@ def test_a_worker_killed_mid_run_fails_its_partition_keeps_its_episodes_and_leav
             if found and _stored(found[1]):
                 victim = found
             time.sleep(0.05)
-        assert victim is not None, process.communicate()[0][-4000:] if process.poll() is not None else "no agent"
+        assert victim is not None, log.read_text(errors="replace")[-4000:] if process.poll() is not None else "no agent"
         worker, partition = victim
         os.kill(worker, signal.SIGKILL)
         before = _stored(partition)
-        output = process.communicate(timeout=300)[0]
+        process.wait(timeout=300)
+        output = log.read_text(errors="replace")
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)

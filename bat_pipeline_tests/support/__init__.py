@@ -9,7 +9,11 @@
   their configs, `uv run .` as the pipeline runs them, A2A conversations.
 - `pipeline_runs`: `bat-pipeline run` as a user runs it, on a copy of a bat-adk agent.
 - `dagster_runs`: in-process runs of the `evaluate` job and what they leave.
-- `processes`: the process table: what runs for a folder, its sockets, leftovers.
+- `processes`: the process table: what runs for a folder, its sockets, leftovers; starting
+  a process the way the tests watch one.
+- `forked_cli`: `bat-pipeline` commands forked from a server that imported the pipeline
+  once (what `example_agent.run` and `processes.start_logged` do with them); cli/ tests
+  and test_bundled_example run the console script itself.
 - `spans`: reading span files.
 - `files`: fingerprints of files and folders, JSON.
 - `judge_server`: a judge whose every answer a test scripts, recording each request (for

@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ import yaml
 
 from bat_pipeline.example.agent.a2a_call import Exchange, connect, send_text
 from bat_pipeline.resources.agent_process import free_port
+from bat_pipeline_tests.support import forked_cli
 from bat_pipeline_tests.support.paths import EXAMPLE_AGENT, VENV_BIN
 from bat_pipeline_tests.support.polling import wait_for
 
@@ -119,7 +121,15 @@ def pipeline_env(agent_dir: Path, root: Path, llm_url: str) -> dict[str, str]:
 
 
 def run(command: list[str], env: dict[str, str], timeout_s: float = 240) -> subprocess.CompletedProcess:
-    """Run to completion; stdout and stderr together in `.stdout`."""
+    """Run to completion; stdout and stderr together in `.stdout`. A `bat-pipeline` command
+    is forked from the preloaded server (forked_cli)."""
+    if forked_cli.is_bat_pipeline(command):
+        handle, log = tempfile.mkstemp(prefix="bat-pipeline-", suffix=".out")
+        os.close(handle)
+        try:
+            return forked_cli.run(command, env, Path(log), timeout_s)
+        finally:
+            os.unlink(log)
     return subprocess.run(
         command,
         env=env,

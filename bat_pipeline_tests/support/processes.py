@@ -9,6 +9,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from bat_pipeline_tests.support import forked_cli
 from bat_pipeline_tests.support.polling import last_value
 
 AGENT_MODULE = "bat_pipeline.example.agent"
@@ -16,7 +17,10 @@ AGENT_MODULE = "bat_pipeline.example.agent"
 
 def start_logged(command: list[str], *, cwd: Path, env: dict[str, str], log_path: Path) -> subprocess.Popen:
     """`command` in a session (process group) of its own, so the test can stop it group and
-    all; stdout and stderr into `log_path` (replaced), no stdin."""
+    all; stdout and stderr into `log_path` (replaced), no stdin. A `bat-pipeline` command is
+    forked from the preloaded server (forked_cli) and gives a Popen look-alike."""
+    if forked_cli.is_bat_pipeline(command):
+        return forked_cli.start(command, env=env, cwd=cwd, log_path=log_path)  # type: ignore[return-value]
     with open(log_path, "wb") as log:
         return subprocess.Popen(
             command,

@@ -1,0 +1,137 @@
+"""`bat-pipeline` commands as the end-to-end tests start them: each in a process forked from
+a server that imported the pipeline once (multiprocessing's fork server, one per xdist
+worker), instead of a new interpreter that imports Dagster, the definitions and what the
+steps need again (about 2.5 s of CPU a command, a third of a two-model run's).
+
+The forked process runs what the console script runs, `bat_pipeline.cli.main`, with the
+command's arguments, environment, working directory, no stdin, and stdout and stderr into
+one file, in a session of its own (like `start_new_session=True`), and exits with main's
+code through os._exit (the console script's `sys.exit(main())`; the pipeline registers no
+atexit hook). The console script itself (interpreter start, entry point, import time) is
+what the cli/ tests and test_bundled_example run for real.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+from bat_pipeline.partition_runs import STEP_MODULES
+from bat_pipeline_tests.support.paths import BAT_PIPELINE
+
+PRELOAD = ("bat_pipeline.cli", "bat_pipeline.runner", "bat_pipeline.definitions", *STEP_MODULES)
+
+
+def is_bat_pipeline(command: list[str]) -> bool:
+    return bool(command) and Path(command[0]) == BAT_PIPELINE
+
+
+def _context() -> Any:
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(list(PRELOAD))  # used when this process's server starts
+    return context
+
+
+def _main(argv: list[str], env: dict[str, str], cwd: str, log_path: str) -> None:
+    """In the forked process: become `bat-pipeline <argv>`, run it, exit with its code."""
+    code = 1
+    try:
+        os.setsid()
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
+            signal.signal(sig, signal.SIG_DFL)
+        os.chdir(cwd)
+        os.environ.clear()
+        os.environ.update(env)
+        out = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(out, 1)
+        os.dup2(out, 2)
+        os.close(out)
+        nothing = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(nothing, 0)
+        os.close(nothing)
+        unbuffered = bool(env.get("PYTHONUNBUFFERED"))
+        sys.stdin = open(0, encoding="utf-8", closefd=False)
+        sys.stdout = open(1, "w", encoding="utf-8", closefd=False, buffering=1 if unbuffered else -1)
+        sys.stderr = open(2, "w", encoding="utf-8", closefd=False, buffering=1)
+        sys.argv = [str(BAT_PIPELINE), *argv]
+        from bat_pipeline.cli import main
+
+        code = main(argv)
+    except SystemExit as exit_:
+        if isinstance(exit_.code, int) or exit_.code is None:
+            code = exit_.code or 0
+        else:
+            print(exit_.code, file=sys.stderr)
+    except BaseException:  # noqa: BLE001 - as an uncaught exception ends the console script
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+
+
+class ForkedCommand:
+    """A running forked `bat-pipeline` command, with the part of subprocess.Popen's
+    interface the tests use (pid, poll, wait, returncode, signals)."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path | str, log_path: Path):
+        self.args = [str(BAT_PIPELINE), *argv]
+        self.log_path = log_path
+        self._process = _context().Process(target=_main, args=(argv, dict(env), str(cwd), str(log_path)))
+        self._process.start()
+        self.pid: int = self._process.pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None and not self._process.is_alive():
+            self._process.join()
+            self.returncode = self._process.exitcode
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        self._process.join(timeout)
+        if self.poll() is None:
+            raise subprocess.TimeoutExpired(self.args, timeout or 0)
+        assert self.returncode is not None
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, sig)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+def start(command: list[str], *, env: dict[str, str], cwd: Path | str | None, log_path: Path) -> ForkedCommand:
+    """`command` (the bat-pipeline console script and its arguments) forked, in a session of
+    its own, output into `log_path` (replaced)."""
+    return ForkedCommand(command[1:], env, cwd or os.getcwd(), log_path)
+
+
+def run(command: list[str], env: dict[str, str], log_path: Path, timeout_s: float) -> subprocess.CompletedProcess:
+    """Run `command` forked to completion (killed, session and all, past `timeout_s`);
+    stdout and stderr together in `.stdout`."""
+    process = start(command, env=env, cwd=None, log_path=log_path)
+    try:
+        process.wait(timeout_s)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        process.wait()
+        raise subprocess.TimeoutExpired(command, timeout_s, output=log_path.read_text(errors="replace")) from None
+    return subprocess.CompletedProcess(command, process.wait(), stdout=log_path.read_text(errors="replace"))
