@@ -89,6 +89,21 @@ def warm_up() -> None:
     instance().dispose()
 
 
+def output_to(log: Path | str, line_buffered: bool = True) -> None:
+    """In a forked process: stdout and stderr (the file descriptors and sys's streams) into
+    `log` (replaced), stdin from /dev/null."""
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    sys.stdin = open(0, encoding="utf-8", closefd=False)
+    sys.stdout = open(1, "w", buffering=1 if line_buffered else -1, encoding="utf-8", errors="replace", closefd=False)
+    sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
+
+
 def start_partition(defs: Any, key: str, tags: dict[str, str], log: Path, recon: Any = None) -> PartitionProcess:
     """Fork a process that runs the `evaluate` job for partition `key` with `tags`, its
     output (Dagster's log, the failure lines) going to `log`. `recon`: the job as
@@ -109,15 +124,7 @@ def start_partition(defs: Any, key: str, tags: dict[str, str], log: Path, recon:
     code = 1
     try:
         die_with_parent()
-        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        os.dup2(fd, 1)
-        os.dup2(fd, 2)
-        os.close(fd)
-        devnull = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(devnull, 0)
-        os.close(devnull)
-        sys.stdout = open(1, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
-        sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
+        output_to(log)
         code = run_partition(defs, key, tags, recon)
     except BaseException:  # noqa: BLE001 - the child reports everything, then exits
         traceback.print_exc()

@@ -7,14 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from bat_pipeline_tests.pipeline.executor_runs import (
-    IN_PROCESS_VERDICTS,
-    MODELS,
-    bat_pipeline_run,
-    step_pids,
-    verdicts,
-    with_execution,
-)
+from bat_pipeline_tests.pipeline import executor_runs as runs
 from bat_pipeline_tests.support.processes import leftover_agents
 
 pytestmark = pytest.mark.slow(seconds=45)
@@ -31,13 +24,13 @@ pytestmark = pytest.mark.slow(seconds=45)
 def test_other_executors_give_the_in_process_verdicts_with_each_step_outside_the_run_process(
     workspace_factory, execution, args
 ):
-    ws = workspace_factory("other_executor", models=MODELS[:1])
+    ws = workspace_factory("other_executor", models=runs.MODELS[:1])
     if execution:
-        with_execution(ws, execution)
-    result = bat_pipeline_run(ws, *args)
+        runs.with_execution(ws, execution)
+    result = runs.bat_pipeline_run(ws, *args)
     assert result.returncode == 0, result.stdout[-4000:]
-    assert verdicts(ws) == {key: v for key, v in IN_PROCESS_VERDICTS.items() if key[0] == MODELS[0]}
-    pids = step_pids(ws)
+    assert runs.verdicts(ws) == {key: v for key, v in runs.IN_PROCESS_VERDICTS.items() if key[0] == runs.MODELS[0]}
+    pids = runs.step_pids(ws)
     # Dagster's log lines: time - dagster - level - job - run id - pid - event - message.
     (log,) = (ws.root / "logs").glob("*.log")
     run_processes = {int(line.split(" - ")[5]) for line in log.read_text().splitlines() if " - RUN_START - " in line}

@@ -22,7 +22,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from bat_pipeline.partition_runs import STEP_MODULES
+from bat_pipeline.partition_runs import STEP_MODULES, output_to
 from bat_pipeline_tests.support.paths import BAT_PIPELINE
 
 PRELOAD = ("bat_pipeline.cli", "bat_pipeline.runner", "bat_pipeline.definitions", *STEP_MODULES)
@@ -48,17 +48,7 @@ def _main(argv: list[str], env: dict[str, str], cwd: str, log_path: str) -> None
         os.chdir(cwd)
         os.environ.clear()
         os.environ.update(env)
-        out = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        os.dup2(out, 1)
-        os.dup2(out, 2)
-        os.close(out)
-        nothing = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(nothing, 0)
-        os.close(nothing)
-        unbuffered = bool(env.get("PYTHONUNBUFFERED"))
-        sys.stdin = open(0, encoding="utf-8", closefd=False)
-        sys.stdout = open(1, "w", encoding="utf-8", closefd=False, buffering=1 if unbuffered else -1)
-        sys.stderr = open(2, "w", encoding="utf-8", closefd=False, buffering=1)
+        output_to(log_path, line_buffered=bool(env.get("PYTHONUNBUFFERED")))
         sys.argv = [str(BAT_PIPELINE), *argv]
         from bat_pipeline.cli import main
 
