@@ -13,7 +13,10 @@ what the cli/ tests and test_bundled_example run for real.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import multiprocessing
+import multiprocessing.util  # registers its exit hook first: ours (below) runs before it
 import os
 import signal
 import subprocess
@@ -32,10 +35,24 @@ def is_bat_pipeline(command: list[str]) -> bool:
     return bool(command) and Path(command[0]) == BAT_PIPELINE
 
 
+_started: list[ForkedCommand] = []
+
+
 def _context() -> Any:
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(list(PRELOAD))  # used when this process's server starts
     return context
+
+
+@atexit.register
+def _stop_left_over() -> None:
+    """At the test process's exit (before multiprocessing joins its children): SIGKILL the
+    session of any command a failed test left running, which would otherwise hold the exit
+    until it ended by itself (a Popen's process is simply left behind)."""
+    for command in _started:
+        if command.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(command.pid, signal.SIGKILL)
 
 
 def _main(argv: list[str], env: dict[str, str], cwd: str, log_path: str) -> None:
@@ -80,6 +97,7 @@ class ForkedCommand:
         self._process.start()
         self.pid: int = self._process.pid
         self.returncode: int | None = None
+        _started.append(self)
 
     def poll(self) -> int | None:
         if self.returncode is None and not self._process.is_alive():
