@@ -270,9 +270,6 @@ def _run_partitions(
     running = [
         start_partition(defs, key, tags, logs / f"{safe_key(run_id)}-{safe_key(key)}.log", recon) for key in keys
     ]
-    # While the partitions work, this process only waits: load the charts' drawing now.
-    import bat_pipeline.engine.charts  # noqa: F401 - imports matplotlib
-
     shown = ""
     last = fetched = 0.0
     remote = url_of(root) is not None  # then the records are fetched every PROGRESS_EVERY_S, not every poll

@@ -11,7 +11,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -124,12 +123,7 @@ def run(command: list[str], env: dict[str, str], timeout_s: float = 240) -> subp
     """Run to completion; stdout and stderr together in `.stdout`. A `bat-pipeline` command
     is forked from the preloaded server (forked_cli)."""
     if forked_cli.is_bat_pipeline(command):
-        handle, log = tempfile.mkstemp(prefix="bat-pipeline-", suffix=".out")
-        os.close(handle)
-        try:
-            return forked_cli.run(command, env, Path(log), timeout_s)
-        finally:
-            os.unlink(log)
+        return forked_cli.run(command, env, timeout_s)
     return subprocess.run(
         command,
         env=env,

@@ -21,6 +21,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import traceback
 from pathlib import Path
 from typing import Any
@@ -50,9 +51,7 @@ def _stop_left_over() -> None:
     session of any command a failed test left running, which would otherwise hold the exit
     until it ended by itself (a Popen's process is simply left behind)."""
     for command in _started:
-        if command.poll() is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(command.pid, signal.SIGKILL)
+        command.kill_session()
 
 
 def _main(argv: list[str], env: dict[str, str], cwd: str, log_path: str) -> None:
@@ -122,6 +121,12 @@ class ForkedCommand:
     def kill(self) -> None:
         self.send_signal(signal.SIGKILL)
 
+    def kill_session(self) -> None:
+        """SIGKILL the command's whole session (what it started too), if it still runs."""
+        if self.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, signal.SIGKILL)
+
 
 def start(command: list[str], *, env: dict[str, str], cwd: Path | str | None, log_path: Path) -> ForkedCommand:
     """`command` (the bat-pipeline console script and its arguments) forked, in a session of
@@ -129,17 +134,20 @@ def start(command: list[str], *, env: dict[str, str], cwd: Path | str | None, lo
     return ForkedCommand(command[1:], env, cwd or os.getcwd(), log_path)
 
 
-def run(command: list[str], env: dict[str, str], log_path: Path, timeout_s: float) -> subprocess.CompletedProcess:
+def run(command: list[str], env: dict[str, str], timeout_s: float) -> subprocess.CompletedProcess:
     """Run `command` forked to completion (killed, session and all, past `timeout_s`);
     stdout and stderr together in `.stdout`."""
-    process = start(command, env=env, cwd=None, log_path=log_path)
+    handle, name = tempfile.mkstemp(prefix="bat-pipeline-", suffix=".out")
+    os.close(handle)
+    log_path = Path(name)
     try:
-        process.wait(timeout_s)
-    except subprocess.TimeoutExpired:
+        process = start(command, env=env, cwd=None, log_path=log_path)
         try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        process.wait()
-        raise subprocess.TimeoutExpired(command, timeout_s, output=log_path.read_text(errors="replace")) from None
-    return subprocess.CompletedProcess(command, process.wait(), stdout=log_path.read_text(errors="replace"))
+            process.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            process.kill_session()
+            process.wait()
+            raise subprocess.TimeoutExpired(command, timeout_s, output=log_path.read_text(errors="replace")) from None
+        return subprocess.CompletedProcess(command, process.wait(), stdout=log_path.read_text(errors="replace"))
+    finally:
+        log_path.unlink(missing_ok=True)
