@@ -33,6 +33,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from bat_pipeline.engine.config.messages import validated
 from bat_pipeline.engine.contracts import Episode, EvalConfig
 from bat_pipeline.engine.contracts.names import episode_file_name, safe_key
 from bat_pipeline.engine.errors import InputError
@@ -297,7 +298,7 @@ def load_episodes(ref: PartitionRef) -> list[Episode]:
     """The episodes recorded in `ref`, ordered by task id then attempt. A recorded file
     that is not there (its process was killed before writing it) is left out."""
     paths = [ref.episodes_dir / name for name in ref.episode_files]
-    episodes = [Episode.model_validate(read_json(path)) for path in paths if path.is_file()]
+    episodes = [validated(Episode, read_json(path), str(path)) for path in paths if path.is_file()]
     episodes.sort(key=lambda e: (e.task_id, e.attempt_index))
     return episodes
 

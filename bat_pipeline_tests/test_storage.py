@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pytest
+
 from bat_pipeline.engine.contracts import Episode
+from bat_pipeline.engine.errors import InputError
 from bat_pipeline.storage import PartitionRef, load_episodes, load_ref, store_episodes
 
 
@@ -41,6 +45,20 @@ def test_a_partition_reads_the_episode_files_its_record_lists(tmp_path: Path):
     (ref.episodes_dir / "stray__try0.json").write_text(stray.model_dump_json())  # in the folder, not recorded
     ref.episode_files.append("killed__try0.json")  # recorded, never written
     assert [e.task_id for e in load_episodes(ref)] == ["kept"]
+
+
+def test_an_episode_file_with_a_negative_count_is_refused_naming_the_file_and_the_field(tmp_path: Path):
+    ref = _ref(tmp_path)
+    store_episodes(ref, [Episode(model_name="openai:m", task_id="edited", aux={"attempt_index": 0})])
+    path = ref.episodes_dir / "edited__try0.json"
+    data = json.loads(path.read_text())
+    data["trace"]["trajectory"]["totals"]["tokens_out"] = -5
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError) as refused:
+        load_episodes(ref)
+    assert refused.value.file == str(path)
+    assert refused.value.field == "trace.trajectory.totals.tokens_out"
+    assert "must be at least 0, got -5" in str(refused.value)
 
 
 def test_span_files_inside_the_partition_are_recorded_relative_to_it(tmp_path: Path):

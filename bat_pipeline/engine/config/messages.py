@@ -157,6 +157,17 @@ def first_error(exc: ValidationError) -> tuple[ErrorDetails, int]:
     return errors[0], len(errors) - 1
 
 
+def validated[M: BaseModel](model: type[M], data: Any, file: str) -> M:
+    """`data`, read from `file`, as a `model`; refused with an InputError naming the file and
+    the field at fault, in the user's terms."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        error, more = first_error(exc)
+        message = explain(error, model, json_words=True) + more_problems(more)
+        raise InputError(file, message, field=dotted(tuple(error["loc"])) or None) from None
+
+
 def more_problems(count: int) -> str:
     """` (and N more problems)` after the one reported; nothing when there are none."""
     return f" (and {count} more problem{'s' if count > 1 else ''})" if count else ""
