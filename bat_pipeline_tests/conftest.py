@@ -3,6 +3,7 @@ worker) and the bat-adk agents' prepared environment, made once per session."""
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Iterator
 
@@ -46,3 +47,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         cost[item.nodeid.split("::")[0]] = max(cost.get(item.nodeid.split("::")[0], 0.0), _module_seconds(item))
     items.sort(key=lambda item: -cost[item.nodeid.split("::")[0]])
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collection imported (Dagster, the pipeline, matplotlib, every test module) lives
+    as long as the session: taken out of the garbage collector's care (gc.freeze), so the
+    full collections the in-process tests trigger do not walk it again each time."""
+    gc.freeze()

@@ -6,12 +6,15 @@ import asyncio
 import json
 import time
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import httpx
-import openai
 import pytest
 
 from bat_pipeline.example.scripted_llm import ScriptedLLM, serve_scripted_llm
+
+if TYPE_CHECKING:  # imported where used: the package takes most of a second to import
+    import openai
 
 TOOLS = [
     {
@@ -50,6 +53,8 @@ def _reset(server: ScriptedLLM) -> None:
 
 @pytest.fixture
 def client(server: ScriptedLLM) -> openai.OpenAI:
+    import openai
+
     return openai.OpenAI(base_url=server.base_url + "/v1", api_key="unused", max_retries=0)
 
 
@@ -178,6 +183,8 @@ def test_other_paths_models_and_ollama(server: ScriptedLLM) -> None:
 
 
 def test_rate_limit_with_retry_after_and_server_errors(server: ScriptedLLM, client: openai.OpenAI) -> None:
+    import openai
+
     server.set_model_knobs("competent", error_rate=1.0, error_status=429, retry_after=3)
     with pytest.raises(openai.RateLimitError) as caught:
         client.chat.completions.create(model="competent", messages=[{"role": "user", "content": "hi"}])
@@ -195,6 +202,8 @@ def test_rate_limit_with_retry_after_and_server_errors(server: ScriptedLLM, clie
 
 
 def test_malformed_and_fail_model_and_no_structured_output(server: ScriptedLLM, client: openai.OpenAI) -> None:
+    import openai
+
     body = {"model": "competent", "messages": [{"role": "user", "content": "hi"}]}
     server.set_knobs(malformed=True)
     broken = httpx.post(server.base_url + "/v1/chat/completions", json=body)

@@ -1,6 +1,9 @@
 """`bat-pipeline run` on a trimmed copy of the example (every model at once, each agent on
-its own port), and a second evaluation of the same copy as a multiprocess backfill (history
-and trend, issue 6). Runs that fail are in test_run_failures.py.
+its own port), and a second evaluation of the same copy with `--executor multiprocess`: the
+three partitions' runs at once, every step in a process of its own, all of them writing
+to the one warehouse (history and trend, issue 6; the other executors, issue 18: the same
+verdicts as the in-process run, no step in a run's process). Runs that fail are in
+test_run_failures.py; the Dask executors in test_step_executors and test_dask_cluster.
 
 The copy names a project scorer in its eval.yaml (answer_length.py, one file registered with
 `@check`; issue 13's "done when"): its rows must reach the stored episodes, metrics.json,
@@ -11,12 +14,10 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 
 import pytest
 
-from bat_pipeline.storage import new_run_id
-from bat_pipeline_tests.support.example_agent import COMPETENT, FEW_TASKS, MODEL_KEYS, SLOPPY, run
+from bat_pipeline_tests.support.example_agent import COMPETENT, FEW_TASKS, MODEL_KEYS, SLOPPY
 from bat_pipeline_tests.support.processes import leftover_agents
 
 pytestmark = pytest.mark.slow(seconds=45)
@@ -35,12 +36,13 @@ def evaluated(workspace_factory):
 
 
 @pytest.fixture(scope="module")
-def backfilled(evaluated):
-    """The second evaluation of the same copy: every partition at once on the multiprocess executor."""
-    ws = evaluated[0]
-    run_id = f"{new_run_id()}-backfill"
-    result = run([sys.executable, "-m", "bat_pipeline_tests.pipeline.backfill", run_id], ws.env)
-    return ws, result, run_id
+def multiprocess(evaluated):
+    """The second evaluation of the same copy: every partition at once, each step in its
+    own process (the multiprocess executor)."""
+    ws, _, first, _ = evaluated
+    result = ws.bat_pipeline_run("--executor", "multiprocess")
+    (second,) = [p.name for p in (ws.root / "runs").iterdir() if p.name != first]
+    return ws, result, second
 
 
 def test_run_evaluates_every_model_at_once(evaluated):
@@ -69,15 +71,21 @@ def test_run_evaluates_every_model_at_once(evaluated):
     assert leftover_agents(ws.agent, str(ws.root)) == []
 
 
-def test_multiprocess_backfill_writes_every_row(backfilled):
+def test_multiprocess_run_gives_the_in_process_verdicts_each_step_in_its_own_process(evaluated, multiprocess):
     import dagster as dg
 
-    ws, result, run_id = backfilled
-    assert result.returncode == 0, result.stdout[-4000:]
-    runs = dict(re.findall(r"^RUN (\S+) (\S+) SUCCESS$", result.stdout, re.MULTILINE))
-    assert set(runs) == set(MODEL_KEYS), result.stdout[-4000:]
-    assert not LOCK_TROUBLE.search(result.stdout)
+    from bat_pipeline.assets.common import RUN_ID_TAG
 
+    first = evaluated[2]
+    ws, result, run_id = multiprocess
+    assert result.returncode == 0, result.stdout[-4000:]
+    assert not LOCK_TROUBLE.search(result.stdout)
+    verdicts = ws.warehouse.query("SELECT run_id, model_key, task_id, passed FROM episodes")
+    by_run = {
+        run: {(r["model_key"], r["task_id"]): r["passed"] for r in verdicts if r["run_id"] == run}
+        for run in (first, run_id)
+    }
+    assert by_run[run_id] == by_run[first] and len(by_run[first]) == len(MODEL_KEYS) * len(FEW_TASKS), by_run
     counts = ws.pass_counts(run_id)
     assert {key: sum(tasks.values()) for key, tasks in counts.items()} == {
         "openai-competent": 3,
@@ -87,27 +95,42 @@ def test_multiprocess_backfill_writes_every_row(backfilled):
     assert {r["model_key"] for r in ws.warehouse.model_summary(run_id)} == set(MODEL_KEYS)
 
     with dg.DagsterInstance.from_config(str(ws.dagster_home)) as instance:
-        for key, dagster_run_id in runs.items():
-            records = instance.all_logs(dagster_run_id)
-            # The multiprocess executor ran each step in its own process.
-            workers = {
-                r.step_key
-                for r in records
-                if r.dagster_event and r.dagster_event.event_type_value == "STEP_WORKER_STARTED"
-            }
-            assert {"weather_agent__agent_episodes", "weather_agent__eval_metrics"} <= workers, key
-            assert instance.get_run_by_id(dagster_run_id).tags["dagster/partition"] == key
-            for r in records:
+        records = [r for r in instance.get_run_records() if r.dagster_run.tags.get(RUN_ID_TAG) == run_id]
+        assert {r.dagster_run.tags["dagster/partition"] for r in records} == set(MODEL_KEYS)
+        all_steps: set[int] = set()
+        for record in records:
+            dagster_run = record.dagster_run
+            assert record.dagster_run.is_success, dagster_run.tags
+            logs = instance.all_logs(dagster_run.run_id)
+            started = _events(logs, "STEP_START")
+            run_process = {pid for _, pid in _events(logs, "PIPELINE_START")}
+            steps = {pid for _, pid in started}
+            # Six steps, each in a process of its own, none of them the run's.
+            assert len(started) == len(steps) == 6 and len(run_process) == 1 and not steps & run_process, started
+            all_steps |= steps
+            workers = {step for step, _ in _events(logs, "STEP_WORKER_STARTED")}
+            assert {"weather_agent__agent_episodes", "weather_agent__eval_metrics"} <= workers, dagster_run.tags
+            for r in logs:
                 text = r.message or ""
                 if r.dagster_event and r.dagster_event.is_step_failure:
                     text += r.dagster_event.step_failure_data.error.to_string()
-                assert not LOCK_TROUBLE.search(text), (key, text)
+                assert not LOCK_TROUBLE.search(text), (dagster_run.tags, text)
+        assert len(all_steps) == 6 * len(MODEL_KEYS)
     assert leftover_agents(ws.agent, str(ws.root)) == []
 
 
-def test_two_runs_make_a_history_and_a_trend(evaluated, backfilled):
+def _events(logs, event_type: str) -> set[tuple[str | None, int | None]]:
+    """(step key, process id) of a run's events of one type."""
+    return {
+        (r.step_key, r.dagster_event.pid)
+        for r in logs
+        if r.dagster_event and r.dagster_event.event_type_value == event_type
+    }
+
+
+def test_two_runs_make_a_history_and_a_trend(evaluated, multiprocess):
     ws, _, first, _ = evaluated
-    second = backfilled[2]
+    second = multiprocess[2]
     trend = ws.warehouse.trend()
     assert {(r["model_key"], r["run_id"]) for r in trend} == {
         (key, run_id) for key in MODEL_KEYS for run_id in (first, second)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import gc
 import multiprocessing
 import multiprocessing.util  # registers its exit hook first: ours (below) runs before it
 import os
@@ -55,7 +56,10 @@ def _stop_left_over() -> None:
 
 
 def _main(argv: list[str], env: dict[str, str], cwd: str, log_path: str) -> None:
-    """In the forked process: become `bat-pipeline <argv>`, run it, exit with its code."""
+    """In the forked process: become `bat-pipeline <argv>`, run it, exit with its code.
+    What the server imported is frozen out of the garbage collector's care first, as
+    partition_runs.warm_up does before the partitions fork (pages shared, not copied)."""
+    gc.freeze()
     code = 1
     try:
         os.setsid()
