@@ -30,7 +30,7 @@ from bat_pipeline.engine.environment import agent_environment
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.privacy_floor import check_privacy_floors
 from bat_pipeline.engine.redaction import Redactor
-from bat_pipeline.resources.process_group import die_with_parent, group_members, wait_or_kill_group
+from bat_pipeline.resources.process_group import die_with_parent, leads_live_group, wait_or_kill_group
 from bat_pipeline.resources.tls import tls_context
 from bat_pipeline.storage import AGENT_LOG, AGENT_SPANS, SPANS_DIR
 
@@ -72,7 +72,7 @@ class RunningAgent:
         if self.process is None:
             return True
         if self.adopted:
-            return self.process.pid in group_members(self.process.pid)
+            return leads_live_group(self.process.pid)
         return self.process.poll() is None
 
     def exit_code(self) -> int | None:

@@ -49,30 +49,34 @@ class Proc:
         return f"{name}={value}" in self.environ.split("\n")
 
 
+def _read(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
 def processes() -> list[Proc]:
-    """Every live process that is not a zombie nor a kernel thread."""
+    """Every live process that is not a zombie nor a kernel thread. Read the cheap way
+    (os.listdir, binary reads, a process's environment only once it qualifies): the tests
+    poll this while hundreds of processes run."""
     found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
             continue
+        base = f"/proc/{name}/"
         try:
-            raw = (entry / "cmdline").read_bytes()
-            environ = (entry / "environ").read_bytes().replace(b"\0", b"\n").decode(errors="replace")
-            cwd = os.readlink(entry / "cwd")
-            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            raw = _read(base + "cmdline")
+            if not raw:
+                continue
+            stat = _read(base + "stat").rsplit(b")", 1)[1].split()
+            if stat[0] == b"Z":
+                continue
+            environ = _read(base + "environ").replace(b"\0", b"\n").decode(errors="replace")
+            cwd = os.readlink(base + "cwd")
         except (OSError, IndexError):
             continue
-        if raw and stat[0] != "Z":
-            found.append(
-                Proc(
-                    int(entry.name),
-                    int(stat[1]),
-                    int(stat[2]),
-                    raw.replace(b"\0", b" ").decode(errors="replace"),
-                    cwd,
-                    environ,
-                )
-            )
+        found.append(
+            Proc(int(name), int(stat[1]), int(stat[2]), raw.replace(b"\0", b" ").decode(errors="replace"), cwd, environ)
+        )
     return found
 
 
