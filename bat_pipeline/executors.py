@@ -32,8 +32,9 @@ from bat_pipeline.partition_runs import STEP_MODULES
 
 LOCAL_DASK_WORKERS = 2
 PROFILER = "distributed.worker.profile.enabled"
-FORKSERVER_PRELOAD = ("bat_pipeline.executors", "bat_pipeline.definitions", *STEP_MODULES)
-"""What the multiprocess executor's fork server imports before forking each step."""
+FORKSERVER_PRELOAD = ("bat_pipeline.executors", "bat_pipeline.definitions", *STEP_MODULES, "bat_pipeline.fork_ready")
+"""What the multiprocess executor's fork server imports before forking each step, in order:
+fork_ready last (it freezes what the others allocated)."""
 
 
 class StepLostError(RuntimeError):

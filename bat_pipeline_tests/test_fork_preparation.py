@@ -1,0 +1,61 @@
+"""What a process prepares before others fork from it: `bat-pipeline run` before its
+partitions (partition_runs.warm_up) and the multiprocess executor's fork server before each
+step (executors.FORKSERVER_PRELOAD). Each in a process of its own, as they run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+WARM_UP = textwrap.dedent(
+    """
+    import gc, json, os, sys, threading
+    from bat_pipeline.partition_runs import instance, warm_up
+
+    os.environ["DAGSTER_HOME"] = sys.argv[1]
+    warm_up()
+    opened = instance()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # a partition: the instance it finds is the one opened, and it works here
+        same = instance() is opened
+        runs = len(instance().get_runs())
+        os.write(write, json.dumps([same, runs]).encode())
+        os._exit(0)
+    os.waitpid(pid, 0)
+    child = json.loads(os.read(read, 1000))
+    print(json.dumps({"frozen": gc.get_freeze_count(), "threads": threading.active_count(), "child": child}))
+    """
+)
+
+
+def test_warm_up_opens_one_instance_for_every_partition_and_freezes_what_they_inherit(tmp_path):
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-c", WARM_UP, str(home)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    # Millions of objects (Dagster, matplotlib) out of the collector's care; no thread to
+    # break the fork; the partition uses the instance as it finds it.
+    assert found["frozen"] > 100_000 and found["threads"] == 1, found
+    assert found["child"] == [True, 0]
+    assert (home / "history" / "runs.db").is_file()
+
+
+def test_the_step_fork_server_freezes_what_it_preloaded():
+    from bat_pipeline.executors import FORKSERVER_PRELOAD
+
+    assert FORKSERVER_PRELOAD[-1] == "bat_pipeline.fork_ready"
+    script = "import gc, importlib, sys\n" + "\n".join(
+        f"importlib.import_module({name!r})" for name in FORKSERVER_PRELOAD
+    )
+    script += "\nprint(gc.get_freeze_count(), 'dagster' in sys.modules, 'matplotlib' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    frozen, dagster, matplotlib = done.stdout.split()
+    assert int(frozen) > 100_000 and dagster == matplotlib == "True", done.stdout
