@@ -49,7 +49,7 @@ lint: venv
 
 # The suite on two xdist workers per core, at most 8: the end-to-end tests spend much of their
 # time waiting on the processes they start, and a second worker fills that time (on 2 cores:
-# 4:22 to 5:12 with 4 workers, 5:09 with 3, 5:26 with 6). pyproject.toml: a whole file at a
+# 4:14 to 4:29 with 4 workers; earlier 5:09 with 3, 5:26 with 6). pyproject.toml: a whole file at a
 # time, longest first.
 PYTEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); w=$$((n * 2)); [ $$w -gt 8 ] && w=8; echo $$w)
 
