@@ -157,15 +157,25 @@ def first_error(exc: ValidationError) -> tuple[ErrorDetails, int]:
     return errors[0], len(errors) - 1
 
 
-def validated[M: BaseModel](model: type[M], data: Any, file: str) -> M:
-    """`data`, read from `file`, as a `model`; refused with an InputError naming the file and
-    the field at fault, in the user's terms."""
+def validated[M: BaseModel](
+    model: type[M],
+    data: Any,
+    file: str,
+    *,
+    json_words: bool = True,
+    strict: bool | None = None,
+    entry: str | None = None,
+    prefix: Loc = (),
+) -> M:
+    """`data`, read from `file`, as a `model`; refused with an InputError naming the file,
+    the `entry` and the field at fault (below `prefix`), in the user's terms (`explain`'s
+    JSON or YAML words)."""
     try:
-        return model.model_validate(data)
+        return model.model_validate(data, strict=strict)
     except ValidationError as exc:
         error, more = first_error(exc)
-        message = explain(error, model, json_words=True) + more_problems(more)
-        raise InputError(file, message, field=dotted(tuple(error["loc"])) or None) from None
+        message = explain(error, model, json_words=json_words) + more_problems(more)
+        raise InputError(file, message, entry=entry, field=dotted((*prefix, *error["loc"])) or None) from None
 
 
 def more_problems(count: int) -> str:

@@ -21,13 +21,10 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from pydantic import ValidationError
-
-from bat_pipeline.engine.config.messages import dotted, drop_unknown_keys, explain, first_error, more_problems
+from bat_pipeline.engine.config.messages import dotted, drop_unknown_keys, validated
 from bat_pipeline.engine.contracts.scores import ScoreRow
 from bat_pipeline.engine.contracts.trajectory import ToolStep, Trajectory
 from bat_pipeline.engine.contracts.trajectory_assertion import ObservedCall, TrajectoryAssertion
-from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.scorers.registry import ScoringInput, check
 from bat_pipeline.engine.scorers.support import all_steps
 from bat_pipeline.engine.scorers.trajectory_modes import Check, evaluate, score
@@ -128,9 +125,5 @@ def parse_assertion(
         return entry, dotted((*prefix, *loc))
 
     warnings = drop_unknown_keys(raw, TrajectoryAssertion, file, locate)
-    try:
-        return TrajectoryAssertion.model_validate(raw, strict=False), warnings
-    except ValidationError as exc:
-        error, more = first_error(exc)
-        message = explain(error, TrajectoryAssertion, json_words=False) + more_problems(more)
-        raise InputError(file, message, entry=entry, field=dotted((*prefix, *error["loc"])) or None) from None
+    assertion = validated(TrajectoryAssertion, raw, file, json_words=False, strict=False, entry=entry, prefix=prefix)
+    return assertion, warnings
