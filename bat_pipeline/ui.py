@@ -17,7 +17,7 @@ from bat_pipeline.engine.errors import InputError
 from bat_pipeline.locations import AGENT_DIR_VAR, DAGSTER_HOME_VAR, dagster_home
 from bat_pipeline.remote_root import root_text
 from bat_pipeline.resources.agent_process import LOOPBACK as HOST
-from bat_pipeline.resources.process_group import die_with_parent
+from bat_pipeline.resources.process_group import prepare_child
 from bat_pipeline.storage import HOME_VAR, default_root
 
 STOP_GRACE_S = 8.0
@@ -72,9 +72,9 @@ def serve_ui(agent_dir: Path, *, port: int = 3000) -> int:
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     # Its own group: a terminal's Ctrl-C reaches this process only, which stops the group.
-    # A SIGKILLed `bat-pipeline ui` still takes `dagster dev` along (die_with_parent).
+    # A SIGKILLed `bat-pipeline ui` still takes `dagster dev` along (prepare_child).
     process = subprocess.Popen(
-        command, env=env, start_new_session=True, stdin=subprocess.DEVNULL, preexec_fn=die_with_parent
+        command, env=env, start_new_session=True, stdin=subprocess.DEVNULL, preexec_fn=prepare_child
     )
     try:
         while process.poll() is None and not stop.wait(0.2):

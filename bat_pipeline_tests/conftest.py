@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 from collections.abc import Iterator
 
 import pytest
@@ -31,6 +32,17 @@ def bat_adk_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     asks first (the workers share their basetemp's parent)."""
     base = tmp_path_factory.getbasetemp()
     return prepared_once(base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base)
+
+
+@pytest.fixture(autouse=True)
+def _sigterm_as_found() -> Iterator[None]:
+    """SIGTERM's disposition put back after each test: Dagster's in-process runs leave it
+    with SIGINT's, which is SIG_IGN in an xdist worker, and every process a later test
+    starts would inherit that (the product's own children reset it: prepare_child)."""
+    found = signal.getsignal(signal.SIGTERM)
+    yield
+    if signal.getsignal(signal.SIGTERM) is not found:
+        signal.signal(signal.SIGTERM, found)
 
 
 def _module_seconds(item: pytest.Item) -> float:

@@ -30,7 +30,7 @@ from bat_pipeline.engine.environment import agent_environment
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.privacy_floor import check_privacy_floors
 from bat_pipeline.engine.redaction import Redactor
-from bat_pipeline.resources.process_group import die_with_parent, leads_live_group, wait_or_kill_group
+from bat_pipeline.resources.process_group import leads_live_group, prepare_child, wait_or_kill_group
 from bat_pipeline.resources.tls import tls_context
 from bat_pipeline.storage import AGENT_LOG, AGENT_SPANS, SPANS_DIR
 
@@ -283,7 +283,7 @@ class AgentLauncher:
                 stdout=log_handle,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                preexec_fn=die_with_parent,
+                preexec_fn=prepare_child,
             )
         except FileNotFoundError as exc:
             shutil.rmtree(tmpdir, ignore_errors=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bat_pipeline.engine.environment import MINIMAL_SHELL_NAMES, MINIMAL_SHELL_PREFIXES
-from bat_pipeline.resources.process_group import die_with_parent
+from bat_pipeline.resources.process_group import prepare_child
 
 GRACE_S = 2.0
 """After a timeout, how long the killed group's pipes are drained before giving up."""
@@ -87,7 +87,7 @@ def run_command(
                 encoding="utf-8",
                 errors="replace",
                 start_new_session=True,
-                preexec_fn=die_with_parent,
+                preexec_fn=prepare_child,
             )
         except OSError as exc:
             return CommandResult(

@@ -24,6 +24,21 @@ def die_with_parent() -> None:
         pass
 
 
+def prepare_child() -> None:
+    """What every process the pipeline starts runs before its program (`preexec_fn`): it
+    dies with the pipeline (die_with_parent), and SIGTERM and SIGINT have their default
+    effect in it whatever they have here. An ignored signal stays ignored across exec, and
+    Dagster leaves SIGTERM with SIGINT's disposition once an execution in this process is
+    over: SIG_IGN where the process began in the background of a non-interactive shell
+    (`… &` in a CI script), or in a pytest-xdist worker. A process started after that would
+    ignore the SIGTERM meant to stop it (an agent could not flush its spans) and be killed
+    at the end of the grace period."""
+    die_with_parent()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGTERM, signal.SIGINT))
+
+
 def _stat(pid: int | str) -> tuple[bytes, int] | None:
     """(state, process group) from /proc/<pid>/stat; None when the process is gone."""
     try:

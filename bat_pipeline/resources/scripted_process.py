@@ -20,7 +20,7 @@ import time
 
 from bat_pipeline.engine.contracts import EvalConfig, ModelSpec
 from bat_pipeline.engine.contracts.agentv import AgentvTarget
-from bat_pipeline.resources.process_group import die_with_parent, stop_process_group
+from bat_pipeline.resources.process_group import prepare_child, stop_process_group
 
 PLACEHOLDER = "{scripted_llm}"
 URL_VAR = "BAT_DEMO_LLM_URL"
@@ -47,7 +47,7 @@ def start_scripted_llm(
         stdin=subprocess.DEVNULL,
         text=True,
         start_new_session=True,
-        preexec_fn=die_with_parent,
+        preexec_fn=prepare_child,
         env=env,
     )
     deadline = time.monotonic() + START_TIMEOUT_S

@@ -1,6 +1,7 @@
-"""Process groups as the pipeline watches and stops them (resources.process_group), on real
-processes: a group lives while any member does, whatever its leader; zombies count for
-nothing; a group that ignores SIGTERM is killed once the grace period is over."""
+"""Process groups as the pipeline starts, watches and stops them (resources.process_group), on
+real processes: a group lives while any member does, whatever its leader; zombies count for
+nothing; a group that ignores SIGTERM is killed once the grace period is over; what the
+pipeline starts gets SIGTERM's default effect even when the pipeline ignores it."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from bat_pipeline.resources.process_group import (
     group_alive,
     group_members,
     leads_live_group,
+    prepare_child,
     stop_process_group,
     wait_or_kill_group,
 )
@@ -58,6 +60,33 @@ def test_a_group_that_ends_on_sigterm_is_stopped_without_sigkill():
     stop_process_group(polite, grace_s=10)
     assert polite.returncode == -signal.SIGTERM
     assert group_members(polite.pid) == [] and not group_alive(polite.pid)
+
+
+def test_what_the_pipeline_starts_stops_on_sigterm_though_the_pipeline_ignores_it():
+    """While Dagster runs steps, SIGTERM has SIGINT's disposition: SIG_IGN in a pipeline
+    started in the background by a non-interactive shell, and exec keeps an ignored signal."""
+    ignored = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        started = subprocess.Popen(["sleep", "30"], start_new_session=True, preexec_fn=prepare_child)
+        plain = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    finally:
+        for sig, handler in ignored.items():
+            signal.signal(sig, handler)
+    try:
+        assert _ignored(plain.pid) & {signal.SIGTERM, signal.SIGINT}  # what it would be without
+        assert not _ignored(started.pid) & {signal.SIGTERM, signal.SIGINT}
+        stop_process_group(started, grace_s=10)
+        assert started.returncode == -signal.SIGTERM
+    finally:
+        with_group_killed(plain)
+        with_group_killed(started)
+
+
+def _ignored(pid: int) -> set[int]:
+    """The signals process `pid` ignores (SigIgn in /proc/<pid>/status)."""
+    status = dict(line.split(":\t", 1) for line in open(f"/proc/{pid}/status").read().splitlines() if ":\t" in line)
+    mask = int(status["SigIgn"], 16)
+    return {sig for sig in range(1, 65) if mask & (1 << (sig - 1))}
 
 
 def with_group_killed(process: subprocess.Popen) -> None:
