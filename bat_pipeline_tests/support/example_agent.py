@@ -120,9 +120,9 @@ def pipeline_env(agent_dir: Path, root: Path, llm_url: str) -> dict[str, str]:
 
 
 def run(command: list[str], env: dict[str, str], timeout_s: float = 240) -> subprocess.CompletedProcess:
-    """Run to completion; stdout and stderr together in `.stdout`. A `bat-pipeline` command
-    is forked from the preloaded server (forked_cli)."""
-    if forked_cli.is_bat_pipeline(command):
+    """Run to completion; stdout and stderr together in `.stdout`. A `bat-pipeline` or
+    `dagster` command is forked from the preloaded server (forked_cli)."""
+    if forked_cli.forkable(command, env):
         return forked_cli.run(command, env, timeout_s)
     return subprocess.run(
         command,

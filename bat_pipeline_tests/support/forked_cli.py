@@ -1,14 +1,19 @@
-"""`bat-pipeline` commands as the end-to-end tests start them: each in a process forked from
-a server that imported the pipeline once (multiprocessing's fork server, one per xdist
-worker), instead of a new interpreter that imports Dagster, the definitions and what the
-steps need again (about 2.5 s of CPU a command, a third of a two-model run's).
+"""`bat-pipeline` and `dagster` commands as the end-to-end tests start them: each in a process
+forked from a server that imported the pipeline and Dagster once (multiprocessing's fork
+server, one per xdist worker), instead of a new interpreter that imports Dagster, the
+definitions and what the steps need again (about 2.5 s of CPU a command, a third of a
+two-model run's).
 
-The forked process runs what the console script runs, `bat_pipeline.cli.main`, with the
-command's arguments, environment, working directory, no stdin, and stdout and stderr into
-one file, in a session of its own (like `start_new_session=True`), and exits with main's
-code through os._exit (the console script's `sys.exit(main())`; the pipeline registers no
-atexit hook). The console script itself (interpreter start, entry point, import time) is
-what the cli/ tests and test_bundled_example run for real.
+The forked process runs what the console script runs — `bat_pipeline.cli.main`, or
+Dagster's command line (`dagster._cli.main`, which loads `-m bat_pipeline.definitions`
+from the modules already imported: its `defs` is a function, called at each load) — with
+the command's arguments, environment, working directory, no stdin, and stdout and stderr
+into one file, in a session of its own (like `start_new_session=True`), and exits with
+main's code through os._exit (the console script's `sys.exit(main())`; the pipeline
+registers no atexit hook). The console scripts themselves (interpreter start, entry point,
+import time) are what the cli/ tests, test_bundled_example (`bat-pipeline run` and
+`dagster asset materialize`) and test_materialize_cli (the documented CI command) run for
+real.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import gc
 import multiprocessing
 import multiprocessing.util  # registers its exit hook first: ours (below) runs before it
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -28,13 +34,20 @@ from pathlib import Path
 from typing import Any
 
 from bat_pipeline.partition_runs import STEP_MODULES, output_to
-from bat_pipeline_tests.support.paths import BAT_PIPELINE
+from bat_pipeline_tests.support.paths import BAT_PIPELINE, DAGSTER
 
-PRELOAD = ("bat_pipeline.cli", "bat_pipeline.runner", "bat_pipeline.definitions", *STEP_MODULES)
+PRELOAD = ("bat_pipeline.cli", "bat_pipeline.runner", "bat_pipeline.definitions", "dagster._cli", *STEP_MODULES)
 
 
-def is_bat_pipeline(command: list[str]) -> bool:
-    return bool(command) and Path(command[0]) == BAT_PIPELINE
+def forkable(command: list[str], env: dict[str, str]) -> bool:
+    """Whether `command` is the venv's `bat-pipeline` or `dagster` (by path, or a bare name
+    found on the PATH of `env`, as a subprocess would find it)."""
+    return bool(command) and _program(command[0], env) is not None
+
+
+def _program(name: str, env: dict[str, str]) -> Path | None:
+    path = Path(name) if "/" in name else Path(shutil.which(name, path=env.get("PATH", "")) or name)
+    return path if path in (BAT_PIPELINE, DAGSTER) else None
 
 
 _started: list[ForkedCommand] = []
@@ -55,8 +68,9 @@ def _stop_left_over() -> None:
         command.kill_session()
 
 
-def _main(argv: list[str], env: dict[str, str], cwd: str, log_path: str) -> None:
-    """In the forked process: become `bat-pipeline <argv>`, run it, exit with its code.
+def _main(program: str, argv: list[str], env: dict[str, str], cwd: str, log_path: str) -> None:
+    """In the forked process: become `<program> <argv>` (the venv's bat-pipeline or
+    dagster), run it, exit with its code.
     What the server imported is frozen out of the garbage collector's care first, as
     partition_runs.warm_up does before the partitions fork (pages shared, not copied)."""
     gc.freeze()
@@ -69,10 +83,15 @@ def _main(argv: list[str], env: dict[str, str], cwd: str, log_path: str) -> None
         os.environ.clear()
         os.environ.update(env)
         output_to(log_path, line_buffered=bool(env.get("PYTHONUNBUFFERED")))
-        sys.argv = [str(BAT_PIPELINE), *argv]
-        from bat_pipeline.cli import main
+        sys.argv = [program, *argv]
+        if Path(program) == DAGSTER:
+            from dagster._cli import main as dagster_main
 
-        code = main(argv)
+            dagster_main()  # click's: always ends in SystemExit
+        else:
+            from bat_pipeline.cli import main
+
+            code = main(argv)
     except SystemExit as exit_:
         if isinstance(exit_.code, int) or exit_.code is None:
             code = exit_.code or 0
@@ -90,13 +109,13 @@ def _main(argv: list[str], env: dict[str, str], cwd: str, log_path: str) -> None
 
 
 class ForkedCommand:
-    """A running forked `bat-pipeline` command, with the part of subprocess.Popen's
-    interface the tests use (pid, poll, wait, returncode, signals)."""
+    """A running forked `bat-pipeline` or `dagster` command, with the part of
+    subprocess.Popen's interface the tests use (pid, poll, wait, returncode, signals)."""
 
-    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path | str, log_path: Path):
-        self.args = [str(BAT_PIPELINE), *argv]
+    def __init__(self, program: Path, argv: list[str], env: dict[str, str], cwd: Path | str, log_path: Path):
+        self.args = [str(program), *argv]
         self.log_path = log_path
-        self._process = _context().Process(target=_main, args=(argv, dict(env), str(cwd), str(log_path)))
+        self._process = _context().Process(target=_main, args=(str(program), argv, dict(env), str(cwd), str(log_path)))
         self._process.start()
         self.pid: int = self._process.pid
         self.returncode: int | None = None
@@ -133,9 +152,12 @@ class ForkedCommand:
 
 
 def start(command: list[str], *, env: dict[str, str], cwd: Path | str | None, log_path: Path) -> ForkedCommand:
-    """`command` (the bat-pipeline console script and its arguments) forked, in a session of
-    its own, output into `log_path` (replaced)."""
-    return ForkedCommand(command[1:], env, cwd or os.getcwd(), log_path)
+    """`command` (the bat-pipeline or dagster console script and its arguments) forked, in a
+    session of its own, output into `log_path` (replaced)."""
+    program = _program(command[0], env)
+    if program is None:
+        raise ValueError(f"not a command the server can fork: {command[0]}")
+    return ForkedCommand(program, command[1:], env, cwd or os.getcwd(), log_path)
 
 
 def run(command: list[str], env: dict[str, str], timeout_s: float) -> subprocess.CompletedProcess:

@@ -17,6 +17,7 @@ EXAMPLE_AGENT = BUNDLED_AGENT_DIR
 """The bundled example's agent folder, which tests copy and never write to."""
 VENV_BIN = Path(sys.executable).parent
 BAT_PIPELINE = VENV_BIN / "bat-pipeline"
+DAGSTER = VENV_BIN / "dagster"
 
 # Missing fixtures fail the tests that need them, never skip them.
 if not (REFERENCE / "tasks.json").is_file():

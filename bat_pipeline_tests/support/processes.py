@@ -17,9 +17,9 @@ AGENT_MODULE = "bat_pipeline.example.agent"
 
 def start_logged(command: list[str], *, cwd: Path, env: dict[str, str], log_path: Path) -> subprocess.Popen:
     """`command` in a session (process group) of its own, so the test can stop it group and
-    all; stdout and stderr into `log_path` (replaced), no stdin. A `bat-pipeline` command is
-    forked from the preloaded server (forked_cli) and gives a Popen look-alike."""
-    if forked_cli.is_bat_pipeline(command):
+    all; stdout and stderr into `log_path` (replaced), no stdin. A `bat-pipeline` or `dagster`
+    command is forked from the preloaded server (forked_cli) and gives a Popen look-alike."""
+    if forked_cli.forkable(command, env):
         return forked_cli.start(command, env=env, cwd=cwd, log_path=log_path)  # type: ignore[return-value]
     with open(log_path, "wb") as log:
         return subprocess.Popen(
