@@ -4,7 +4,6 @@ holding the file."""
 from __future__ import annotations
 
 import fcntl
-import multiprocessing
 import os
 import subprocess
 import sys
@@ -33,6 +32,7 @@ from bat_pipeline.resources.warehouse import (
     WarehouseResource,
 )
 from bat_pipeline.storage import PartitionRef
+from bat_pipeline_tests.support.forked_cli import preloaded_context
 
 
 def episode(
@@ -273,7 +273,7 @@ def _write_partition_in_process(db: str, root: str, model_key: str, barrier) -> 
 def test_parallel_writer_processes_all_land(tmp_path):
     db = tmp_path / "w.duckdb"
     models = [f"m{i}" for i in range(4)]
-    ctx = multiprocessing.get_context("spawn")
+    ctx = preloaded_context()
     barrier = ctx.Barrier(len(models))
     workers = [
         ctx.Process(target=_write_partition_in_process, args=(str(db), str(tmp_path), m, barrier)) for m in models

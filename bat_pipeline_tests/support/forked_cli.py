@@ -53,7 +53,10 @@ def _program(name: str, env: dict[str, str]) -> Path | None:
 _started: list[ForkedCommand] = []
 
 
-def _context() -> Any:
+def preloaded_context() -> Any:
+    """A multiprocessing context whose processes fork from this test process's preloaded
+    server (a process of the pipeline's own in a fraction of a second, where `spawn` imports
+    it all again)."""
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(list(PRELOAD))  # used when this process's server starts
     return context
@@ -115,7 +118,9 @@ class ForkedCommand:
     def __init__(self, program: Path, argv: list[str], env: dict[str, str], cwd: Path | str, log_path: Path):
         self.args = [str(program), *argv]
         self.log_path = log_path
-        self._process = _context().Process(target=_main, args=(str(program), argv, dict(env), str(cwd), str(log_path)))
+        self._process = preloaded_context().Process(
+            target=_main, args=(str(program), argv, dict(env), str(cwd), str(log_path))
+        )
         self._process.start()
         self.pid: int = self._process.pid
         self.returncode: int | None = None
