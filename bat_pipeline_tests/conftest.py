@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import gc
 import os
-import signal
 from collections.abc import Iterator
 
 import pytest
 
 from bat_pipeline_tests.support.bat_adk import prepared_once
+from bat_pipeline_tests.support.dagster_runs import put_back_sigterm
 from bat_pipeline_tests.support.scripted import ScriptedServer, scripted_server
 
 # The bat-adk agents' folders are data (agents started as processes), not test modules.
@@ -34,15 +34,19 @@ def bat_adk_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return prepared_once(base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base)
 
 
-@pytest.fixture(autouse=True)
-def _sigterm_as_found() -> Iterator[None]:
-    """SIGTERM's disposition put back after each test: Dagster's in-process runs leave it
-    with SIGINT's, which is SIG_IGN in an xdist worker, and every process a later test
-    starts would inherit that (the product's own children reset it: prepare_child)."""
-    found = signal.getsignal(signal.SIGTERM)
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    """SIGTERM as the session found it once a test's fixtures are set up (a module's fixture
+    may have run Dagster in this process: support.dagster_runs.put_back_sigterm)."""
     yield
-    if signal.getsignal(signal.SIGTERM) is not found:
-        signal.signal(signal.SIGTERM, found)
+    put_back_sigterm()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
+    """And after each test, for the next one's fixtures."""
+    yield
+    put_back_sigterm()
 
 
 def _module_seconds(item: pytest.Item) -> float:

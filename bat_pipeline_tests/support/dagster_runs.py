@@ -4,7 +4,20 @@ messages, the partition's run folder and its episodes."""
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
+
+SIGTERM_AT_START = signal.getsignal(signal.SIGTERM)
+"""SIGTERM's disposition in this test process before any Dagster run (imported by conftest)."""
+
+
+def put_back_sigterm() -> None:
+    """SIGTERM as it was before any Dagster run in this process. After an execution Dagster
+    leaves SIGTERM with SIGINT's disposition, SIG_IGN in an xdist worker, which every process
+    the tests start afterwards would inherit and keep across exec (the pipeline's own
+    children reset it: resources.process_group.prepare_child)."""
+    if signal.getsignal(signal.SIGTERM) is not SIGTERM_AT_START:
+        signal.signal(signal.SIGTERM, SIGTERM_AT_START)
 
 
 def materialize_command(partition: str, dagster: str = "dagster") -> list[str]:
@@ -42,14 +55,17 @@ def evaluate(
     job = build_definitions(agent_dir, root).resolve_job_def("evaluate")
     prefix = load_eval_config(agent_dir).agent_id
     selection = [dg.AssetKey([prefix, a]) for a in assets] if assets else None
-    return job.execute_in_process(
-        partition_key=partition,
-        instance=instance,
-        raise_on_error=False,
-        asset_selection=selection,
-        tags=tags,
-        run_config=run_config,
-    )
+    try:
+        return job.execute_in_process(
+            partition_key=partition,
+            instance=instance,
+            raise_on_error=False,
+            asset_selection=selection,
+            tags=tags,
+            run_config=run_config,
+        )
+    finally:
+        put_back_sigterm()  # a fixture may start processes next
 
 
 def failure_messages(result) -> list[str]:
