@@ -111,18 +111,29 @@ class SocketWatch(threading.Thread):
         super().__init__(daemon=True)
         self.agent, self.also = agent, also
         self.seen: dict[int, list[tuple[str, int]]] = {}
+        self.commands: dict[int, str] = {}
+        """The command line of each pid seen, for a failure's message."""
         self.stop = threading.Event()
 
     def run(self) -> None:
         while not self.stop.is_set():
             pids = {p.pid for p in belonging_to(self.agent)} | self.also
             for pid, address, port in listening_sockets(pids):
+                if pid not in self.seen:
+                    self.commands[pid] = _command_line(pid)
                 self.seen.setdefault(pid, [])
                 if (address, port) not in self.seen[pid]:
                     self.seen[pid].append((address, port))
             if len([p for p in self.seen if p not in self.also]) >= 2:
                 return
             self.stop.wait(0.05)
+
+
+def _command_line(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return "?"
 
 
 @pytest.fixture(scope="module")
@@ -149,7 +160,7 @@ def good_run(case, scripted_llm):
         watch.join(5)
         holder.close()
     assert_no_process_left(case.agent)
-    case.facts.update(taken_port=taken, sockets=watch.seen, scripted_pid=scripted_llm.pid)
+    case.facts.update(taken_port=taken, sockets=watch.seen, commands=watch.commands, scripted_pid=scripted_llm.pid)
     return result, before
 
 
@@ -162,7 +173,12 @@ def test_judged_run_completes_although_the_configured_port_is_taken(case, good_r
     assert all(e["qualitative_scores"]["task_completion_quality"] is not None for e in episodes.values())
     metrics = json.loads((case.run_dir(GOOD) / "metrics.json").read_text())
     assert metrics["summary"]["episodes"] == EPISODES
-    assert all(port != case.facts["taken_port"] for ports in case.facts["sockets"].values() for _, port in ports)
+    on_taken = {
+        pid: case.facts["commands"][pid]
+        for pid, ports in case.facts["sockets"].items()
+        if any(port == case.facts["taken_port"] for _, port in ports)
+    }
+    assert not on_taken, f"listening on the taken port {case.facts['taken_port']}: {on_taken}"
     assert user_file_hashes(case.agent) == before
 
 
