@@ -117,23 +117,15 @@ class SocketWatch(threading.Thread):
 
     def run(self) -> None:
         while not self.stop.is_set():
-            pids = {p.pid for p in belonging_to(self.agent)} | self.also
-            for pid, address, port in listening_sockets(pids):
-                if pid not in self.seen:
-                    self.commands[pid] = _command_line(pid)
+            mine = {p.pid: p.cmdline for p in belonging_to(self.agent)}
+            for pid, address, port in listening_sockets(set(mine) | self.also):
+                self.commands.setdefault(pid, mine.get(pid, "(the session's scripted model server)"))
                 self.seen.setdefault(pid, [])
                 if (address, port) not in self.seen[pid]:
                     self.seen[pid].append((address, port))
             if len([p for p in self.seen if p not in self.also]) >= 2:
                 return
             self.stop.wait(0.05)
-
-
-def _command_line(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return "?"
 
 
 @pytest.fixture(scope="module")
