@@ -26,7 +26,13 @@ WARM_UP = textwrap.dedent(
         os._exit(0)
     os.waitpid(pid, 0)
     child = json.loads(os.read(read, 1000))
-    print(json.dumps({"frozen": gc.get_freeze_count(), "threads": threading.active_count(), "child": child}))
+    frozen = gc.get_freeze_count()
+    # What the multiprocess executor's fork server imports besides: no Dask (its own module).
+    from bat_pipeline.executors import FORKSERVER_PRELOAD
+    for name in FORKSERVER_PRELOAD[:-1]:
+        __import__(name)
+    dask = sorted(m for m in sys.modules if m.split(".")[0] in ("dask", "distributed", "dagster_dask"))
+    print(json.dumps({"frozen": frozen, "threads": threading.active_count(), "child": child, "dask": dask[:5]}))
     """
 )
 
@@ -44,6 +50,7 @@ def test_warm_up_opens_one_instance_for_every_partition_and_freezes_what_they_in
     # break the fork; the partition uses the instance as it finds it.
     assert found["frozen"] > 100_000 and found["threads"] == 1, found
     assert found["child"] == [True, 0]
+    assert found["dask"] == [], found["dask"]
     assert (home / "history" / "runs.db").is_file()
 
 
