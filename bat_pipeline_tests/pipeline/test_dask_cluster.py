@@ -123,8 +123,10 @@ def _stored(partition: Path) -> list[str]:
 def test_a_worker_killed_mid_run_fails_its_partition_keeps_its_episodes_and_leaves_no_process(
     workspace_factory, cluster
 ):
-    """The module's last test: it kills one of the cluster's workers."""
-    ws = workspace_factory("dask_killed", models=MODELS, k=3, evaluation={"concurrency": 1})
+    """The module's last test: it kills one of the cluster's workers. One model: a second
+    partition's steps run on both workers too, so whether it survives the kill is chance,
+    and nothing here could be asserted of it."""
+    ws = workspace_factory("dask_killed", models=MODELS[:1], k=3, evaluation={"concurrency": 1})
     command = [
         str(VENV_BIN / "bat-pipeline"),
         "run",
