@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from bat_pipeline.resources.agent_process import free_port
+from bat_pipeline_tests.support import local_http
 from bat_pipeline_tests.support.example_agent import copy_example_agent
 from bat_pipeline_tests.support.polling import wait_for
 from bat_pipeline_tests.support.processes import processes
@@ -97,7 +98,7 @@ def _code_location_loaded(url: str, ui: subprocess.Popen, timeout_s: float = 240
     def loaded() -> list[dict] | None:
         assert ui.poll() is None, f"the UI exited with {ui.returncode}"
         try:
-            answer = httpx.post(url + "/graphql", json={"query": LOCATIONS}, timeout=10).json()
+            answer = local_http.post(url + "/graphql", json={"query": LOCATIONS}, timeout=10).json()
             entries = answer["data"]["workspaceOrError"]["locationEntries"]
         except (httpx.TransportError, KeyError, TypeError, ValueError):
             return None

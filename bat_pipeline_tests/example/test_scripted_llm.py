@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from bat_pipeline.example.scripted_llm import ScriptedLLM, serve_scripted_llm
+from bat_pipeline_tests.support import local_http
 
 if TYPE_CHECKING:  # imported where used: the package takes most of a second to import
     import openai
@@ -157,7 +158,7 @@ def test_anthropic_messages_tool_use_round_trip(server: ScriptedLLM) -> None:
         "tools": ANTHROPIC_TOOLS,
         "messages": [{"role": "user", "content": "Please add 17 and 25."}],
     }
-    first = httpx.post(url, json=body).json()
+    first = local_http.post(url, json=body).json()
     assert first["stop_reason"] == "tool_use" and first["usage"]["input_tokens"] > 0
     use = first["content"][0]
     assert (use["type"], use["name"], use["input"]) == ("tool_use", "add", {"a": 17, "b": 25})
@@ -165,7 +166,7 @@ def test_anthropic_messages_tool_use_round_trip(server: ScriptedLLM) -> None:
         {"role": "assistant", "content": first["content"]},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use["id"], "content": "42"}]},
     ]
-    final = httpx.post(url, json=body).json()
+    final = local_http.post(url, json=body).json()
     assert final["stop_reason"] == "end_turn" and "42" in final["content"][0]["text"]
     assert final["usage"]["output_tokens"] > 0
 
@@ -174,12 +175,12 @@ def test_other_paths_models_and_ollama(server: ScriptedLLM) -> None:
     body = {"model": "competent", "messages": [{"role": "user", "content": "What is the capital of France?"}]}
     assert (
         "Paris"
-        in httpx.post(server.base_url + "/chat/completions", json=body).json()["choices"][0]["message"]["content"]
+        in local_http.post(server.base_url + "/chat/completions", json=body).json()["choices"][0]["message"]["content"]
     )
-    assert "Paris" in httpx.post(server.base_url + "/api/chat", json=body).json()["message"]["content"]
-    ids = [m["id"] for m in httpx.get(server.base_url + "/v1/models").json()["data"]]
+    assert "Paris" in local_http.post(server.base_url + "/api/chat", json=body).json()["message"]["content"]
+    ids = [m["id"] for m in local_http.get(server.base_url + "/v1/models").json()["data"]]
     assert {"competent", "sloppy", "judge"} <= set(ids)
-    assert httpx.post(server.base_url + "/v1/chat/completions", json={**body, "model": "gpt-x"}).status_code == 404
+    assert local_http.post(server.base_url + "/v1/chat/completions", json={**body, "model": "gpt-x"}).status_code == 404
 
 
 def test_rate_limit_with_retry_after_and_server_errors(server: ScriptedLLM, client: openai.OpenAI) -> None:
@@ -192,7 +193,7 @@ def test_rate_limit_with_retry_after_and_server_errors(server: ScriptedLLM, clie
     server.set_knobs(reset=True)
     server.set_knobs(error_rate=0.5, error_status=500)
     statuses = [
-        httpx.post(
+        local_http.post(
             server.base_url + "/v1/chat/completions",
             json={"model": "sloppy-rate", "messages": [{"role": "user", "content": "hi"}]},
         ).status_code
@@ -206,13 +207,15 @@ def test_malformed_and_fail_model_and_no_structured_output(server: ScriptedLLM, 
 
     body = {"model": "competent", "messages": [{"role": "user", "content": "hi"}]}
     server.set_knobs(malformed=True)
-    broken = httpx.post(server.base_url + "/v1/chat/completions", json=body)
+    broken = local_http.post(server.base_url + "/v1/chat/completions", json=body)
     with pytest.raises(ValueError):
         broken.json()
     server.set_knobs(malformed="content")
-    assert httpx.post(server.base_url + "/v1/chat/completions", json=body).json()["choices"][0]["message"]["content"]
+    assert local_http.post(server.base_url + "/v1/chat/completions", json=body).json()["choices"][0]["message"][
+        "content"
+    ]
     server.set_knobs(reset=True, fail_model="competent", no_structured_output=True)
-    assert httpx.post(server.base_url + "/v1/chat/completions", json=body).status_code == 400
+    assert local_http.post(server.base_url + "/v1/chat/completions", json=body).status_code == 400
     with pytest.raises(openai.BadRequestError):
         client.chat.completions.create(
             model="judge", messages=[{"role": "user", "content": JUDGE_PROMPT}], response_format=SCHEMA
@@ -224,11 +227,11 @@ def test_latency_and_hang(server: ScriptedLLM) -> None:
     body = {"model": "competent", "messages": [{"role": "user", "content": "hi"}]}
     server.set_knobs(latency_ms=300)
     started = time.monotonic()
-    httpx.post(server.base_url + "/v1/chat/completions", json=body)
+    local_http.post(server.base_url + "/v1/chat/completions", json=body)
     assert time.monotonic() - started >= 0.3
     server.set_knobs(reset=True, hang=True)
     with pytest.raises(httpx.ReadTimeout):
-        httpx.post(server.base_url + "/v1/chat/completions", json=body, timeout=0.5)
+        local_http.post(server.base_url + "/v1/chat/completions", json=body, timeout=0.5)
 
 
 def test_echo_key_quotes_the_callers_key_in_answers_and_reasoning(server: ScriptedLLM) -> None:
@@ -237,14 +240,16 @@ def test_echo_key_quotes_the_callers_key_in_answers_and_reasoning(server: Script
     judged = {"model": "judge", "messages": [{"role": "user", "content": JUDGE_PROMPT}], "response_format": SCHEMA}
     openai_url, anthropic_url = server.base_url + "/v1/chat/completions", server.base_url + "/v1/messages"
     bearer = {"Authorization": f"Bearer {key}"}
-    assert key not in httpx.post(openai_url, json=question, headers=bearer).text
+    assert key not in local_http.post(openai_url, json=question, headers=bearer).text
     server.set_knobs(echo_key=True)
-    answer = httpx.post(openai_url, json=question, headers=bearer).json()["choices"][0]["message"]["content"]
+    answer = local_http.post(openai_url, json=question, headers=bearer).json()["choices"][0]["message"]["content"]
     assert "Paris" in answer and answer.endswith(f"(answered for key {key})")
-    verdict = json.loads(httpx.post(openai_url, json=judged, headers=bearer).json()["choices"][0]["message"]["content"])
+    verdict = json.loads(
+        local_http.post(openai_url, json=judged, headers=bearer).json()["choices"][0]["message"]["content"]
+    )
     assert verdict["reasoning"].endswith(f"Judged for key {key}.") and verdict["score"] == 1.0
     body = {**question, "max_tokens": 64}
-    text = httpx.post(anthropic_url, json=body, headers={"x-api-key": key}).json()["content"][0]["text"]
+    text = local_http.post(anthropic_url, json=body, headers={"x-api-key": key}).json()["content"][0]["text"]
     assert text.endswith(f"(answered for key {key})")
 
 
@@ -254,14 +259,14 @@ def test_stats_count_the_requests_held_at_once(server: ScriptedLLM) -> None:
     body = {"model": "competent", "messages": [{"role": "user", "content": "hi"}]}
 
     async def burst() -> None:
-        async with httpx.AsyncClient() as http:
+        async with local_http.async_client() as http:
             await asyncio.gather(*(http.post(server.base_url + "/v1/chat/completions", json=body) for _ in range(4)))
 
     asyncio.run(burst())
-    stats = httpx.get(server.base_url + "/_stats").json()
+    stats = local_http.get(server.base_url + "/_stats").json()
     assert stats["max_in_flight"] == 4 and stats["in_flight"] == 0
     server.log.clear()
-    assert httpx.get(server.base_url + "/_stats").json()["max_in_flight"] == 0
+    assert local_http.get(server.base_url + "/_stats").json()["max_in_flight"] == 0
 
 
 def test_subprocess_server_is_driven_over_http(scripted_llm) -> None:
@@ -270,7 +275,7 @@ def test_subprocess_server_is_driven_over_http(scripted_llm) -> None:
         llm.set(models={"sloppy": {"fail_model": ["sloppy"]}})
         body = {"model": "sloppy", "messages": [{"role": "user", "content": "hi"}]}
         before = llm.stats()["by_model"].get("sloppy", 0)
-        assert httpx.post(llm.url + "/v1/chat/completions", json=body).status_code == 400
+        assert local_http.post(llm.url + "/v1/chat/completions", json=body).status_code == 400
         assert llm.stats()["by_model"]["sloppy"] == before + 1
         llm.reset()
-        assert httpx.post(llm.url + "/v1/chat/completions", json=body).status_code == 200
+        assert local_http.post(llm.url + "/v1/chat/completions", json=body).status_code == 200

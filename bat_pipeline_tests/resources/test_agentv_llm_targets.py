@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 import yaml
 
@@ -18,6 +17,7 @@ from bat_pipeline.engine.errors import InputError
 from bat_pipeline.resources.scripted_llm import with_scripted_llm
 from bat_pipeline.resources.targets import collect_target_episodes
 from bat_pipeline.resources.targets.llm import run_llm_target
+from bat_pipeline_tests.support import local_http
 
 KEY = "sk-scripted-key-0123456789"
 TESTS = [
@@ -34,11 +34,11 @@ def server(scripted_llm) -> Iterator[str]:
 
 
 def knobs(url: str, **values) -> None:
-    httpx.post(f"{url}/_control", json={"reset": True, "clear_stats": True, **values}).raise_for_status()
+    local_http.post(f"{url}/_control", json={"reset": True, "clear_stats": True, **values}).raise_for_status()
 
 
 def stats(url: str) -> dict:
-    return httpx.get(f"{url}/_stats").json()
+    return local_http.get(f"{url}/_stats").json()
 
 
 def configured(tmp_path: Path, url: str, targets: dict, **top):

@@ -17,6 +17,7 @@ from bat_pipeline.locations import BUNDLED_AGENT_DIR
 from bat_pipeline.resources.evaluation import EvaluationResource
 from bat_pipeline.resources.process_group import group_members
 from bat_pipeline.resources.scripted_llm import URL_VAR, ScriptedLlmResource, uses_scripted_llm, with_scripted_llm
+from bat_pipeline_tests.support import local_http
 from bat_pipeline_tests.support.polling import wait_for
 
 EVAL = """
@@ -76,7 +77,7 @@ def test_a_run_starts_the_server_and_stops_its_group_when_it_fails(folder, monke
     def check(evaluation):
         url = evaluation.config().judge.base_url
         seen["url"], seen["pid"] = url, evaluation.scripted_llm.pid
-        models = httpx.get(url + "/v1/models", timeout=10).json()
+        models = local_http.get(url + "/v1/models", timeout=10).json()
         seen["models"] = {m["id"] for m in models["data"]}
         assert evaluation.config() is evaluation.config()  # one server per run
         raise RuntimeError("the step fails after using the server")
@@ -88,7 +89,7 @@ def test_a_run_starts_the_server_and_stops_its_group_when_it_fails(folder, monke
     assert seen["pid"] not in (os.getpid(), None)
     wait_for(lambda: not group_members(seen["pid"]), 10, what="the scripted server's group to end")
     with pytest.raises(httpx.TransportError):
-        httpx.get(seen["url"] + "/v1/models", timeout=2)
+        local_http.get(seen["url"] + "/v1/models", timeout=2)
 
 
 def test_a_step_that_reads_no_model_starts_nothing(folder, monkeypatch):

@@ -28,6 +28,7 @@ import httpx
 import yaml
 
 from bat_pipeline.resources.process_group import stop_process_group
+from bat_pipeline_tests.support import local_http
 from bat_pipeline_tests.support.paths import REPO, TESTS
 from bat_pipeline_tests.support.polling import wait_for
 from bat_pipeline_tests.support.processes import start_logged
@@ -130,7 +131,7 @@ def wait_for_card(url: str, proc: subprocess.Popen, log_path: Path, timeout: flo
                 f"agent exited with {proc.returncode} before serving {card_url}:\n{log_path.read_text()[-4000:]}"
             )
         try:
-            response = httpx.get(card_url, timeout=2.0)
+            response = local_http.get(card_url, timeout=2.0)
         except httpx.TransportError:
             return None
         return response.json() if response.status_code == 200 else None
@@ -194,7 +195,7 @@ async def _converse(url: str, context_id: str, turns: list[str]) -> list[Turn]:
     from a2a.types import Role, SendMessageRequest, TaskState
 
     done = []
-    async with httpx.AsyncClient(timeout=120.0) as http:
+    async with local_http.async_client(timeout=120.0) as http:
         client = await create_client(url, client_config=ClientConfig(httpx_client=http, streaming=True))
         try:
             for text in turns:

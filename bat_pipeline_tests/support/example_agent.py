@@ -22,7 +22,7 @@ import yaml
 
 from bat_pipeline.example.agent.a2a_call import Exchange, connect, send_text
 from bat_pipeline.resources.agent_process import free_port
-from bat_pipeline_tests.support import forked_cli
+from bat_pipeline_tests.support import forked_cli, local_http
 from bat_pipeline_tests.support.paths import EXAMPLE_AGENT, VENV_BIN
 from bat_pipeline_tests.support.polling import wait_for
 
@@ -154,7 +154,7 @@ class Agent:
     def _ready(self) -> bool:
         assert self.proc.poll() is None, f"agent exited with {self.proc.returncode}"
         try:
-            return httpx.get(self.url + CARD, timeout=1).status_code == 200
+            return local_http.get(self.url + CARD, timeout=1).status_code == 200
         except httpx.HTTPError:
             return False
 
@@ -210,15 +210,16 @@ def converse(agent: Agent, turns: list[str], conversation: str) -> list[Exchange
     """Send the turns in order over A2A; a turn after input-required continues that task."""
 
     async def run() -> list[Exchange]:
-        client = await connect(agent.url)
-        out: list[Exchange] = []
-        try:
-            for text in turns:
-                task = out[-1].task_id if out and out[-1].state == "input-required" else None
-                out.append(await send_text(client, text, conversation, task_id=task))
-        finally:
-            await client.close()
-        return out
+        async with local_http.async_client() as http:
+            client = await connect(agent.url, http)
+            out: list[Exchange] = []
+            try:
+                for text in turns:
+                    task = out[-1].task_id if out and out[-1].state == "input-required" else None
+                    out.append(await send_text(client, text, conversation, task_id=task))
+            finally:
+                await client.close()
+            return out
 
     return asyncio.run(run())
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 
 from bat_pipeline.resources.agent_process import free_port
+from bat_pipeline_tests.support import local_http
 from bat_pipeline_tests.support.paths import VENV_BIN
 from bat_pipeline_tests.support.polling import wait_for
 
@@ -57,7 +58,7 @@ class S3Server:
 
 def _answers(endpoint: str) -> bool:
     try:
-        return httpx.get(endpoint, timeout=1).status_code < 500
+        return local_http.get(endpoint, timeout=1).status_code < 500
     except httpx.HTTPError:
         return False
 

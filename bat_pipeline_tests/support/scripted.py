@@ -13,10 +13,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import httpx
-
 from bat_pipeline.resources.process_group import stop_process_group
 from bat_pipeline.resources.scripted_process import start_scripted_llm
+from bat_pipeline_tests.support import local_http
 
 STOP_GRACE_S = 5.0
 
@@ -35,7 +34,7 @@ class ScriptedServer:
     def set(self, **knobs: Any) -> None:
         """Global knobs (see `Knobs`); `models={name: {...}}` for per-model ones,
         `reset=True` to clear every knob, `clear_stats=True` to start counting afresh."""
-        httpx.post(self.url + "/_control", json=knobs, timeout=10).raise_for_status()
+        local_http.post(self.url + "/_control", json=knobs, timeout=10).raise_for_status()
 
     def set_model(self, model: str, **knobs: Any) -> None:
         """Knobs of one model name."""
@@ -47,7 +46,7 @@ class ScriptedServer:
 
     def knobs(self) -> dict[str, Any]:
         """`{"global": {...}, "models": {name: {...}}}` as set."""
-        return httpx.get(self.url + "/_control", timeout=10).json()
+        return local_http.get(self.url + "/_control", timeout=10).json()
 
     @contextmanager
     def restoring(self) -> Iterator[ScriptedServer]:
@@ -60,7 +59,7 @@ class ScriptedServer:
 
     def stats(self) -> dict[str, Any]:
         """`{total, in_flight, max_in_flight, by_path, by_model, by_path_model, requests}`."""
-        return httpx.get(self.url + "/_stats", timeout=10).json()
+        return local_http.get(self.url + "/_stats", timeout=10).json()
 
     def clear_stats(self) -> None:
         self.set(clear_stats=True)

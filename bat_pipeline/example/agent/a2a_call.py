@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
+import httpx
 from a2a.client import ClientCallContext, ClientConfig, create_client
 from a2a.client.client import Client
 from a2a.helpers import get_stream_response_text
@@ -40,9 +41,10 @@ class Exchange:
         return next((t for _, t in reversed(self.events) if t), "")
 
 
-async def connect(url: str) -> Client:
-    """A streaming JSON-RPC client for the agent at `url` (its card is fetched first)."""
-    return await create_client(url, ClientConfig(streaming=True))
+async def connect(url: str, http: httpx.AsyncClient | None = None) -> Client:
+    """A streaming JSON-RPC client for the agent at `url` (its card is fetched first),
+    over `http` when given (the caller closes it), else over a client of its own."""
+    return await create_client(url, ClientConfig(streaming=True, httpx_client=http))
 
 
 async def send_text(
