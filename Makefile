@@ -53,12 +53,16 @@ lint: venv
 # the whole machine, 4 workers 4:28 and 531). pyproject.toml: a whole file at a time, longest first.
 PYTEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); w=$$((n + 1)); [ $$w -gt 8 ] && w=8; echo $$w)
 
+# The suite's temporary files in memory where there is a tmpfs with room (scripts/test-tmpdir
+# says why); `make test TEST_TMPDIR=` keeps them in the system's temporary folder.
+TEST_TMPDIR ?= $(shell bash scripts/test-tmpdir)
+
 # The project's modules are byte-compiled once first (uv compiles the venv's packages, not
 # an editable project): in a fresh clone every worker would compile them at the same time.
 test: venv lint browser
 	bash scripts/prepare-bat-adk >/dev/null
 	$(PY) -m compileall -q -j 0 bat_pipeline bat_pipeline_tests >/dev/null
-	$(PY) -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
+	$(if $(TEST_TMPDIR),TMPDIR=$(TEST_TMPDIR)) $(PY) -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 # The README's picture of the HTML report, retaken by its browser test.
 screenshots: venv browser

@@ -116,8 +116,13 @@ class SocketWatch(threading.Thread):
         self.stop = threading.Event()
 
     def run(self) -> None:
+        # A child this test process is starting (an agent, between its fork and its exec) has
+        # this process's command line, its working directory already in the agent folder, and
+        # every socket of this process still open, the port holder's included; it is not a
+        # process of the run's.
+        ours = Path("/proc/self/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         while not self.stop.is_set():
-            mine = {p.pid: p.cmdline for p in belonging_to(self.agent)}
+            mine = {p.pid: p.cmdline for p in belonging_to(self.agent) if p.cmdline != ours}
             for pid, address, port in listening_sockets(set(mine) | self.also):
                 self.commands.setdefault(pid, mine.get(pid, "(the session's scripted model server)"))
                 self.seen.setdefault(pid, [])
