@@ -30,7 +30,7 @@ from bat_pipeline.engine.environment import agent_environment
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.privacy_floor import check_privacy_floors
 from bat_pipeline.engine.redaction import Redactor
-from bat_pipeline.resources.process_group import leads_live_group, prepare_child, wait_or_kill_group
+from bat_pipeline.resources.process_group import group_listens, leads_live_group, prepare_child, wait_or_kill_group
 from bat_pipeline.resources.tls import tls_context
 from bat_pipeline.storage import AGENT_LOG, AGENT_SPANS, SPANS_DIR
 
@@ -308,6 +308,7 @@ class AgentLauncher:
         # card answering 200 with JSON is.
         deadline = time.monotonic() + self.config.evaluation.agent_startup_timeout_s
         url = agent.url + self.config.agent.ready_path
+        port, stranger = agent.port or 0, False
         with httpx.Client(timeout=2.0, verify=tls_context()) as client:
             while True:
                 if not agent.alive():
@@ -320,13 +321,18 @@ class AgentLauncher:
                 try:
                     response = client.get(url)
                     if response.status_code == 200 and response.json():
-                        return
+                        # Unless another program took the port before the agent bound it (the
+                        # agent then fails to bind, and is given another port).
+                        stranger = agent.process is not None and group_listens(agent.process.pid, port) is False
+                        if not stranger:
+                            return
                 except (httpx.HTTPError, ValueError):
                     pass
                 if time.monotonic() > deadline:
                     raise AgentStartError(
                         f"the agent did not answer {url} within "
-                        f"{self.config.evaluation.agent_startup_timeout_s:g}s; log: {agent.log_file}\n"
+                        f"{self.config.evaluation.agent_startup_timeout_s:g}s"
+                        f"{'; another program answers on its port' if stranger else ''}; log: {agent.log_file}\n"
                         f"last lines:\n{log_tail(agent.log_file, since=agent.log_offset)}"
                     )
                 time.sleep(0.1)

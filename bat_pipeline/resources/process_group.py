@@ -90,6 +90,21 @@ def group_alive(pgid: int) -> bool:
     return leads_live_group(pgid) or bool(group_members(pgid))
 
 
+def group_listens(pgid: int, port: int) -> bool | None:
+    """Whether a process of the group listens on TCP `port`, so that what answers there is
+    the group's program and not another that took the port first; None without /proc."""
+    import psutil
+
+    if not Path("/proc/self/stat").exists():
+        return None
+    for pid in group_members(pgid):
+        with contextlib.suppress(psutil.Error):
+            for conn in psutil.Process(pid).net_connections(kind="tcp"):
+                if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port:
+                    return True
+    return False
+
+
 def wait_or_kill_group(pgid: int, grace_s: float) -> bool:
     """Wait up to `grace_s` for the group to be gone, then SIGKILL what is left; whether it
     went by itself."""

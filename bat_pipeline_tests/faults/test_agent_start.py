@@ -1,14 +1,18 @@
 """An agent that never gets ready, exits at start, or wants a port that is taken: the
-partition fails fast with the agent's log, and nothing is left running or modified."""
+partition fails fast with the agent's log, and nothing is left running or modified. Another
+program answering on the agent's port is not taken for the agent."""
 
 from __future__ import annotations
 
 import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import dagster as dg
 import pytest
 
-from bat_pipeline_tests.support.dagster_runs import evaluate, failure_messages, only_run_dir
+from bat_pipeline.resources import agent_process
+from bat_pipeline_tests.support.dagster_runs import episodes_in, evaluate, failure_messages, only_run_dir
 from bat_pipeline_tests.support.example_agent import FAULT_TASKS, LLM_URL_VAR, copy_example_agent, edit_eval
 from bat_pipeline_tests.support.files import user_file_hashes
 from bat_pipeline_tests.support.processes import assert_no_process_left
@@ -16,6 +20,8 @@ from bat_pipeline_tests.support.processes import assert_no_process_left
 pytestmark = pytest.mark.slow(seconds=4)
 
 PARTITION = "openai-competent"
+EXAMPLE_COMMAND = ["{python}", "-m", "bat_pipeline.example.agent"]
+"""The example's own agent command (the tests before the last replace it)."""
 MODEL_KEY = "sk-canary-start-V3n8q"
 
 
@@ -91,3 +97,53 @@ def test_agent_with_a_fixed_port_that_is_taken_fails_clearly(agent, tmp_path):
         message, _, _ = _start_with(agent, tmp_path, ["{python}", "-c", bind_fixed, str(port), str(agent)])
     assert "Address already in use" in message and "exited with code 1" in message
     assert "found its port taken 3 times" in message and "`{port}` in agent.command" in message
+
+
+class _CardOnly(BaseHTTPRequestHandler):
+    """Another program's server: any GET gets an agent card, a POST (a message) an error."""
+
+    posts = 0
+
+    def do_GET(self) -> None:
+        body = b'{"name": "not the agent"}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self) -> None:
+        type(self).posts += 1
+        self.send_error(500)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def test_a_program_answering_on_the_agents_port_is_not_taken_for_the_agent(agent, tmp_path, monkeypatch):
+    """The port given to the agent is taken, before the agent binds it, by another program
+    that answers the agent card (two evaluations starting agents at once can draw the same
+    free port): the agent fails to bind and gets another port, and the episodes are its own."""
+    stranger = ThreadingHTTPServer(("127.0.0.1", 0), _CardOnly)
+    taken = stranger.server_address[1]
+    first = iter([taken])
+    real_free_port = agent_process.free_port
+    monkeypatch.setattr(agent_process, "free_port", lambda *a: next(first, None) or real_free_port(*a))
+    edit_eval(agent, agent={"command": EXAMPLE_COMMAND}, evaluation={"agent_startup_timeout_s": 30})
+    root = tmp_path / "home"
+    instance = dg.DagsterInstance.ephemeral()
+    threading.Thread(target=stranger.serve_forever, daemon=True).start()
+    try:
+        result = evaluate(agent, root, instance, PARTITION, assets=["task_specs", "agent_episodes"])
+    finally:
+        stranger.shutdown()
+        stranger.server_close()
+    assert result.success, failure_messages(result)
+    episodes = episodes_in(only_run_dir(root, PARTITION))
+    assert len(episodes) == len(FAULT_TASKS)
+    assert all(not e["aux"].get("eval_error") for e in episodes.values()), episodes
+    assert {e["aux"]["agent_url"] for e in episodes.values()} != {f"http://127.0.0.1:{taken}"}
+    assert _CardOnly.posts == 0
+    events = "\n".join(repr(entry) for entry in instance.all_logs(result.run_id))
+    assert f"port {taken} was taken before the agent bound it" in events
+    assert_no_process_left(agent)
