@@ -215,7 +215,7 @@ def _release(ahead: dict[str, Any], config: EvalConfig, root: Path, overrides: O
     """Reap the agents started ahead. One still running was never adopted (its step did
     not get that far): stop it, redact its files as its step would have, and remove its
     config copy."""
-    from bat_pipeline.resources.agent_process import scrub_agent_files
+    from bat_pipeline.resources.agent_files import scrub_agent_files
     from bat_pipeline.resources.evaluation import EvaluationResource
     from bat_pipeline.resources.process_group import group_members, stop_process_group
 

@@ -30,13 +30,22 @@ from bat_pipeline.engine.environment import agent_environment
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.privacy_floor import check_privacy_floors
 from bat_pipeline.engine.redaction import Redactor
-from bat_pipeline.resources.process_group import group_listens, leads_live_group, prepare_child, wait_or_kill_group
+from bat_pipeline.resources.agent_files import scrub_agent_files
+from bat_pipeline.resources.process_group import (
+    another_agent_listens,
+    leads_live_group,
+    prepare_child,
+    wait_or_kill_group,
+)
 from bat_pipeline.resources.tls import tls_context
 from bat_pipeline.storage import AGENT_LOG, AGENT_SPANS, SPANS_DIR
 
 LOOPBACK = "127.0.0.1"
 """Where the processes this machine starts for a run listen (agents, the UI)."""
 LOG_TAIL_LINES = 30
+PORT_VAR = "BAT_AGENT_PORT"
+"""The agent's port, in its environment: also how an agent another run started is told apart."""
+STRANGER_NOTE = "; another run's agent answers on its port"
 
 
 class AgentStartError(RuntimeError):
@@ -267,7 +276,7 @@ class AgentLauncher:
             copy = evaluation_config_copy(original, port=port, host=LOOPBACK, spans_file=spans_file)
             config_copy.write_text(yaml.safe_dump(copy, sort_keys=False), encoding="utf-8")
             env["CONFIG_PATH"] = str(config_copy)
-        env["BAT_AGENT_PORT"] = str(port)
+        env[PORT_VAR] = str(port)
         command = substitute(
             command, {"python": sys.executable, "port": str(port), "config": str(config_copy), "spans": str(spans_file)}
         )
@@ -321,9 +330,11 @@ class AgentLauncher:
                 try:
                     response = client.get(url)
                     if response.status_code == 200 and response.json():
-                        # Unless another program took the port before the agent bound it (the
-                        # agent then fails to bind, and is given another port).
-                        stranger = agent.process is not None and group_listens(agent.process.pid, port) is False
+                        # Unless another run's agent took the port first (the agent then
+                        # fails to bind, and is given another port).
+                        stranger = agent.process is not None and another_agent_listens(
+                            agent.process.pid, port, PORT_VAR
+                        )
                         if not stranger:
                             return
                 except (httpx.HTTPError, ValueError):
@@ -332,7 +343,7 @@ class AgentLauncher:
                     raise AgentStartError(
                         f"the agent did not answer {url} within "
                         f"{self.config.evaluation.agent_startup_timeout_s:g}s"
-                        f"{'; another program answers on its port' if stranger else ''}; log: {agent.log_file}\n"
+                        f"{STRANGER_NOTE if stranger else ''}; log: {agent.log_file}\n"
                         f"last lines:\n{log_tail(agent.log_file, since=agent.log_offset)}"
                     )
                 time.sleep(0.1)
@@ -361,36 +372,3 @@ class AgentLauncher:
                 scrub_agent_files(self.workdir, self.redactor)
         if agent.tmpdir:
             shutil.rmtree(agent.tmpdir, ignore_errors=True)
-
-
-def scrub_agent_files(workdir: Path, redactor: Redactor) -> list[Path]:
-    """Rewrite the agent's files in a partition folder (everything under `spans/`, and
-    `agent.log`) with the secrets redacted; returns the files that changed. Each file is
-    replaced atomically, so a reader sees the old text or the new one. Bytes that are not
-    UTF-8 are kept as they are. Files elsewhere (`agent.spans`, `extra_spans`) belong to
-    the agent's folder and are not touched."""
-    workdir = Path(workdir)
-    spans = workdir / SPANS_DIR
-    files = sorted(p for p in spans.rglob("*") if p.is_file() and not p.name.startswith(".")) if spans.is_dir() else []
-    changed = []
-    for path in [*files, workdir / AGENT_LOG]:
-        if path.is_file() and _redact_file(path, redactor):
-            changed.append(path)
-    return changed
-
-
-def _redact_file(path: Path, redactor: Redactor) -> bool:
-    text = path.read_bytes().decode("utf-8", errors="surrogateescape")
-    redacted = redactor.text(text)
-    if redacted == text:
-        return False
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(redacted.encode("utf-8", errors="surrogateescape"))
-        os.chmod(tmp, path.stat().st_mode & 0o7777)  # mkstemp makes it 0600
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return True

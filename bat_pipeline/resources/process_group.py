@@ -90,17 +90,19 @@ def group_alive(pgid: int) -> bool:
     return leads_live_group(pgid) or bool(group_members(pgid))
 
 
-def group_listens(pgid: int, port: int) -> bool | None:
-    """Whether a process of the group listens on TCP `port`, so that what answers there is
-    the group's program and not another that took the port first; None without /proc."""
+def another_agent_listens(pgid: int, port: int, marker: str) -> bool:
+    """Whether a process outside group `pgid` that was started as an agent by another run
+    (`marker` in its environment) listens on TCP `port`: two runs drew the same free port
+    and that agent bound it first, so what answers there is not this group's agent. Other
+    listeners (a proxy forwarding to the agent, say) are not judged."""
     import psutil
 
-    if not Path("/proc/self/stat").exists():
-        return None
-    for pid in group_members(pgid):
-        with contextlib.suppress(psutil.Error):
-            for conn in psutil.Process(pid).net_connections(kind="tcp"):
-                if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port:
+    with contextlib.suppress(psutil.Error):
+        for conn in psutil.net_connections(kind="tcp"):
+            if conn.status != psutil.CONN_LISTEN or not conn.laddr or conn.laddr.port != port or not conn.pid:
+                continue
+            with contextlib.suppress(psutil.Error, OSError):
+                if os.getpgid(conn.pid) != pgid and marker in psutil.Process(conn.pid).environ():
                     return True
     return False
 

@@ -1,12 +1,13 @@
 """An agent that never gets ready, exits at start, or wants a port that is taken: the
 partition fails fast with the agent's log, and nothing is left running or modified. Another
-program answering on the agent's port is not taken for the agent."""
+run's agent answering on the port drawn for this one is not taken for it."""
 
 from __future__ import annotations
 
+import os
 import socket
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import subprocess
+import sys
 
 import dagster as dg
 import pytest
@@ -99,51 +100,57 @@ def test_agent_with_a_fixed_port_that_is_taken_fails_clearly(agent, tmp_path):
     assert "found its port taken 3 times" in message and "`{port}` in agent.command" in message
 
 
-class _CardOnly(BaseHTTPRequestHandler):
-    """Another program's server: any GET gets an agent card, a POST (a message) an error."""
-
-    posts = 0
-
-    def do_GET(self) -> None:
-        body = b'{"name": "not the agent"}'
+ANOTHER_RUNS_AGENT = """
+import http.server, json
+class Card(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = json.dumps({"name": "another run's agent"}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
-
-    def do_POST(self) -> None:
-        type(self).posts += 1
+    def do_POST(self):
+        print("POST", flush=True)
         self.send_error(500)
-
-    def log_message(self, *args) -> None:
+    def log_message(self, *args):
         pass
+server = http.server.HTTPServer(("127.0.0.1", 0), Card)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""
+"""An agent card on a free port, in a process with another run's agent's environment."""
 
 
-def test_a_program_answering_on_the_agents_port_is_not_taken_for_the_agent(agent, tmp_path, monkeypatch):
-    """The port given to the agent is taken, before the agent binds it, by another program
-    that answers the agent card (two evaluations starting agents at once can draw the same
-    free port): the agent fails to bind and gets another port, and the episodes are its own."""
-    stranger = ThreadingHTTPServer(("127.0.0.1", 0), _CardOnly)
-    taken = stranger.server_address[1]
-    first = iter([taken])
-    real_free_port = agent_process.free_port
-    monkeypatch.setattr(agent_process, "free_port", lambda *a: next(first, None) or real_free_port(*a))
-    edit_eval(agent, agent={"command": EXAMPLE_COMMAND}, evaluation={"agent_startup_timeout_s": 30})
-    root = tmp_path / "home"
-    instance = dg.DagsterInstance.ephemeral()
-    threading.Thread(target=stranger.serve_forever, daemon=True).start()
+def test_another_runs_agent_on_the_drawn_port_is_not_taken_for_the_agent(agent, tmp_path, monkeypatch):
+    """Two runs drew the same free port and the other run's agent bound it first, answering
+    the agent card there: this run's agent fails to bind and gets another port, and the
+    episodes are its own."""
+    other = subprocess.Popen(
+        [sys.executable, "-c", ANOTHER_RUNS_AGENT],
+        env={**os.environ, agent_process.PORT_VAR: "0"},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
+        assert other.stdout is not None
+        taken = int(other.stdout.readline())
+        first = iter([taken])
+        real_free_port = agent_process.free_port
+        monkeypatch.setattr(agent_process, "free_port", lambda *a: next(first, None) or real_free_port(*a))
+        edit_eval(agent, agent={"command": EXAMPLE_COMMAND}, evaluation={"agent_startup_timeout_s": 30})
+        root = tmp_path / "home"
+        instance = dg.DagsterInstance.ephemeral()
         result = evaluate(agent, root, instance, PARTITION, assets=["task_specs", "agent_episodes"])
     finally:
-        stranger.shutdown()
-        stranger.server_close()
+        other.terminate()
+        said = other.communicate(timeout=10)[0]
     assert result.success, failure_messages(result)
     episodes = episodes_in(only_run_dir(root, PARTITION))
     assert len(episodes) == len(FAULT_TASKS)
     assert all(not e["aux"].get("eval_error") for e in episodes.values()), episodes
-    assert {e["aux"]["agent_url"] for e in episodes.values()} != {f"http://127.0.0.1:{taken}"}
-    assert _CardOnly.posts == 0
+    assert f"http://127.0.0.1:{taken}" not in {e["aux"]["agent_url"] for e in episodes.values()}
+    assert "POST" not in said
     events = "\n".join(repr(entry) for entry in instance.all_logs(result.run_id))
     assert f"port {taken} was taken before the agent bound it" in events
     assert_no_process_left(agent)
