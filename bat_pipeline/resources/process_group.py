@@ -10,6 +10,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 _PR_SET_PDEATHSIG = 1
 
@@ -97,12 +98,19 @@ def another_agent_listens(pgid: int, port: int, marker: str) -> bool:
     listeners (a proxy forwarding to the agent, say) are not judged."""
     import psutil
 
-    with contextlib.suppress(psutil.Error):
-        for conn in psutil.net_connections(kind="tcp"):
-            if conn.status != psutil.CONN_LISTEN or not conn.laddr or conn.laddr.port != port or not conn.pid:
-                continue
+    def listens(conns: list[Any]) -> list[Any]:
+        return [c for c in conns if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port]
+
+    with contextlib.suppress(psutil.Error):  # first the usual case, cheaply: the group's leader or a child listens
+        leader = psutil.Process(pgid)
+        for proc in [leader, *leader.children(recursive=True)]:
+            with contextlib.suppress(psutil.Error):
+                if listens(proc.net_connections(kind="tcp")):
+                    return False
+    with contextlib.suppress(psutil.Error):  # every process's sockets: tens of milliseconds
+        for conn in listens(psutil.net_connections(kind="tcp")):
             with contextlib.suppress(psutil.Error, OSError):
-                if os.getpgid(conn.pid) != pgid and marker in psutil.Process(conn.pid).environ():
+                if conn.pid and os.getpgid(conn.pid) != pgid and marker in psutil.Process(conn.pid).environ():
                     return True
     return False
 
