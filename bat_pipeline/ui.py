@@ -16,7 +16,7 @@ from bat_pipeline.engine.config.project import load_project, project_tasks
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.locations import AGENT_DIR_VAR, DAGSTER_HOME_VAR, dagster_home
 from bat_pipeline.remote_root import root_text
-from bat_pipeline.resources.agent_process import LOOPBACK as HOST
+from bat_pipeline.resources.ports import LOOPBACK as HOST
 from bat_pipeline.resources.process_group import prepare_child
 from bat_pipeline.storage import HOME_VAR, default_root
 

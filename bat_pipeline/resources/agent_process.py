@@ -11,7 +11,6 @@ import contextlib
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -31,21 +30,14 @@ from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.privacy_floor import check_privacy_floors
 from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.resources.agent_files import scrub_agent_files
-from bat_pipeline.resources.process_group import (
-    another_agent_listens,
-    leads_live_group,
-    prepare_child,
-    wait_or_kill_group,
-)
+from bat_pipeline.resources.ports import LOOPBACK, free_port, release
+from bat_pipeline.resources.process_group import leads_live_group, prepare_child, wait_or_kill_group
 from bat_pipeline.resources.tls import tls_context
 from bat_pipeline.storage import AGENT_LOG, AGENT_SPANS, SPANS_DIR
 
-LOOPBACK = "127.0.0.1"
-"""Where the processes this machine starts for a run listen (agents, the UI)."""
 LOG_TAIL_LINES = 30
 PORT_VAR = "BAT_AGENT_PORT"
-"""The agent's port, in its environment: also how an agent another run started is told apart."""
-STRANGER_NOTE = "; another run's agent answers on its port"
+"""The agent's port, in its environment."""
 
 
 class AgentStartError(RuntimeError):
@@ -103,13 +95,6 @@ HEAD_STARTS: dict[str, RunningAgent] = {}
 """Agents `bat-pipeline run` launched before importing Dagster, by partition key. Each
 partition's process is a fork of it and adopts its own agent (`AgentLauncher.running`), so
 the agent starts while Dagster does; `bat-pipeline run` reaps them when the partitions end."""
-
-
-def free_port(host: str = LOOPBACK) -> int:
-    """A port free right now; the agent may still lose a race for it (then we retry)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
 
 
 def log_tail(log_file: Path | None, lines: int = LOG_TAIL_LINES, since: int = 0) -> str:
@@ -317,7 +302,6 @@ class AgentLauncher:
         # card answering 200 with JSON is.
         deadline = time.monotonic() + self.config.evaluation.agent_startup_timeout_s
         url = agent.url + self.config.agent.ready_path
-        port, stranger = agent.port or 0, False
         with httpx.Client(timeout=2.0, verify=tls_context()) as client:
             while True:
                 if not agent.alive():
@@ -330,20 +314,13 @@ class AgentLauncher:
                 try:
                     response = client.get(url)
                     if response.status_code == 200 and response.json():
-                        # Unless another run's agent took the port first (the agent then
-                        # fails to bind, and is given another port).
-                        stranger = agent.process is not None and another_agent_listens(
-                            agent.process.pid, port, PORT_VAR
-                        )
-                        if not stranger:
-                            return
+                        return
                 except (httpx.HTTPError, ValueError):
                     pass
                 if time.monotonic() > deadline:
                     raise AgentStartError(
                         f"the agent did not answer {url} within "
-                        f"{self.config.evaluation.agent_startup_timeout_s:g}s"
-                        f"{STRANGER_NOTE if stranger else ''}; log: {agent.log_file}\n"
+                        f"{self.config.evaluation.agent_startup_timeout_s:g}s; log: {agent.log_file}\n"
                         f"last lines:\n{log_tail(agent.log_file, since=agent.log_offset)}"
                     )
                 time.sleep(0.1)
@@ -372,3 +349,4 @@ class AgentLauncher:
                 scrub_agent_files(self.workdir, self.redactor)
         if agent.tmpdir:
             shutil.rmtree(agent.tmpdir, ignore_errors=True)
+        release(agent.port)

@@ -10,7 +10,6 @@ import signal
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
 
 _PR_SET_PDEATHSIG = 1
 
@@ -89,30 +88,6 @@ def group_alive(pgid: int) -> bool:
         except (ProcessLookupError, PermissionError):
             return False
     return leads_live_group(pgid) or bool(group_members(pgid))
-
-
-def another_agent_listens(pgid: int, port: int, marker: str) -> bool:
-    """Whether a process outside group `pgid` that was started as an agent by another run
-    (`marker` in its environment) listens on TCP `port`: two runs drew the same free port
-    and that agent bound it first, so what answers there is not this group's agent. Other
-    listeners (a proxy forwarding to the agent, say) are not judged."""
-    import psutil
-
-    def listens(conns: list[Any]) -> list[Any]:
-        return [c for c in conns if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port]
-
-    with contextlib.suppress(psutil.Error):  # first the usual case, cheaply: the group's leader or a child listens
-        leader = psutil.Process(pgid)
-        for proc in [leader, *leader.children(recursive=True)]:
-            with contextlib.suppress(psutil.Error):
-                if listens(proc.net_connections(kind="tcp")):
-                    return False
-    with contextlib.suppress(psutil.Error):  # every process's sockets: tens of milliseconds
-        for conn in listens(psutil.net_connections(kind="tcp")):
-            with contextlib.suppress(psutil.Error, OSError):
-                if conn.pid and os.getpgid(conn.pid) != pgid and marker in psutil.Process(conn.pid).environ():
-                    return True
-    return False
 
 
 def wait_or_kill_group(pgid: int, grace_s: float) -> bool:

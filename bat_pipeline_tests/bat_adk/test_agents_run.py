@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bat_pipeline.resources.agent_process import free_port
+from bat_pipeline.resources.ports import free_port
 from bat_pipeline_tests.support.bat_adk import (
     BLUEPRINT,
     STANDALONE,

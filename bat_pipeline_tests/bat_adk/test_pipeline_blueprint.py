@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from bat_pipeline.engine.conversation import normalise_state
-from bat_pipeline.resources.agent_process import free_port
+from bat_pipeline.resources.ports import free_port
 from bat_pipeline.resources.warehouse import Warehouse
 from bat_pipeline_tests.support.bat_adk import BLUEPRINT, agent_config, agent_env, copy_agent, running_agent
 from bat_pipeline_tests.support.files import read_json, sha256

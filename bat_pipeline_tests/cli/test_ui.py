@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bat_pipeline.resources.agent_process import free_port
+from bat_pipeline.resources.ports import free_port
 from bat_pipeline_tests.support import local_http
 from bat_pipeline_tests.support.example_agent import copy_example_agent
 from bat_pipeline_tests.support.polling import wait_for

@@ -1,19 +1,14 @@
 """An agent that never gets ready, exits at start, or wants a port that is taken: the
-partition fails fast with the agent's log, and nothing is left running or modified. Another
-run's agent answering on the port drawn for this one is not taken for it."""
+partition fails fast with the agent's log, and nothing is left running or modified."""
 
 from __future__ import annotations
 
-import os
 import socket
-import subprocess
-import sys
 
 import dagster as dg
 import pytest
 
-from bat_pipeline.resources import agent_process
-from bat_pipeline_tests.support.dagster_runs import episodes_in, evaluate, failure_messages, only_run_dir
+from bat_pipeline_tests.support.dagster_runs import evaluate, failure_messages, only_run_dir
 from bat_pipeline_tests.support.example_agent import FAULT_TASKS, LLM_URL_VAR, copy_example_agent, edit_eval
 from bat_pipeline_tests.support.files import user_file_hashes
 from bat_pipeline_tests.support.processes import assert_no_process_left
@@ -21,8 +16,6 @@ from bat_pipeline_tests.support.processes import assert_no_process_left
 pytestmark = pytest.mark.slow(seconds=4)
 
 PARTITION = "openai-competent"
-EXAMPLE_COMMAND = ["{python}", "-m", "bat_pipeline.example.agent"]
-"""The example's own agent command (the tests before the last replace it)."""
 MODEL_KEY = "sk-canary-start-V3n8q"
 
 
@@ -98,59 +91,3 @@ def test_agent_with_a_fixed_port_that_is_taken_fails_clearly(agent, tmp_path):
         message, _, _ = _start_with(agent, tmp_path, ["{python}", "-c", bind_fixed, str(port), str(agent)])
     assert "Address already in use" in message and "exited with code 1" in message
     assert "found its port taken 3 times" in message and "`{port}` in agent.command" in message
-
-
-ANOTHER_RUNS_AGENT = """
-import http.server, json
-class Card(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        body = json.dumps({"name": "another run's agent"}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-    def do_POST(self):
-        print("POST", flush=True)
-        self.send_error(500)
-    def log_message(self, *args):
-        pass
-server = http.server.HTTPServer(("127.0.0.1", 0), Card)
-print(server.server_address[1], flush=True)
-server.serve_forever()
-"""
-"""An agent card on a free port, in a process with another run's agent's environment."""
-
-
-def test_another_runs_agent_on_the_drawn_port_is_not_taken_for_the_agent(agent, tmp_path, monkeypatch):
-    """Two runs drew the same free port and the other run's agent bound it first, answering
-    the agent card there: this run's agent fails to bind and gets another port, and the
-    episodes are its own."""
-    other = subprocess.Popen(
-        [sys.executable, "-c", ANOTHER_RUNS_AGENT],
-        env={**os.environ, agent_process.PORT_VAR: "0"},
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert other.stdout is not None
-        taken = int(other.stdout.readline())
-        first = iter([taken])
-        real_free_port = agent_process.free_port
-        monkeypatch.setattr(agent_process, "free_port", lambda *a: next(first, None) or real_free_port(*a))
-        edit_eval(agent, agent={"command": EXAMPLE_COMMAND}, evaluation={"agent_startup_timeout_s": 30})
-        root = tmp_path / "home"
-        instance = dg.DagsterInstance.ephemeral()
-        result = evaluate(agent, root, instance, PARTITION, assets=["task_specs", "agent_episodes"])
-    finally:
-        other.terminate()
-        said = other.communicate(timeout=10)[0]
-    assert result.success, failure_messages(result)
-    episodes = episodes_in(only_run_dir(root, PARTITION))
-    assert len(episodes) == len(FAULT_TASKS)
-    assert all(not e["aux"].get("eval_error") for e in episodes.values()), episodes
-    assert f"http://127.0.0.1:{taken}" not in {e["aux"]["agent_url"] for e in episodes.values()}
-    assert "POST" not in said
-    events = "\n".join(repr(entry) for entry in instance.all_logs(result.run_id))
-    assert f"port {taken} was taken before the agent bound it" in events
-    assert_no_process_left(agent)

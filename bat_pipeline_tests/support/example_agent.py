@@ -21,7 +21,7 @@ import httpx
 import yaml
 
 from bat_pipeline.example.agent.a2a_call import Exchange, connect, send_text
-from bat_pipeline.resources.agent_process import free_port
+from bat_pipeline.resources.ports import free_port
 from bat_pipeline_tests.support import forked_cli, local_http
 from bat_pipeline_tests.support.paths import EXAMPLE_AGENT, VENV_BIN
 from bat_pipeline_tests.support.polling import wait_for

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 
-from bat_pipeline.resources.agent_process import free_port
+from bat_pipeline.resources.ports import free_port
 from bat_pipeline_tests.support import local_http
 from bat_pipeline_tests.support.paths import VENV_BIN
 from bat_pipeline_tests.support.polling import wait_for
