@@ -65,7 +65,7 @@ def build_definitions(
         # no parallelism and costs a fresh interpreter and code-location load per step
         # (seconds each); models run in parallel as separate runs, one per partition. Other
         # executors put the steps elsewhere (bat_pipeline.executors; imported only then).
-        executor=dg.in_process_executor if execution.executor == "in_process" else _executor(execution),
+        executor=dg.in_process_executor if execution.executor == "in_process" else _executor(execution, storage_root),
         jobs=jobs,
         schedules=schedules,
         sensors=sensors,
@@ -96,10 +96,10 @@ def build_definitions(
     )
 
 
-def _executor(execution: ExecutionSettings) -> dg.ExecutorDefinition:
+def _executor(execution: ExecutionSettings, storage_root: Path) -> dg.ExecutorDefinition:
     from bat_pipeline.executors import executor_def
 
-    return executor_def(execution)
+    return executor_def(execution, storage_root)
 
 
 @dg.definitions

@@ -99,6 +99,16 @@ def root_text(root: Path | str) -> str:
     return _MIRRORS.get(Path(root), str(root))
 
 
+def filesystem_module(root: Path | str) -> str | None:
+    """The package of the fsspec filesystem a root on an object store is reached through
+    (`s3fs` for s3://), for the processes that will use it to import ahead; None for a
+    local root."""
+    url = url_of(root)
+    if url is None:
+        return None
+    return str(_filesystem_class(url, urlparse(url).scheme).__module__).split(".")[0]
+
+
 def url_of(path: Path | str) -> str | None:
     """Where a file or folder of a mirror lives on the store; None outside every mirror."""
     if not _MIRRORS:

@@ -68,3 +68,15 @@ def test_the_step_fork_server_freezes_what_it_preloaded_last():
     assert gc.get_freeze_count() == 0
     importlib.reload(fork_ready)  # what importing it does in the server
     assert gc.get_freeze_count() > 100_000
+
+
+def test_the_step_fork_server_of_a_root_on_an_object_store_preloads_its_filesystem(tmp_path, monkeypatch):
+    from bat_pipeline.executors import FORKSERVER_PRELOAD, forkserver_preload
+    from bat_pipeline.locations import root_path
+    from bat_pipeline.remote_root import CACHE_VAR
+
+    monkeypatch.setenv(CACHE_VAR, str(tmp_path / "mirrors"))
+    assert forkserver_preload(tmp_path / "home") == list(FORKSERVER_PRELOAD)
+    # s3fs (each step's first read of the store imported it) before fork_ready freezes it all.
+    on_store = forkserver_preload(root_path("s3://bucket/evals") / "runs")
+    assert on_store == [*FORKSERVER_PRELOAD[:-1], "s3fs", "bat_pipeline.fork_ready"]
