@@ -36,7 +36,7 @@ def forkserver_preload(storage_root: Path | str) -> list[str]:
     return [*FORKSERVER_PRELOAD[:-1], *([store] if store else []), FORKSERVER_PRELOAD[-1]]
 
 
-def executor_def(execution: ExecutionSettings, storage_root: Path | str = "") -> dg.ExecutorDefinition:
+def executor_def(execution: ExecutionSettings, storage_root: Path | str) -> dg.ExecutorDefinition:
     """The Dagster executor for `execution`, its steps reading and writing under `storage_root`."""
     if execution.executor == "multiprocess":
         return dg.multiprocess_executor.configured(
