@@ -1,5 +1,6 @@
 # Every target builds .venv itself on first use; nothing needs to be installed by hand
-# beyond a Python >= 3.12 (scripts/find-python says what to install when there is none).
+# beyond a Python >= 3.11, and >= 3.12 for the bat-adk test agents (scripts/find-python
+# says what to install when there is none).
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python

@@ -14,10 +14,12 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from bat_pipeline.engine.contracts.scores import ScoreRow
 from bat_pipeline.engine.scorers.judging import FAILED, JudgeAnswer, JudgeQuestion
+
+T = TypeVar("T")
 
 MEDIAN = -1
 """`sample` of a row holding the median of N runs (and of a panel row)."""
@@ -40,7 +42,7 @@ class SampleJudge:
         name: str = self.judge.name
         return name
 
-    async def ask[T](self, question: JudgeQuestion[T]) -> JudgeAnswer[T]:
+    async def ask(self, question: JudgeQuestion[T]) -> JudgeAnswer[T]:
         answer: JudgeAnswer[T] = await self.judge.ask(replace(question, sample=self.sample))
         return answer
 

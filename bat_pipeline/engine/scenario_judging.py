@@ -11,7 +11,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from bat_pipeline.engine.contracts.config import JudgeSettings
 from bat_pipeline.engine.contracts.episode import Episode
@@ -21,6 +21,8 @@ from bat_pipeline.engine.judge_view import render_episode_for_judge
 from bat_pipeline.engine.scorers.judging import FAILED, Judge, JudgeQuestion, cannot_judge, null_row
 from bat_pipeline.engine.scorers.registry import ScoringInput
 from bat_pipeline.engine.trajectories.attributes import THINK_END
+
+T = TypeVar("T")
 
 TURN_CHARS = 2000
 """Longest user or agent message shown; longer ones are cut."""
@@ -71,7 +73,7 @@ def answer_object(text: str, key: str) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class ScenarioQuestion[T]:
+class ScenarioQuestion(Generic[T]):
     """What one of these scorers asks the judge about a scenario, and how the answer
     becomes its rows."""
 

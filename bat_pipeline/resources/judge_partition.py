@@ -5,7 +5,7 @@ import asyncio
 import concurrent.futures
 from collections.abc import Coroutine
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -16,6 +16,8 @@ from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.engine.scorers.project import load_project_scorers
 from bat_pipeline.resources.judge import JudgeClient, JudgeResource, judge_episodes
 from bat_pipeline.storage import PartitionRef
+
+T = TypeVar("T")
 
 
 class JudgeOutcome(BaseModel):
@@ -107,7 +109,7 @@ def judge_partition(
     )
 
 
-def _run[T](coro: Coroutine[Any, Any, T]) -> T:
+def _run(coro: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine to completion, also from code already inside an event loop."""
     try:
         asyncio.get_running_loop()

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable
-from typing import Any, get_args, get_origin
+from typing import Any, TypeVar, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from bat_pipeline.engine.config.unknown_keys import pop_unknown_keys, unwrap_optional
 from bat_pipeline.engine.errors import InputError
+
+M = TypeVar("M", bound=BaseModel)
 
 Loc = tuple[int | str, ...]
 """A place in a record as pydantic names it: field names and list indexes, outermost first."""
@@ -157,7 +159,7 @@ def first_error(exc: ValidationError) -> tuple[ErrorDetails, int]:
     return errors[0], len(errors) - 1
 
 
-def validated[M: BaseModel](
+def validated(
     model: type[M],
     data: Any,
     file: str,

@@ -13,7 +13,7 @@ import re
 import shlex
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, TypedDict, TypeVar
 
 from pydantic import ValidationError
 
@@ -24,6 +24,8 @@ from bat_pipeline.engine.contracts.agent import AgentTarget
 from bat_pipeline.engine.contracts.agentv import A2aAgent, AgentvFormat, LlmModel
 from bat_pipeline.engine.contracts.config import PROVIDERS, EvaluationSettings
 from bat_pipeline.engine.errors import InputError
+
+T = TypeVar("T")
 
 LLM_PROVIDERS = PROVIDERS
 """The judge's providers, run as plain LLM targets through the same wire formats."""
@@ -209,7 +211,7 @@ def _path(value: Any, base: Path) -> Path:
     return (path if path.is_absolute() else base / path).resolve()
 
 
-def validated[T](where: str, build: Callable[[], T]) -> T:
+def validated(where: str, build: Callable[[], T]) -> T:
     """`build()`, its validation errors as an InputError on `where` (naming the field)."""
     try:
         return build()

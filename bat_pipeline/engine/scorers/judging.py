@@ -12,15 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from bat_pipeline.engine.contracts.scores import ScoreRow
 from bat_pipeline.engine.contracts.tasks import Task
 from bat_pipeline.engine.scorers.registry import ScoringInput
 
+T = TypeVar("T")
+"""What a question's parse makes of the answer, and so the answer's value."""
+
 
 @dataclass(frozen=True)
-class JudgeQuestion[T]:
+class JudgeQuestion(Generic[T]):
     """One question to the judge."""
 
     purpose: str
@@ -45,7 +48,7 @@ class JudgeQuestion[T]:
 
 
 @dataclass
-class JudgeAnswer[T]:
+class JudgeAnswer(Generic[T]):
     """The judge's answer to one question, or why there is none."""
 
     value: T | None = None
@@ -64,7 +67,7 @@ class Judge(Protocol):
     def name(self) -> str:
         """`provider:model`."""
 
-    async def ask[T](self, question: JudgeQuestion[T]) -> JudgeAnswer[T]:
+    async def ask(self, question: JudgeQuestion[T]) -> JudgeAnswer[T]:
         """The answer; never raises for a failed call (the answer's `error` says why)."""
 
 
