@@ -31,6 +31,7 @@ from bat_pipeline.resources.warehouse import (
     WarehouseBusyError,
     WarehouseResource,
 )
+from bat_pipeline.resources.warehouse.schema import ensure_schema
 from bat_pipeline.storage import PartitionRef
 from bat_pipeline_tests.support.forked_cli import preloaded_context
 
@@ -161,6 +162,50 @@ def test_rewriting_a_partition_replaces_only_its_rows(tmp_path):
         k: v for k, v in before.items() if k[1:] != ("r1", "a")
     }
     assert wh.model_summary("r1")[0]["pass_rate"] == 0.5
+
+
+class RecordingConnection:
+    """A DuckDB connection that keeps the text of every statement run through it."""
+
+    def __init__(self, conn):
+        self.conn = conn
+        self.statements: list[str] = []
+
+    def execute(self, sql, *args):
+        self.statements.append(sql)
+        return self.conn.execute(sql, *args)
+
+
+def catalog_writes(wh: Warehouse) -> list[str]:
+    """What ensure_schema changes in the catalog when `wh` is opened for writing now."""
+    import duckdb
+
+    with duckdb.connect(str(wh.path)) as conn:
+        recording = RecordingConnection(conn)
+        ensure_schema(recording)
+        return [sql for sql in recording.statements if sql.lstrip().upper().startswith(("CREATE", "COMMENT", "ALTER"))]
+
+
+def test_a_current_warehouse_is_written_without_touching_its_catalog_until_another_writer_changes_it(tmp_path):
+    import duckdb
+
+    wh = Warehouse(tmp_path / "w.duckdb")
+    wh.write_partition(ref(tmp_path, "r1", "a"), episodes_passing(2), TASKS)
+    assert catalog_writes(wh) == []
+
+    # Another release (or a user) redefines a view: the next writer makes it ours again.
+    with duckdb.connect(str(wh.path)) as conn:
+        conn.execute("CREATE OR REPLACE VIEW verdict_checks AS SELECT 1 AS one")
+    wh.write_partition(ref(tmp_path, "r2", "a"), episodes_passing(1), TASKS)  # 4 episodes, 2 checks each
+    assert wh.query("SELECT count(*) AS n FROM verdict_checks WHERE run_id = 'r2'") == [{"n": 8}]
+    assert catalog_writes(wh) == []
+
+    # A table of this release gone missing is made again, and the rows land in it.
+    with duckdb.connect(str(wh.path)) as conn:
+        conn.execute("DROP TABLE phase_timings")
+    assert any("phase_timings" in sql for sql in catalog_writes(wh))
+    wh.write_run_phase("r2", "charts", 1.5)
+    assert wh.query("SELECT seconds FROM phase_timings WHERE run_id = 'r2'") == [{"seconds": 1.5}]
 
 
 def test_tables_hold_checks_scores_and_totals(tmp_path):

@@ -8,6 +8,7 @@ score row in `episode_scores`, with `verdict_checks` and `judge_scores` as views
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
@@ -140,13 +141,21 @@ def schema_version(conn: duckdb.DuckDBPyConnection) -> int:
 
 def ensure_schema(conn: duckdb.DuckDBPyConnection) -> None:
     """Create what is missing, migrating a warehouse of an older schema in place first.
-    A file of a newer schema is refused (RuntimeError)."""
+    A file of a newer schema is refused (RuntimeError).
+
+    A file this release already brought up to date is left alone (no catalog write, which
+    would cost every writer a checkpoint): `schema_version`'s comment records the digest of
+    the statements that made it and of the columns of every table and view they left, and
+    both still match. A table or view gone or changed in shape (by hand, or by a release
+    that keeps no digest) makes the statements run again; so does another release's."""
     version = schema_version(conn)
     if version > SCHEMA_VERSION:
         raise RuntimeError(
             f"the warehouse has schema version {version}, newer than this bat_pipeline "
             f"knows ({SCHEMA_VERSION}): upgrade bat_pipeline to write to it"
         )
+    if version == SCHEMA_VERSION and _schema_comment(conn) == _made_by_us(conn):
+        return
     if version < SCHEMA_VERSION:
         _migrate(conn, version)
     _create_tables(conn)
@@ -155,6 +164,34 @@ def ensure_schema(conn: duckdb.DuckDBPyConnection) -> None:
         conn.execute("INSERT INTO schema_version VALUES (?)", [SCHEMA_VERSION])
     for view, sql in VIEWS.items():
         conn.execute(f"CREATE OR REPLACE VIEW {view} AS {sql}")
+    conn.execute(f"COMMENT ON TABLE schema_version IS '{_made_by_us(conn)}'")
+
+
+def _statements_digest() -> str:
+    """What this release's tables and views are made of."""
+    text = repr((SCHEMA_VERSION, TABLES, VIEWS))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _made_by_us(conn: duckdb.DuckDBPyConnection) -> str:
+    """The comment `schema_version` carries once ensure_schema has made the catalog as it is
+    now: this release's statements' digest, and the digest of every table's and view's
+    columns (name, type) as DuckDB lists them."""
+    rows = conn.execute(
+        "SELECT table_name, column_name, data_type FROM duckdb_columns() "
+        "WHERE schema_name = 'main' AND NOT internal AND table_name <> 'schema_version' "
+        "ORDER BY table_name, column_index"
+    ).fetchall()
+    catalog = hashlib.sha256(repr(rows).encode()).hexdigest()[:16]
+    return f"{_statements_digest()}:{catalog}"
+
+
+def _schema_comment(conn: duckdb.DuckDBPyConnection) -> str | None:
+    comment = _one(
+        conn,
+        "SELECT comment FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = 'schema_version'",
+    )
+    return None if comment is None else str(comment)
 
 
 def _create_tables(conn: duckdb.DuckDBPyConnection) -> None:

@@ -68,14 +68,29 @@ class Warehouse:
         if read_only and not self.path.exists():
             raise FileNotFoundError(f"no warehouse at {self.path} yet: nothing was written to it")
         if read_only and not self._current:
-            self._bring_up_to_date()
+            # Readers query the current schema: a file of an older release is migrated
+            # first (briefly opened for writing); one already current is only read.
+            with self._open(read_only=True) as conn:
+                self._current = schema_version(conn) == SCHEMA_VERSION
+                if self._current:
+                    yield conn
+                    return
+            with self.connect():
+                pass
+        with self._open(read_only) as conn:
+            if not read_only:
+                ensure_schema(conn)
+                self._current = True
+            yield conn
+
+    @contextmanager
+    def _open(self, read_only: bool) -> Iterator[duckdb.DuckDBPyConnection]:
+        """The file opened under its lock file (exclusive for writing, shared for reading),
+        retried while another process holds either; closed on exit."""
         patience = Patience(self.max_wait_s, self._waiting)
         with file_lock(self.path, exclusive=not read_only, patience=patience):
             conn = open_file(self.path, read_only, patience, self.connection_config)
             try:
-                if not read_only:
-                    ensure_schema(conn)
-                    self._current = True
                 yield conn
             finally:
                 conn.close()
@@ -150,21 +165,6 @@ class Warehouse:
             return empty
         with self.connect(read_only=True) as conn:
             return read(conn)
-
-    def _bring_up_to_date(self) -> None:
-        """Readers query the current schema: a file of an older release is migrated first
-        (briefly opened for writing); a file already current is only read."""
-        patience = Patience(self.max_wait_s, self._waiting)
-        with file_lock(self.path, exclusive=False, patience=patience):
-            conn = open_file(self.path, True, patience, self.connection_config)
-            try:
-                current = schema_version(conn) == SCHEMA_VERSION
-            finally:
-                conn.close()
-        if not current:
-            with self.connect():
-                pass
-        self._current = True
 
     def _waiting(self, message: str) -> None:
         log.info(message)
