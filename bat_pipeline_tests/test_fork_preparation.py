@@ -9,6 +9,8 @@ import subprocess
 import sys
 import textwrap
 
+from bat_pipeline_tests.support.paths import dagster_home
+
 WARM_UP = textwrap.dedent(
     """
     import gc, json, os, sys, threading
@@ -38,9 +40,7 @@ WARM_UP = textwrap.dedent(
 
 
 def test_warm_up_opens_one_instance_for_every_partition_and_freezes_what_they_inherit(tmp_path):
-    home = tmp_path / "dagster_home"
-    home.mkdir()
-    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
+    home = dagster_home(tmp_path / "dagster_home")
     done = subprocess.run(
         [sys.executable, "-c", WARM_UP, str(home)], capture_output=True, text=True, timeout=120, check=False
     )

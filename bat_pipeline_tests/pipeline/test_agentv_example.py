@@ -16,7 +16,7 @@ import yaml
 from bat_pipeline.locations import BUNDLED_AGENT_DIR
 from bat_pipeline_tests.support.dagster_runs import materialize_command
 from bat_pipeline_tests.support.example_agent import run
-from bat_pipeline_tests.support.paths import VENV_BIN
+from bat_pipeline_tests.support.paths import VENV_BIN, dagster_home
 
 pytestmark = pytest.mark.slow(seconds=15)
 
@@ -24,9 +24,7 @@ EXAMPLE = BUNDLED_AGENT_DIR.parent / "screening"
 
 
 def environment(root: Path, eval_file: Path) -> dict[str, str]:
-    home = root / "dagster_home"
-    home.mkdir(parents=True, exist_ok=True)
-    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
+    home = dagster_home(root / "dagster_home")
     env = {k: v for k, v in os.environ.items() if not k.startswith("BAT_")}
     env.update(
         {

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from bat_pipeline_tests.support.example_agent import COMPETENT, FEW_TASKS, SLOPPY, run
-from bat_pipeline_tests.support.paths import BAT_PIPELINE, VENV_BIN
+from bat_pipeline_tests.support.paths import BAT_PIPELINE, VENV_BIN, dagster_home
 from bat_pipeline_tests.support.processes import leftover_agents
 from bat_pipeline_tests.support.s3_server import s3_server
 
@@ -35,9 +35,7 @@ def s3(tmp_path_factory):
 
 def _fresh_machine(env: dict[str, str], tmp: Path) -> dict[str, str]:
     """`env` as on another machine: an empty mirror folder and a Dagster home of its own."""
-    home = tmp / "dagster_home"
-    home.mkdir()
-    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
+    home = dagster_home(tmp / "dagster_home")
     return {**env, "BAT_PIPELINE_CACHE": str(tmp / "mirror"), "DAGSTER_HOME": str(home)}
 
 

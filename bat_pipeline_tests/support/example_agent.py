@@ -23,7 +23,7 @@ import yaml
 from bat_pipeline.example.agent.a2a_call import Exchange, connect, send_text
 from bat_pipeline.resources.ports import free_port
 from bat_pipeline_tests.support import forked_cli, local_http
-from bat_pipeline_tests.support.paths import EXAMPLE_AGENT, VENV_BIN
+from bat_pipeline_tests.support.paths import EXAMPLE_AGENT, VENV_BIN, dagster_home
 from bat_pipeline_tests.support.polling import wait_for
 
 FEW_TASKS = ("weather_paris", "add_numbers", "capital_of_france")
@@ -102,9 +102,7 @@ def pipeline_env(agent_dir: Path, root: Path, llm_url: str) -> dict[str, str]:
     """The environment of a `dagster` / `bat-pipeline` process evaluating `agent_dir`, with
     results under `root`, a Dagster instance in `root/dagster_home` and the models and
     judge on the scripted server at `llm_url`."""
-    home = root / "dagster_home"
-    home.mkdir(parents=True, exist_ok=True)
-    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
+    home = dagster_home(root / "dagster_home")
     env = dict(os.environ)
     env.update(
         {
