@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from functools import cache
 from typing import Any
 
 import duckdb
@@ -167,8 +168,9 @@ def ensure_schema(conn: duckdb.DuckDBPyConnection) -> None:
     conn.execute(f"COMMENT ON TABLE schema_version IS '{_made_by_us(conn)}'")
 
 
+@cache
 def _statements_digest() -> str:
-    """What this release's tables and views are made of."""
+    """What this release's tables and views are made of (the same for the process's life)."""
     text = repr((SCHEMA_VERSION, TABLES, VIEWS))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
