@@ -82,7 +82,13 @@ def test_the_judge_block_and_files_without_llm_graders(tmp_path):
     config = load_project(eval_file)
     assert config.judge.provider == "ollama" and config.evaluation.qualitative
     [grader] = config.agentv.tests[0].assertions
-    assert (grader.type, grader.options["grading"], grader.required) == ("llm-rubric", "Says x.", False)
+    # a 4.x file's plain strings are one `rubrics` grader, as AgentV 4.42 folds them
+    assert (grader.name, grader.type, grader.options["grading"], grader.required) == (
+        "rubrics",
+        "llm-rubric",
+        "- Says x.",
+        False,
+    )
     # no LLM grader: the judge stays off, judge block or not
     eval_file = v4(
         tmp_path,
@@ -97,7 +103,7 @@ def test_the_judge_block_and_files_without_llm_graders(tmp_path):
 @pytest.mark.parametrize(
     "graders, targets, top, field, message",
     [
-        (["Says x."], [{"name": "local", **TARGET}], {}, None, "grader 'llm-rubric' needs a judge model"),
+        (["Says x."], [{"name": "local", **TARGET}], {}, None, "grader 'rubrics' needs a judge model"),
         (
             [{"type": "rubrics", "criteria": []}],
             [{"name": "local", **TARGET}],

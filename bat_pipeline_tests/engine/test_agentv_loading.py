@@ -224,3 +224,80 @@ def test_show_describes_an_agentv_file():
 
     text = describe(EXAMPLE)
     assert "dataset: " in text and "(3 tasks)" in text and "- batch_cli = batch_cli" in text
+
+
+def v4_file(tmp_path: Path, data: dict) -> Path:
+    write(tmp_path / ".agentv" / "targets.yaml", {"targets": [{"name": "t", **CLI}]})
+    judge = {"provider": "openai", "model": "j", "base_url": "http://127.0.0.1:1/v1"}
+    return write(tmp_path / "e.yaml", {"execution": {"target": "t"}, "judge": judge, **data})
+
+
+def test_plain_strings_fold_into_one_rubrics_grader_as_agentv_does(tmp_path):
+    # AgentV 4.42.4 (observed): the strings of a list, wherever they stand, become one
+    # `rubrics` grader at the first string's place, weighing as many as there are strings.
+    grader_list = [
+        {"type": "contains", "value": "a"},
+        "Mentions a",
+        {"type": "contains", "value": "b"},
+        "Is polite",
+        " ",
+    ]
+    suite = load_suite(v4_file(tmp_path, {"tests": [{"id": "x", "input": "q", "assertions": grader_list}]}))
+    graders = suite.tests[0].assertions
+    assert [(g.name, g.type, g.weight) for g in graders] == [
+        ("contains", "contains", 1.0),
+        ("rubrics", "llm-rubric", 2.0),
+        ("contains-2", "contains", 1.0),
+    ]
+    assert graders[1].options["grading"] == "- Mentions a\n- Is polite"
+    assert any("empty rubric string" in w and "assertions[4]" in w for w in suite.warnings)
+    # the seed's format keeps one grader per string
+    seed = write(
+        tmp_path / "s.yaml",
+        {
+            "providers": {"t": CLI},
+            "judge": {"provider": "openai", "model": "j"},
+            "tests": [{"id": "x", "vars": {"input": "q"}, "assert": ["A", "B"]}],
+        },
+    )
+    assert len(load_suite(seed).tests[0].assertions) == 2
+
+
+def test_skip_defaults_leaves_the_file_level_graders_out(tmp_path):
+    data = {
+        "assertions": [{"type": "contains", "value": "shared"}],
+        "tests": [
+            {"id": "plain", "input": "q", "assertions": [{"type": "contains", "value": "own"}]},
+            {
+                "id": "skips",
+                "input": "q",
+                "execution": {"skip_defaults": True},
+                "assertions": [{"type": "contains", "value": "own"}],
+            },
+        ],
+    }
+    plain, skips = load_suite(v4_file(tmp_path, data)).tests
+    assert [g.value for g in plain.assertions] == ["own", "shared"]
+    assert [g.value for g in skips.assertions] == ["own"]
+
+
+@pytest.mark.parametrize("written", ["code_judge", "code-judge", "llm_judge", "llm-judge"])
+def test_deprecated_judge_types_are_skipped_in_4x_files(tmp_path, written):
+    # AgentV 4.42.4 skips them with a warning; the test's criteria are graded instead
+    # when nothing else grades it, and the other graders stay.
+    data = {
+        "tests": [
+            {"id": "alone", "input": "q", "criteria": "says q", "assertions": [{"type": written, "script": ["x"]}]},
+            {
+                "id": "beside",
+                "input": "q",
+                "criteria": "says q",
+                "assertions": [{"type": written, "script": ["x"]}, {"type": "contains", "value": "q"}],
+            },
+        ]
+    }
+    suite = load_suite(v4_file(tmp_path, data))
+    alone, beside = suite.tests
+    assert [(g.name, g.type, g.options["grading"]) for g in alone.assertions] == [("llm-grader", "llm-rubric", "")]
+    assert [g.type for g in beside.assertions] == ["contains"]
+    assert sum(f"'{written}' is deprecated" in w for w in suite.warnings) == 2

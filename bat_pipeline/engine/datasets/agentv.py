@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,10 @@ TEXT_TYPES = (
 )
 RUN_TYPES = ("script", "trajectory", "llm-rubric", "field-accuracy", *TEXT_TYPES)
 """Types this release grades; others are refused before anything runs."""
+DEPRECATED_TYPES = ("code-judge", "llm-judge")
+"""4.x files: AgentV 4.42.4 skips graders of these types with a warning (their criteria are
+graded instead when nothing else grades the test)."""
+EMPTY = "an empty rubric string is left out (as AgentV 4.42 does)"
 _ASSERTION_FIELDS = {"name", "type", "weight", "required", "min_score", "negate", "value"}
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][\w.]*)\s*\}\}")
 
@@ -181,7 +185,8 @@ def _case(
         *_graders(raw, file, entry, fmt, warnings),
         *_graders(execution, file, f"{entry} execution", fmt, warnings),
     ]
-    graders = _unique_names([*graders, *shared])
+    # as AgentV: `execution.skip_defaults: true` leaves the file-level graders out of this test
+    graders = _unique_names([*graders, *([] if execution.get("skip_defaults") is True else shared)])
     if fmt == "seed":  # issue 15: required unless said otherwise; 4.x: not required
         graders = [g if g.options["required_given"] else g.model_copy(update={"required": True}) for g in graders]
     criteria = str(raw.get("criteria") or raw.get("expected_outcome") or "")
@@ -279,6 +284,8 @@ def _graders(
             continue
         if not isinstance(items, list):
             raise InputError(file, f"expected a list of graders, got {kind(items)}", entry=entry, field=key)
+        if fmt == "v4":
+            items = fold_rubric_strings(items, lambda i: warnings.append(f"{file}: {entry}, {key}[{i}]: {EMPTY}"))
         for i, item in enumerate(items):
             grader = assertion(item, GraderContext(file, entry, f"{key}[{i}]", fmt, warnings))
             if grader is not None:
@@ -287,8 +294,9 @@ def _graders(
 
 
 def assertion(raw: Any, at: GraderContext) -> Assertion | None:
-    """One grader: a plain string is an LLM rubric; `_` and `-` in types are the same;
-    `not-X` is X negated. None: left out (engine.datasets.agentv_graders)."""
+    """One grader: a plain string is an LLM rubric (4.x files fold them first:
+    `fold_rubric_strings`); `_` and `-` in types are the same; `not-X` is X negated.
+    None: left out (a deprecated 4.x type, or engine.datasets.agentv_graders)."""
     file, entry, field = at.file, at.entry, at.field
     if isinstance(raw, str):
         raw = {"type": "llm-rubric", "value": raw}
@@ -297,6 +305,12 @@ def assertion(raw: Any, at: GraderContext) -> Assertion | None:
             file, "a grader is a mapping with a `type` (or a plain rubric string)", entry=entry, field=field
         )
     written = raw["type"].strip().lower().replace("_", "-")
+    if at.fmt == "v4" and written in DEPRECATED_TYPES:
+        at.warn(
+            f"left out: '{raw['type']}' is deprecated (AgentV 4.42 skips it; use "
+            f"'{written.replace('-judge', '-grader')}')"
+        )
+        return None
     negate = bool(raw.get("negate", False))
     base = written
     if base.startswith("not-"):
@@ -346,6 +360,26 @@ def assertion(raw: Any, at: GraderContext) -> Assertion | None:
     except ValidationError as exc:
         error = exc.errors()[0]
         raise InputError(file, error["msg"], entry=entry, field=f"{field}.{error['loc'][0]}") from None
+
+
+def fold_rubric_strings(items: list[Any], warn: Callable[[int], None]) -> list[Any]:
+    """4.x, as AgentV 4.42.4: the plain strings of one grader list become one `rubrics`
+    grader (one judge call) at the first string's place, its items in order, weighing as
+    many as there are strings; an empty string is left out (`warn(index)`)."""
+    strings = [i for i, item in enumerate(items) if isinstance(item, str)]
+    if not strings:
+        return items
+    criteria = []
+    for i in strings:
+        if items[i].strip():
+            criteria.append(items[i].strip())
+        else:
+            warn(i)
+    folded = {"type": "rubrics", "criteria": criteria, "weight": len(criteria)}
+    out = [item for i, item in enumerate(items) if i not in strings]
+    if criteria:
+        out.insert(strings[0], folded)
+    return out
 
 
 def _unique_names(graders: list[Assertion]) -> list[Assertion]:
