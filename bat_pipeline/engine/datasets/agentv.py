@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -284,9 +284,14 @@ def _graders(
             continue
         if not isinstance(items, list):
             raise InputError(file, f"expected a list of graders, got {kind(items)}", entry=entry, field=key)
+        placed = fold_rubric_strings(items) if fmt == "v4" else list(enumerate(items))
         if fmt == "v4":
-            items = fold_rubric_strings(items, lambda i: warnings.append(f"{file}: {entry}, {key}[{i}]: {EMPTY}"))
-        for i, item in enumerate(items):
+            warnings += [
+                f"{file}: {entry}, {key}[{i}]: {EMPTY}"
+                for i, x in enumerate(items)
+                if isinstance(x, str) and not x.strip()
+            ]
+        for i, item in placed:
             grader = assertion(item, GraderContext(file, entry, f"{key}[{i}]", fmt, warnings))
             if grader is not None:
                 found.append(grader)
@@ -362,24 +367,17 @@ def assertion(raw: Any, at: GraderContext) -> Assertion | None:
         raise InputError(file, error["msg"], entry=entry, field=f"{field}.{error['loc'][0]}") from None
 
 
-def fold_rubric_strings(items: list[Any], warn: Callable[[int], None]) -> list[Any]:
+def fold_rubric_strings(items: list[Any]) -> list[tuple[int, Any]]:
     """4.x, as AgentV 4.42.4: the plain strings of one grader list become one `rubrics`
     grader (one judge call) at the first string's place, its items in order, weighing as
-    many as there are strings; an empty string is left out (`warn(index)`)."""
+    many as there are strings; an empty string is left out. Each grader with the index it
+    is written at (the folded one: the first string's)."""
     strings = [i for i, item in enumerate(items) if isinstance(item, str)]
-    if not strings:
-        return items
-    criteria = []
-    for i in strings:
-        if items[i].strip():
-            criteria.append(items[i].strip())
-        else:
-            warn(i)
-    folded = {"type": "rubrics", "criteria": criteria, "weight": len(criteria)}
-    out = [item for i, item in enumerate(items) if i not in strings]
+    placed = [(i, item) for i, item in enumerate(items) if i not in strings]
+    criteria = [items[i].strip() for i in strings if items[i].strip()]
     if criteria:
-        out.insert(strings[0], folded)
-    return out
+        placed.insert(strings[0], (strings[0], {"type": "rubrics", "criteria": criteria, "weight": len(criteria)}))
+    return placed
 
 
 def _unique_names(graders: list[Assertion]) -> list[Assertion]:
