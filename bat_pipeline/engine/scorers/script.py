@@ -4,10 +4,12 @@ SPEC §9, §12). The command reads one JSON object on stdin and prints its verdi
 The process is run by the step's ScriptRunner (resources.graders: minimal environment,
 own HOME, timeout); here only what goes in and how what comes out is read.
 
-Stdin carries issue 15's fields (`test_id`, `target`, `input`, `expected_output`,
-`criteria`, `output`, `output_messages`, `tool_calls`, `tokens`, `wall_ms`) and AgentV
-4.42's (`messages`, `input_files`, `metadata`, `trace_summary`, `token_usage`, `cost_usd`,
-`duration_ms`, `start_time`, `end_time`, `config`, ...). Stdout: `{pass, score, reason,
+Stdin: in 4.x files exactly what AgentV 4.42.4 sends (engine.scorers.agentv_payload), so
+graders built on its SDK validate it; in seed-format files issue 15's fields (`test_id`,
+`target`, `input`, `expected_output`, `criteria`, `output`, `output_messages`,
+`tool_calls`, `tokens`, `wall_ms`), AgentV's names (`messages`, `input_files`, `metadata`,
+`trace_summary` in its shape, `token_usage`, `cost_usd`, `duration_ms`, `start_time`,
+`end_time`, `config`, ...) and the older v1–v2 ones (`question`, `answer`, ...). Stdout: `{pass, score, reason,
 checks}`, `{score, assertions: [{text, passed, evidence}]}` or `{score, hits, misses,
 reasoning}`. Seed-format files: a bare exit status is pass/fail; a crash (non-zero exit
 with stderr or JSON), a timeout or unreadable stdout is a grader error row. 4.x files, as
@@ -25,6 +27,7 @@ from typing import Any, Protocol
 from bat_pipeline.engine.contracts.agentv import AgentvCase, Assertion
 from bat_pipeline.engine.contracts.episode import Episode
 from bat_pipeline.engine.contracts.scores import ScoreRow
+from bat_pipeline.engine.scorers.agentv_payload import agentv4_input, trace_summary
 from bat_pipeline.engine.scorers.assertions import assertion_row, grader_error_row, graders, has_graders
 from bat_pipeline.engine.scorers.registry import ScoringInput, check
 from bat_pipeline.engine.scorers.support import cut
@@ -75,7 +78,11 @@ def script(item: ScoringInput) -> list[ScoreRow]:
 
 
 def grader_input(case: AgentvCase, episode: Episode, assertion: Assertion) -> dict[str, Any]:
-    """The JSON object a script grader reads on stdin."""
+    """The JSON object a script grader reads on stdin: a 4.x file's exactly as AgentV
+    4.42.4 sends it (engine.scorers.agentv_payload); a seed-format file's with issue 15's
+    fields, AgentV's names and the older ones (module docstring)."""
+    if case.format == "v4":
+        return agentv4_input(case, episode, assertion)
     messages = episode.aux.get("output_messages") or (
         [{"role": "assistant", "content": episode.final_output}] if episode.final_output else []
     )
@@ -102,7 +109,7 @@ def grader_input(case: AgentvCase, episode: Episode, assertion: Assertion) -> di
         "input_files": case.input_files,
         "metadata": case.metadata,
         "trace": None,
-        "trace_summary": {"tool_calls": totals.tool_calls, "errors": totals.errors},
+        "trace_summary": trace_summary([*inputs, *[m for m in messages if isinstance(m, dict)]]),
         "token_usage": usage,
         "cost_usd": episode.aux.get("cost_usd"),
         "duration_ms": episode.trace.wall_ms,
