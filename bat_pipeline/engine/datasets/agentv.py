@@ -53,7 +53,7 @@ TEXT_TYPES = (
     "is-json",
     "json-subset",
 )
-RUN_TYPES = ("script", "trajectory", "llm-rubric", "field-accuracy", *TEXT_TYPES)
+RUN_TYPES = ("script", "trajectory", "llm-rubric", "field-accuracy", "execution-metrics", *TEXT_TYPES)
 """Types this release grades; others are refused before anything runs."""
 DEPRECATED_TYPES = ("code-judge", "llm-judge")
 """4.x files: AgentV 4.42.4 skips graders of these types with a warning (their criteria are

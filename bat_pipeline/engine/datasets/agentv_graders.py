@@ -262,9 +262,46 @@ def _field_spec(item: dict[str, Any]) -> dict[str, Any]:
     return spec
 
 
+_METRIC_LIMITS = (
+    "max_tool_calls",
+    "max_llm_calls",
+    "max_tokens",
+    "max_cost_usd",
+    "max_duration_ms",
+    "target_exploration_ratio",
+    "exploration_tolerance",
+)
+
+
+def _execution_metrics(options: dict[str, Any], at: GraderContext) -> dict[str, Any] | None:
+    """`execution-metrics`: the limits (snake_case or camelCase), each a number ≥ 0, at
+    least one besides `exploration_tolerance`. A bad one leaves the grader out in 4.x files
+    (with a warning, as AgentV 4.42 does) and is refused in the seed's format."""
+    limits: dict[str, Any] = {}
+    problem = None
+    for key in _METRIC_LIMITS:
+        camel = "".join(part if i == 0 else part.capitalize() for i, part in enumerate(key.split("_")))
+        value = options.get(key, options.get(camel))
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or value != value:
+            problem = f"{key} must be a non-negative finite number"
+            break
+        limits[key] = value
+    if problem is None and not set(limits) - {"exploration_tolerance"}:
+        problem = "needs at least one limit (" + ", ".join(_METRIC_LIMITS[:-1]) + ")"
+    if problem is not None:
+        if at.fmt != "v4":
+            raise at.refuse(problem)
+        at.warn(f"left out: execution-metrics {problem} (as AgentV 4.42 does)")
+        return None
+    return {**options, **limits}
+
+
 _FIELD_MATCHES = ("exact", "numeric_tolerance", "date")
 _CHECKS: dict[str, Callable[[dict[str, Any], GraderContext], dict[str, Any] | None]] = {
     "trajectory": _trajectory,
     "llm-rubric": _llm_rubric,
     "field-accuracy": _field_accuracy,
+    "execution-metrics": _execution_metrics,
 }

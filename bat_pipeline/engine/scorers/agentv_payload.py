@@ -308,3 +308,15 @@ def _is_number(value: Any) -> bool:
 def _defined(**values: Any) -> dict[str, Any]:
     """The values that are not None (AgentV's undefined keys, left out by JSON.stringify)."""
     return {k: v for k, v in values.items() if v is not None}
+
+
+def run_metrics(case: AgentvCase, episode: Episode) -> dict[str, Any]:
+    """What AgentV 4.42.4's metric graders read of a run: the trace summary (over the
+    transcript), `token_usage`, `cost_usd`, `duration_ms` (None when unknown)."""
+    inputs = [_message(m.role, m.content) for m in case.input]
+    return {
+        "summary": trace_summary(transcript(inputs, output_messages(episode))),
+        "token_usage": token_usage(episode),
+        "cost_usd": episode.aux.get("cost_usd"),
+        "duration_ms": _number(episode.trace.wall_ms),
+    }
