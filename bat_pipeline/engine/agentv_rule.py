@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from bat_pipeline.engine.contracts.agentv import AgentvCase
 from bat_pipeline.engine.contracts.scores import ScoreRow
-from bat_pipeline.engine.datasets.agentv_judge import LLM_TYPES
+from bat_pipeline.engine.datasets.agentv_judge import asks_judge
 
 RULE = "agentv"
 """The scorer name of the gating row."""
@@ -35,8 +35,8 @@ def pass_rule_row(case: AgentvCase, rows: Sequence[ScoreRow]) -> ScoreRow:
     written = {r.criterion for r in graded}
     errors = [f"{r.criterion}: {r.details['error']}" for r in graded if r.details.get("error")]
     missing = [a for a in case.assertions if a.name not in written]
-    errors += [f"{a.name}: no scorer graded this {a.type} assertion" for a in missing if a.type not in LLM_TYPES]
-    pending = [a.name for a in missing if a.type in LLM_TYPES]
+    errors += [f"{a.name}: no scorer graded this {a.type} assertion" for a in missing if not asks_judge(a)]
+    pending = [a.name for a in missing if asks_judge(a)]
     details = {"threshold": threshold, "graders": len(graded)}
     if errors:
         return ScoreRow(

@@ -74,6 +74,7 @@ async def run_llm_scorers(
     redactor: Redactor | None = None,
     project: Collection[str] = (),
     panel: Sequence[Judge] = (),
+    runner: Any = None,
 ) -> JudgeRunResult:
     """Run the LLM scorers of every episode with `judge`, all at once (the judge bounds
     its calls in flight). Each episode's LLM rows replace its earlier ones in `scores`
@@ -81,13 +82,14 @@ async def run_llm_scorers(
     episode: a scorer that raises leaves one `judge failed: …` row. `stats`: filled in
     (episodes, skipped, failures) beside what the judge counts into it; `redactor`: every
     row passes through it; `project`: the modules of the project's own scorers (only they,
-    and the built-in ones, apply). An AgentV test's verdict is computed again from its
+    and the built-in ones, apply); `runner`: runs graders' processes for the scorers that
+    need one (ScoringInput.runner). An AgentV test's verdict is computed again from its
     pass rule, the LLM graders' rows included."""
     task_by_id = dict(tasks) if isinstance(tasks, Mapping) else {t.id: t for t in tasks}
     stats = stats if stats is not None else JudgeStats()
     redactor = redactor or Redactor()
     found = await asyncio.gather(
-        *(_episode_rows(e, task_by_id.get(e.task_id), [judge, *panel], settings, project) for e in episodes)
+        *(_episode_rows(e, task_by_id.get(e.task_id), [judge, *panel], settings, project, runner) for e in episodes)
     )
     rows = [[redactor.record(row) for row in own] for own in found]
     for episode, own in zip(episodes, rows, strict=True):
@@ -104,9 +106,14 @@ async def run_llm_scorers(
 
 
 async def _episode_rows(
-    episode: Episode, task: Task | None, judges: Sequence[Judge], settings: JudgeSettings, project: Collection[str]
+    episode: Episode,
+    task: Task | None,
+    judges: Sequence[Judge],
+    settings: JudgeSettings,
+    project: Collection[str],
+    runner: Any = None,
 ) -> list[ScoreRow]:
-    item = ScoringInput(task=task or stand_in_task(episode.task_id), episode=episode, options=settings)
+    item = ScoringInput(task=task or stand_in_task(episode.task_id), episode=episode, options=settings, runner=runner)
     found = await asyncio.gather(
         *(_panel_rows(s, item, judges, settings.runs) for s in scorers_for(item, "llm", project))
     )

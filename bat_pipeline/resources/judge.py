@@ -46,6 +46,7 @@ from bat_pipeline.engine.environment import MissingJudgeKey, judge_key, judge_ke
 from bat_pipeline.engine.judge import JudgeRunResult, JudgeStats, run_llm_scorers
 from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.engine.scorers.judging import JudgeAnswer, JudgeQuestion
+from bat_pipeline.resources.graders import GraderRunner
 from bat_pipeline.resources.judge_cache import JudgeCache
 from bat_pipeline.resources.llm import wire
 from bat_pipeline.resources.llm.providers import endpoint_url, wire_format
@@ -353,7 +354,15 @@ async def judge_episodes(
         for member in panel:
             redactor = redactor.plus(member._key)
         result = await run_llm_scorers(
-            episodes, tasks, client, client.settings, stats=stats, redactor=redactor, project=project, panel=panel
+            episodes,
+            tasks,
+            client,
+            client.settings,
+            stats=stats,
+            redactor=redactor,
+            project=project,
+            panel=panel,
+            runner=GraderRunner(),
         )
         for other in others:
             for name in ("questions", "calls", "requests", "retries", "cache_hits"):

@@ -28,7 +28,7 @@ from bat_pipeline.engine.contracts.config import EvalConfig, EvaluationSettings,
 from bat_pipeline.engine.contracts.names import safe_key
 from bat_pipeline.engine.contracts.tasks import Expected, Task
 from bat_pipeline.engine.datasets.agentv import CASE_KEYS, load_suite
-from bat_pipeline.engine.datasets.agentv_judge import LLM_TYPES
+from bat_pipeline.engine.datasets.agentv_judge import asks_judge
 from bat_pipeline.engine.datasets.agentv_targets import TargetOptions
 from bat_pipeline.engine.datasets.evalbench import is_evalset
 from bat_pipeline.engine.errors import InputError
@@ -147,7 +147,7 @@ def agentv_config(suite: AgentvSuite, overrides: Overrides) -> EvalConfig:
     """The EvalConfig of an AgentV file: one partition per target (key: the target's name,
     made safe), k = trials, concurrency = the file's workers."""
     output = str(overrides.output_dir) if overrides.output_dir is not None else AGENTV_OUTPUT
-    judged = any(g.type in LLM_TYPES for t in suite.tests for g in t.assertions)
+    judged = any(asks_judge(g) for t in suite.tests for g in t.assertions)
     settings = EvaluationSettings(
         dataset=str(suite.source),
         output_dir=output,

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from bat_pipeline.engine.config.files import read_text, read_yaml
 from bat_pipeline.engine.config.messages import kind
 from bat_pipeline.engine.contracts.agentv import AgentvCase, AgentvFormat, AgentvSuite, Assertion, Message
+from bat_pipeline.engine.datasets.agentv_composite import composite_options
 from bat_pipeline.engine.datasets.agentv_graders import GRADING_KEY, GraderContext, checked_options
 from bat_pipeline.engine.datasets.agentv_judge import LLM_TYPES, find_judge
 from bat_pipeline.engine.datasets.agentv_targets import TargetOptions, load_targets
@@ -53,7 +54,15 @@ TEXT_TYPES = (
     "is-json",
     "json-subset",
 )
-RUN_TYPES = ("script", "trajectory", "llm-rubric", "field-accuracy", "execution-metrics", *TEXT_TYPES)
+RUN_TYPES = (
+    "script",
+    "trajectory",
+    "llm-rubric",
+    "field-accuracy",
+    "execution-metrics",
+    "composite",
+    *TEXT_TYPES,
+)
 """Types this release grades; others are refused before anything runs."""
 DEPRECATED_TYPES = ("code-judge", "llm-judge")
 """4.x files: AgentV 4.42.4 skips graders of these types with a warning (their criteria are
@@ -340,15 +349,15 @@ def assertion(raw: Any, at: GraderContext) -> Assertion | None:
         )
     at.name = raw.get("name") if isinstance(raw.get("name"), str) else None
     at.value = raw.get("value")
-    options = checked_options(
-        normal,
-        {
-            "written_type": raw["type"],
-            "required_given": required is not None,
-            **{k: v for k, v in raw.items() if k not in _ASSERTION_FIELDS},
-        },
-        at,
-    )
+    given = {
+        "written_type": raw["type"],
+        "required_given": required is not None,
+        **{k: v for k, v in raw.items() if k not in _ASSERTION_FIELDS},
+    }
+    if normal == "composite":
+        options = composite_options(raw, given, at, assertion)
+    else:
+        options = checked_options(normal, given, at)
     if options is None:
         return None
     try:

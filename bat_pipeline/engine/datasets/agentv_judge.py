@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from bat_pipeline.engine.config.messages import kind
-from bat_pipeline.engine.contracts.agentv import AgentvCase
+from bat_pipeline.engine.contracts.agentv import AgentvCase, Assertion
 from bat_pipeline.engine.datasets.agentv_agents import KEY_VARIABLE
 from bat_pipeline.engine.datasets.agentv_targets import TargetOptions, defined_targets, expand
 from bat_pipeline.engine.errors import InputError
@@ -26,6 +26,14 @@ from bat_pipeline.engine.errors import InputError
 JUDGE_KEYS = ("judge_target", "grader_target")
 LLM_TYPES = ("llm-rubric",)
 """Grader types the judge grades."""
+
+
+def asks_judge(grader: Assertion) -> bool:
+    """Whether the judge grades it: an LLM grader, or a composite with an LLM member or
+    aggregator (engine.datasets.agentv_composite)."""
+    return grader.type in LLM_TYPES or bool(grader.options.get("needs_judge"))
+
+
 JUDGE_PROVIDERS = {
     "openai": "openai",
     "openai-compatible": "openai",
@@ -50,7 +58,7 @@ def find_judge(
     different ones are refused: one judge grades a file). A judge target of a provider we
     cannot ask (AgentV's `azure`, `gemini`, ...) gives way to the file's `judge:` block,
     with a warning."""
-    graded = [(t, g) for t in tests for g in t.assertions if g.type in LLM_TYPES]
+    graded = [(t, g) for t in tests for g in t.assertions if asks_judge(g)]
     if not graded:
         return None
     block = data.get("judge")

@@ -91,11 +91,12 @@ async def llm_grader(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
     if case is None or cannot_judge(item):
         return []
     answer = content_text(item.episode.final_output)
-    found = await asyncio.gather(*(_grade(grader, case, answer, judge) for grader in graders(item, LLM_TYPES)))
+    found = await asyncio.gather(*(grade(grader, case, answer, judge) for grader in graders(item, LLM_TYPES)))
     return list(found)
 
 
-async def _grade(grader: Assertion, case: AgentvCase, answer: str, judge: Judge) -> ScoreRow:
+async def grade(grader: Assertion, case: AgentvCase, answer: str, judge: Judge) -> ScoreRow:
+    """One LLM grader's row (module docstring)."""
     try:
         messages = grading_messages(grader, case, answer)
     except Exception as exc:  # noqa: BLE001 - odd data in one test must not stop the others

@@ -31,6 +31,9 @@ class ScoringInput:
     episode: Episode
     options: Any = None
     """Settings of the step that runs the scorer (the judge settings for LLM scorers)."""
+    runner: Any = None
+    """The step's runner of graders' processes (engine.scorers.script.ScriptRunner) when
+    it is not `options`: the judge step's, for AgentV composites that run a script."""
 
     @property
     def trajectory(self) -> Trajectory:
