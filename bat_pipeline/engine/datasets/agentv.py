@@ -22,7 +22,12 @@ from bat_pipeline.engine.config.files import read_text, read_yaml
 from bat_pipeline.engine.config.messages import kind
 from bat_pipeline.engine.contracts.agentv import AgentvCase, AgentvFormat, AgentvSuite, Assertion, Message
 from bat_pipeline.engine.datasets.agentv_composite import composite_options
-from bat_pipeline.engine.datasets.agentv_graders import GRADING_KEY, GraderContext, checked_options
+from bat_pipeline.engine.datasets.agentv_graders import (
+    GRADING_KEY,
+    GraderContext,
+    checked_options,
+    fold_rubric_strings,
+)
 from bat_pipeline.engine.datasets.agentv_judge import LLM_TYPES, find_judge
 from bat_pipeline.engine.datasets.agentv_targets import TargetOptions, load_targets
 from bat_pipeline.engine.errors import InputError
@@ -374,19 +379,6 @@ def assertion(raw: Any, at: GraderContext) -> Assertion | None:
     except ValidationError as exc:
         error = exc.errors()[0]
         raise InputError(file, error["msg"], entry=entry, field=f"{field}.{error['loc'][0]}") from None
-
-
-def fold_rubric_strings(items: list[Any]) -> list[tuple[int, Any]]:
-    """4.x, as AgentV 4.42.4: the plain strings of one grader list become one `rubrics`
-    grader (one judge call) at the first string's place, its items in order, weighing as
-    many as there are strings; an empty string is left out. Each grader with the index it
-    is written at (the folded one: the first string's)."""
-    strings = [i for i, item in enumerate(items) if isinstance(item, str)]
-    placed = [(i, item) for i, item in enumerate(items) if i not in strings]
-    criteria = [items[i].strip() for i in strings if items[i].strip()]
-    if criteria:
-        placed.insert(strings[0], (strings[0], {"type": "rubrics", "criteria": criteria, "weight": len(criteria)}))
-    return placed
 
 
 def _unique_names(graders: list[Assertion]) -> list[Assertion]:

@@ -63,6 +63,19 @@ def checked_options(normal: str, options: dict[str, Any], at: GraderContext) -> 
     return check(options, at) if check is not None else options
 
 
+def fold_rubric_strings(items: list[Any]) -> list[tuple[int, Any]]:
+    """4.x, as AgentV 4.42.4: the plain strings of one grader list become one `rubrics`
+    grader (one judge call) at the first string's place, its items in order, weighing as
+    many as there are strings; an empty string is left out. Each grader with the index it
+    is written at (the folded one: the first string's)."""
+    strings = [i for i, item in enumerate(items) if isinstance(item, str)]
+    placed = [(i, item) for i, item in enumerate(items) if i not in strings]
+    criteria = [items[i].strip() for i in strings if items[i].strip()]
+    if criteria:
+        placed.insert(strings[0], (strings[0], {"type": "rubrics", "criteria": criteria, "weight": len(criteria)}))
+    return placed
+
+
 def _trajectory(options: dict[str, Any], at: GraderContext) -> dict[str, Any] | None:
     raw = {k: v for k, v in options.items() if k not in _OURS}
     written = str(options.get("written_type", ""))
