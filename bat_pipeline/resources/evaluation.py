@@ -84,8 +84,9 @@ class EvaluationResource(dg.ConfigurableResource):
     def redactor(self) -> Redactor:
         """Redacts the evaluation's secrets (engine.redaction): the judge's key, the
         simulated user's, each model's provider key as its agent gets it, and secret-named
-        values of `.env`, `agent.env`, the models' `env` and `judge.env`, from the current
-        environment; and the AgentV targets' keys and agent secrets
+        values of `.env`, `agent.env`, the models' `env` and `judge.env`, and of the
+        environment the agent and the judge inherit (the shell's: `GITHUB_TOKEN`, ...); and the
+        AgentV targets' keys and agent secrets
         (engine.target_inputs.target_secrets)."""
         if self._redactor is None:
             config = self.config(models=False)
@@ -113,7 +114,7 @@ class EvaluationResource(dg.ConfigurableResource):
                     pass  # the episodes step refuses on its own
             self._redactor = Redactor(
                 [
-                    *secret_values(config, judge_key=judge_key, agent_envs=agent_envs, dotenv=dotenv),
+                    *secret_values(config, judge_key=judge_key, agent_envs=agent_envs, dotenv=dotenv, inherited=shell),
                     *target_secrets(config, shell),
                 ]
             ).plus(user_key, min_chars=12)
