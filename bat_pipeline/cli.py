@@ -232,6 +232,13 @@ def main(argv: list[str] | None = None) -> int:
     except StoreError as exc:  # the storage root's object store, unreachable or refusing
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except RuntimeError as exc:
+        from bat_pipeline.resources.partition_lock import PartitionBusy
+
+        if not isinstance(exc, PartitionBusy):
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
