@@ -34,6 +34,7 @@ from bat_pipeline.locations import (
     OUTPUT_VAR,
     PROVIDERS_VAR,
     THRESHOLD_VAR,
+    TRUST_VAR,
     dagster_home,
 )
 from bat_pipeline.partition_runs import failure_lines, run_charts, start_partition, warm_up
@@ -163,6 +164,7 @@ def run_evaluation(
         (THRESHOLD_VAR, overrides.threshold),
         (OUTPUT_VAR, overrides.output_dir),
         (DATASET_VAR, overrides.dataset),
+        (TRUST_VAR, "1" if overrides.trust_datasets else None),
     ):
         if value is None:
             os.environ.pop(name, None)

@@ -33,6 +33,8 @@ class EvaluationResource(dg.ConfigurableResource):
     """`--output DIR`: replaces `evaluation.output_dir`."""
     dataset: str | None = None
     """`--dataset FILE`: replaces `evaluation.dataset`."""
+    trust_datasets: bool = False
+    """`--trust-datasets` (engine.datasets.trust)."""
     storage_root: str
     """Shared storage for partition files, the judge cache and the warehouse."""
     scripted_llm: ScriptedLlmResource | None = None
@@ -70,6 +72,7 @@ class EvaluationResource(dg.ConfigurableResource):
             threshold=self.threshold,
             output_dir=Path(self.output_dir) if self.output_dir else None,
             dataset=Path(self.dataset) if self.dataset else None,
+            trust_datasets=self.trust_datasets,
         )
 
     def tasks(self, warnings: list[str] | None = None) -> list[Task]:

@@ -228,6 +228,10 @@ class EvaluationSettings(Strict):
     turn_timeout_s: float = Field(default=300, gt=0)
     """Longest wait for the agent's answer to one turn; a turn past it makes the episode an
     error episode (kept, counted, not judged)."""
+    trust_datasets: bool = False
+    """Take what a dataset file makes the pipeline run: an EvalBench scenario's variables
+    that load code (PYTHONSTARTUP, LD_PRELOAD, ...), script graders of an external AgentV
+    tests file (engine.datasets.trust); `bat-pipeline run --trust-datasets` sets it."""
     agent_id: str | None = None
     """Who the agent is in the history (warehouse, gates, trends, charts, UI); default: the
     agent folder's name."""
