@@ -45,6 +45,7 @@ def cmd_run(args) -> int:
         threshold=args.threshold,
         output_dir=Path(args.output).resolve() if args.output else None,
         dataset=Path(args.dataset).resolve() if args.dataset else None,
+        trust_datasets=args.trust_datasets,
     )
     return run_evaluation(
         _agent(args.agent),
@@ -143,6 +144,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="the tasks: a tasks.json or an EvalBench evalset (replaces evaluation.dataset)",
     )
     p.add_argument(
+        "--trust-datasets",
+        action="store_true",
+        help="take what dataset files make the pipeline run: a scenario's variables that load code "
+        "(PYTHONSTARTUP, LD_PRELOAD, ...), script graders of an external AgentV tests file (refused by default)",
+    )
+    p.add_argument(
         "--resume", action="store_true", help="re-run only the missing or eval-error episodes of the last run"
     )
     p.add_argument("--timings", action="store_true", help="print the seconds each phase of the run took, per model")
@@ -230,6 +237,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_CONFIG
     except StoreError as exc:  # the storage root's object store, unreachable or refusing
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except RuntimeError as exc:
+        from bat_pipeline.resources.partition_lock import PartitionBusy
+
+        if not isinstance(exc, PartitionBusy):
+            raise
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -8,6 +8,7 @@ in this process once all have ended. Progress is read from each partition's reco
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -33,6 +34,7 @@ from bat_pipeline.locations import (
     OUTPUT_VAR,
     PROVIDERS_VAR,
     THRESHOLD_VAR,
+    TRUST_VAR,
     dagster_home,
 )
 from bat_pipeline.partition_runs import failure_lines, run_charts, start_partition, warm_up
@@ -107,6 +109,7 @@ def run_evaluation(
     run, over eval.yaml's `execution` (an address alone means Dask). Every phase is timed (the partitions'
     timings.json, the run's in `runs/<run id>/timings.json`); `timings` prints them."""
     from bat_pipeline.resources.agent_process import AgentLauncher
+    from bat_pipeline.resources.partition_lock import holding_partitions
     from bat_pipeline.resources.process_group import stop_process_group
     from bat_pipeline.resources.scripted_process import (
         STOP_GRACE_S,
@@ -139,6 +142,10 @@ def run_evaluation(
     if scenarios_needing_user(config, tasks):
         require_simulated_user_key(config)
     check_result_folders(root, config)
+    # One run at a time per agent and model (resources.partition_lock): a second is refused
+    # here, before anything starts; the partitions' processes hold the locks with this one.
+    locks = contextlib.ExitStack()
+    locks.enter_context(holding_partitions(root, config.agent_id, keys))
 
     # Two evaluations of one agent can start within the same second; the suffix keeps their
     # reference folders (<output_dir>/<run id>/...) apart. Ids still sort by start time.
@@ -157,6 +164,7 @@ def run_evaluation(
         (THRESHOLD_VAR, overrides.threshold),
         (OUTPUT_VAR, overrides.output_dir),
         (DATASET_VAR, overrides.dataset),
+        (TRUST_VAR, "1" if overrides.trust_datasets else None),
     ):
         if value is None:
             os.environ.pop(name, None)
@@ -170,10 +178,10 @@ def run_evaluation(
     # One scripted model server for every partition, when eval.yaml names one: the
     # agents started ahead need its address, and the partitions' resources use it.
     scripted = None
-    if uses_scripted_llm(config) and not os.environ.get(URL_VAR):
-        scripted, os.environ[URL_VAR] = start_scripted_llm()
     ahead: dict[str, Any] = {}
     try:
+        if uses_scripted_llm(config) and not os.environ.get(URL_VAR):
+            scripted, os.environ[URL_VAR] = start_scripted_llm()
         # The agents start now, while Dagster is imported and the partitions fork; each
         # partition adopts its own (a resumed run keeps its old folders: its agents start there).
         # Steps executed elsewhere start their agents on the worker that runs them.
@@ -193,6 +201,7 @@ def run_evaluation(
         if scripted is not None:
             stop_process_group(scripted, STOP_GRACE_S)
             os.environ.pop(URL_VAR, None)
+        locks.close()
 
 
 def head_start(config: EvalConfig, keys: list[str], root: Path, run_id: str) -> dict[str, Any]:

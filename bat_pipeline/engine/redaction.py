@@ -8,8 +8,11 @@ Which values are secrets (`secret_values`):
 - the model provider's key the agent gets (the MODEL_KEY_ENV variable of its provider);
 - values of variables named like a key, token, secret, password or credential
   (`looks_secret`) in the environment layers the pipeline itself sets for the agent or the
-  judge: the project's `.env`, `agent.env`, the model's `env`, `judge.env`.
-Variables the agent merely inherits from the shell are not guessed at.
+  judge: the project's `.env`, `agent.env`, the model's `env`, `judge.env`;
+- values of variables named so in the environment the agent and the judge inherit (the
+  shell's: `GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`, `PGPASSWORD`, ...), except absolute
+  paths (`SSH_AUTH_SOCK`, `XAUTHORITY`, `GOOGLE_APPLICATION_CREDENTIALS` name a file, not
+  a secret, and replacing a folder's path would garble every path under it).
 
 Values shorter than MIN_SECRET_CHARS are never treated as secrets: replacing `true`,
 `local` or `8080` wherever they occur would garble ordinary output, and provider keys are
@@ -44,12 +47,18 @@ def looks_secret(name: str) -> bool:
 
 
 def secret_values(
-    config: EvalConfig, *, judge_key: str | None, agent_envs: Mapping[str, Mapping[str, str]], dotenv: Mapping[str, str]
+    config: EvalConfig,
+    *,
+    judge_key: str | None,
+    agent_envs: Mapping[str, Mapping[str, str]],
+    dotenv: Mapping[str, str],
+    inherited: Mapping[str, str] | None = None,
 ) -> list[str]:
     """Every secret of the evaluation (module docstring), unfiltered by length.
 
-    `agent_envs`: partition key → the environment its agent gets (only the model
-    provider's key variable is taken from it); `dotenv`: the project's `.env` values."""
+    `agent_envs`: partition key → the environment its agent gets (its model provider's
+    key, and every secret-named variable of it); `dotenv`: the project's `.env` values;
+    `inherited`: the environment the agent and the judge inherit (the shell's)."""
     values: list[str | None] = [judge_key]
     for model in config.models:
         env = agent_envs.get(model.partition_key) or {}
@@ -59,7 +68,9 @@ def secret_values(
     if config.judge is not None:
         layers.append(config.judge.env)
     values += [value for layer in layers for name, value in layer.items() if looks_secret(name)]
-    return [v for v in values if isinstance(v, str) and v]
+    for env in [*agent_envs.values(), inherited or {}]:
+        values += [value for name, value in env.items() if looks_secret(name) and not value.startswith("/")]
+    return list(dict.fromkeys(v for v in values if isinstance(v, str) and v))
 
 
 class Redactor:

@@ -29,6 +29,7 @@ from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.engine.results import result_lines
 from bat_pipeline.engine.target_inputs import agent_partition, starts_agent
+from bat_pipeline.engine.trajectories.partition import conversations_missing_spans
 from bat_pipeline.remote_root import StoreError, push_changed
 from bat_pipeline.resources.agent_process import HEAD_STARTS, AgentLauncher, AgentStartError
 from bat_pipeline.resources.cli_conversations import run_cli_conversations
@@ -150,7 +151,16 @@ def collect_episodes(
         ref = new_partition(root, config, model_key, run_id, dagster_run_id, keep=ahead is not None)
     else:
         kept = [e for e in load_episodes(ref) if not e.eval_error]
-        log(f"resuming run {ref.run_id}: {len(kept)} episodes kept")
+        lost: set[str] = set()
+        if starts_agent(model) or (config.agentv is None and config.evalbench is None):
+            # An agent killed before its span exporter flushed leaves completed episodes
+            # without their spans: held again, or their verdicts would say "no spans found".
+            lost = conversations_missing_spans(kept, ref.span_paths(), base=ref.dir)
+            kept = [e for e in kept if e.conversation_id not in lost]
+        log(
+            f"resuming run {ref.run_id}: {len(kept)} episodes kept"
+            + (f", {len(lost)} held again (their spans were lost with the agent)" if lost else "")
+        )
     ref.started_at = ref.started_at or datetime.now(UTC).isoformat()
     ref.dir.mkdir(parents=True, exist_ok=True)
     save_ref(ref)

@@ -33,6 +33,8 @@ class EvaluationResource(dg.ConfigurableResource):
     """`--output DIR`: replaces `evaluation.output_dir`."""
     dataset: str | None = None
     """`--dataset FILE`: replaces `evaluation.dataset`."""
+    trust_datasets: bool = False
+    """`--trust-datasets` (engine.datasets.trust)."""
     storage_root: str
     """Shared storage for partition files, the judge cache and the warehouse."""
     scripted_llm: ScriptedLlmResource | None = None
@@ -70,6 +72,7 @@ class EvaluationResource(dg.ConfigurableResource):
             threshold=self.threshold,
             output_dir=Path(self.output_dir) if self.output_dir else None,
             dataset=Path(self.dataset) if self.dataset else None,
+            trust_datasets=self.trust_datasets,
         )
 
     def tasks(self, warnings: list[str] | None = None) -> list[Task]:
@@ -84,8 +87,9 @@ class EvaluationResource(dg.ConfigurableResource):
     def redactor(self) -> Redactor:
         """Redacts the evaluation's secrets (engine.redaction): the judge's key, the
         simulated user's, each model's provider key as its agent gets it, and secret-named
-        values of `.env`, `agent.env`, the models' `env` and `judge.env`, from the current
-        environment; and the AgentV targets' keys and agent secrets
+        values of `.env`, `agent.env`, the models' `env` and `judge.env`, and of the
+        environment the agent and the judge inherit (the shell's: `GITHUB_TOKEN`, ...); and the
+        AgentV targets' keys and agent secrets
         (engine.target_inputs.target_secrets)."""
         if self._redactor is None:
             config = self.config(models=False)
@@ -113,7 +117,7 @@ class EvaluationResource(dg.ConfigurableResource):
                     pass  # the episodes step refuses on its own
             self._redactor = Redactor(
                 [
-                    *secret_values(config, judge_key=judge_key, agent_envs=agent_envs, dotenv=dotenv),
+                    *secret_values(config, judge_key=judge_key, agent_envs=agent_envs, dotenv=dotenv, inherited=shell),
                     *target_secrets(config, shell),
                 ]
             ).plus(user_key, min_chars=12)

@@ -269,7 +269,11 @@ class JudgeClient:
                     opening.stats.requests += 1
                     async with asyncio.timeout(self.settings.timeout_s):
                         body = self._wire.body(self._request(question, structured))
-                        response = await opening.http.post(self.url, json=body)
+                        response = await wire.post_capped(
+                            opening.http, self.url, json=body, limit=self.settings.max_answer_bytes
+                        )
+            except wire.AnswerTooLarge as exc:
+                raise _Failure(str(exc)) from None  # asked again, it would run away again
             except (httpx.TimeoutException, TimeoutError):
                 problem = f"no answer within {self.settings.timeout_s:g} s"
             except httpx.TransportError as exc:

@@ -301,3 +301,29 @@ def test_deprecated_judge_types_are_skipped_in_4x_files(tmp_path, written):
     assert [(g.name, g.type, g.options["grading"]) for g in alone.assertions] == [("llm-grader", "llm-rubric", "")]
     assert [g.type for g in beside.assertions] == ["contains"]
     assert sum(f"'{written}' is deprecated" in w for w in suite.warnings) == 2
+
+
+def test_script_graders_of_an_external_tests_file_are_refused_unless_trusted(tmp_path):
+    """A tests file beside the eval file (often downloaded or shared) could run commands
+    through script graders: refused unless --trust-datasets; the eval file's own are taken."""
+    import json
+
+    grader = {"type": "code-judge", "command": ["python3", "grade.py"]}
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(
+        json.dumps({"id": "a", "input": "x"}) + "\n" + json.dumps({"id": "b", "input": "y", "assert": [grader]}) + "\n"
+    )
+    eval_file = write(tmp_path / "e.yaml", {"providers": {"t": CLI}, "tests": "cases.jsonl"})
+    with pytest.raises(
+        InputError, match="script grader 'code-judge' in an external tests file runs a command"
+    ) as caught:
+        load_suite(eval_file)
+    assert caught.value.file == str(cases) and caught.value.entry == "tests[1] (id 'b')"
+    assert caught.value.field == "assert[0]" and "--trust-datasets" in str(caught.value)
+    trusted = load_suite(eval_file, TargetOptions(trust_datasets=True))
+    assert [g.type for g in trusted.tests[1].assertions] == ["script"]
+    assert load_project(eval_file, Overrides(trust_datasets=True)).agentv.tests[1].assertions[0].type == "script"
+    own = write(
+        tmp_path / "own.yaml", {"providers": {"t": CLI}, "tests": [{"id": "b", "input": "y", "assert": [grader]}]}
+    )
+    assert [g.type for g in load_suite(own).tests[0].assertions] == ["script"]

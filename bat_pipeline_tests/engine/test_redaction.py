@@ -44,7 +44,7 @@ def test_names_that_say_secret():
         assert not looks_secret(name), name
 
 
-def test_secret_values_come_from_the_keys_and_the_layers_the_pipeline_sets(folder):
+def test_secret_values_come_from_the_keys_the_layers_and_the_inherited_environment(folder):
     config = load_eval_config(folder, environ={})
     agent_envs = {
         "anthropic-m1": {"ANTHROPIC_API_KEY": "anthropic-key-0123456", "OPENAI_API_KEY": "not-its-key-012"},
@@ -55,6 +55,12 @@ def test_secret_values_come_from_the_keys_and_the_layers_the_pipeline_sets(folde
         judge_key="the-judge-key-0123456",
         agent_envs=agent_envs,
         dotenv={"DB_SECRET": "dotenv-secret-0123456", "GREETING": "hello-there-everyone"},
+        inherited={
+            "GITHUB_TOKEN": "shell-only-token-0123456",
+            "PGPASSWORD": "shell-db-password-0123",
+            "SSH_AUTH_SOCK": "/tmp/ssh-XXXXabcdef/agent.1234",  # a path, not a secret
+            "EDITOR": "emacs-with-long-name",
+        },
     )
     assert sorted(values) == sorted(
         [
@@ -65,6 +71,9 @@ def test_secret_values_come_from_the_keys_and_the_layers_the_pipeline_sets(folde
             "agent-password-0123456",
             "model-token-0123456789",
             "judge-token-0123456789",
+            "not-its-key-012",  # secret-named in an agent's environment
+            "shell-only-token-0123456",  # inherited from the shell
+            "shell-db-password-0123",
         ]
     )
 
@@ -82,11 +91,9 @@ def test_the_resource_redacts_what_an_agent_folder_makes_secret(folder, monkeypa
         "judge-token-0123456789",
         "anthropic-key-0123456",
         "openai-shell-key-0123456",  # each model's provider key, as its agent gets it
+        "shell-only-token-0123456",  # a secret the agent and the judge inherit from the shell
     }
-    assert (
-        redactor.text("shell-only-token-0123456 hello-there-everyone")
-        == "shell-only-token-0123456 hello-there-everyone"
-    )
+    assert redactor.text("shell-only-token-0123456 hello-there-everyone") == f"{REDACTED} hello-there-everyone"
 
 
 def test_short_values_are_not_secrets():

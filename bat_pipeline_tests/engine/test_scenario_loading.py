@@ -166,3 +166,22 @@ def test_a_scenarios_env_cannot_reach_a_shared_a2a_agent(tmp_path):
     warnings: list[str] = []
     project_tasks(config, warnings)
     assert len(warnings) == 1 and "scenario 's', field 'env'" in warnings[0] and "cannot take" in warnings[0]
+
+
+@pytest.mark.parametrize(
+    "name", ["PYTHONWARNINGS", "BROWSER", "PYTHONSTARTUP", "LD_PRELOAD", "NODE_OPTIONS", "BASH_ENV"]
+)
+def test_a_scenarios_variables_that_load_code_are_refused_unless_trusted(tmp_path, name):
+    """An evalset could make a CLI agent run a command (PYTHONWARNINGS naming a module's
+    class + BROWSER, PYTHONSTARTUP, LD_PRELOAD, ...): refused unless --trust-datasets."""
+    from bat_pipeline.engine.config.project import project_tasks
+
+    scenario = {"id": "s", "starting_prompt": "x", "env": {"LANG": "C.UTF-8", name: "whatever"}}
+    evalset = write(tmp_path, {"scenarios": [scenario]}, "set.json")
+    config = load_project(make_agent(tmp_path), Overrides(dataset=evalset))
+    with pytest.raises(InputError, match=f"the variable {name} makes programs load code") as caught:
+        project_tasks(config)
+    assert caught.value.file == str(evalset) and caught.value.entry == "scenario 's'"
+    assert caught.value.field == f"env.{name}" and "--trust-datasets" in str(caught.value)
+    trusted = load_project(make_agent(tmp_path / "again"), Overrides(dataset=evalset, trust_datasets=True))
+    assert project_tasks(trusted)[0].scenario.env[name] == "whatever"

@@ -41,6 +41,8 @@ pytestmark = pytest.mark.slow(seconds=21)
 MODEL_KEY = "sk-canary-model-Q7x2"
 JUDGE_KEY = "sk-canary-judge-Z4p9"
 SHELL_SECRET = "SHELL_ONLY_SECRET"
+SHELL_TOKEN = "ghp_canaryShellToken0Xy81"
+"""A secret the shell has (GITHUB_TOKEN) and the agent inherits; the agent logs it."""
 GOOD, CRASHY = "openai-competent", "openai-sloppy"
 TRAVERSAL = {
     "id": "a/../../x",
@@ -57,6 +59,7 @@ import json, os, sys
 with open(sys.argv[1], "w") as out:
     json.dump(dict(os.environ), out)
 print("starting with OPENAI_API_KEY=" + os.environ.get("OPENAI_API_KEY", ""), flush=True)
+print("and GITHUB_TOKEN=" + os.environ.get("GITHUB_TOKEN", ""), flush=True)
 os.execv(sys.executable, [sys.executable, "-m", "bat_pipeline.example.agent"])
 """
 
@@ -95,6 +98,7 @@ def case(scripted_llm, tmp_path_factory):
         mp.setenv(JUDGE_KEY_VAR, JUDGE_KEY)
         mp.setenv("OPENAI_API_KEY", MODEL_KEY)
         mp.setenv(SHELL_SECRET, "not-for-the-agent")
+        mp.setenv("GITHUB_TOKEN", SHELL_TOKEN)
         scripted_llm.set(echo_key=True)
         instance = dg.DagsterInstance.ephemeral()
         try:
@@ -500,11 +504,17 @@ def test_agent_killed_mid_run_keeps_earlier_episodes_and_spares_other_partitions
     case.facts["crash_errors"] = {k: f"{e['task_id']}__try{e['aux']['attempt_index']}" for k, e in errors.items()}
 
 
-def test_resume_tag_reruns_only_the_eval_error_episodes(case, good_run):
+def test_resume_tag_reruns_only_the_eval_error_episodes_and_those_without_spans(case, good_run):
     errors = case.facts.get("crash_errors")
     assert errors, "needs the crashed partition of the previous test"
     run_dir = case.run_dir(CRASHY)
-    kept = {k: e for k, e in episodes_in(run_dir).items() if k not in errors}
+    # Episodes completed before the kill whose spans the agent had not flushed yet (it
+    # exports once a second) are held again too; the tasks here have one turn each.
+    flushed = set(root_conversations(run_dir / "spans" / "agent.jsonl"))
+    stored = episodes_in(run_dir)
+    lost = {k: k for k, e in stored.items() if k not in errors and k not in flushed}
+    errors = {**errors, **lost}
+    kept = {k: e for k, e in stored.items() if k not in errors}
     result = evaluate(case.agent, case.root, case.instance, CRASHY, tags={RESUME_TAG: "true"})
     assert result.success, failure_messages(result)
     assert_no_process_left(case.agent)
@@ -537,7 +547,7 @@ def _dump_tables(database: Path) -> str:
 
 
 def test_canary_keys_appear_nowhere(case, good_run):
-    canaries = (MODEL_KEY.encode(), JUDGE_KEY.encode())
+    canaries = (MODEL_KEY.encode(), JUDGE_KEY.encode(), SHELL_TOKEN.encode())
     scanned = 0
     redacted: set[str] = set()
     for folder in (case.root, case.output_dir, case.instance.root_directory):
@@ -569,4 +579,4 @@ def test_canary_keys_appear_nowhere(case, good_run):
     for run in runs:
         text = "\n".join(repr(entry) for entry in case.instance.all_logs(run.run_id)) + repr(run.tags)
         assert "ASSET_MATERIALIZATION" in text or "STEP_FAILURE" in text
-        assert MODEL_KEY not in text and JUDGE_KEY not in text
+        assert MODEL_KEY not in text and JUDGE_KEY not in text and SHELL_TOKEN not in text

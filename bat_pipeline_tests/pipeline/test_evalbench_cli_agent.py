@@ -110,3 +110,40 @@ def test_a_cli_agent_holds_a_conversation_in_its_session(tmp_path, scripted_llm)
     assert broken["ended"] == "agent_failed" and len(broken["turns"]) == 2
     assert broken["turns"][1]["status"] == "error" and "the agent broke" in broken["turns"][1]["agent"]
     assert "eval_error" not in episodes["breaks__try0"]["aux"]
+
+
+def test_a_scenarios_variable_that_loads_code_runs_only_in_trusted_datasets(tmp_path, scripted_llm):
+    """`PYTHONPATH` in a scenario's `env` makes the CLI agent's Python import the dataset's
+    `sitecustomize.py`: `bat-pipeline run` refuses the dataset (exit 2, naming it), nothing
+    runs; with `--trust-datasets` the variable reaches the agent (the steps' processes got
+    the flag)."""
+    evil = tmp_path / "evil"
+    evil.mkdir()
+    marker = tmp_path / "code-ran"
+    (evil / "sitecustomize.py").write_text(f"open({str(marker)!r}, 'a').write('ran\\n')\n")
+    (tmp_path / "agent.py").write_text(AGENT)
+    dataset = tmp_path / "set.json"
+    scenario = {"id": "s", "starting_prompt": "hello", "env": {"PYTHONPATH": str(evil)}, "max_turns": 1}
+    dataset.write_text(json.dumps({"scenarios": [scenario]}))
+    (tmp_path / "cli.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "generator": "cli",
+                "name": "script-agent",
+                "command": [sys.executable, str(tmp_path / "agent.py"), "{PROMPT}", "{SESSION_DIR}"],
+            }
+        )
+    )
+    run_config = tmp_path / "run_config.yaml"
+    run_config.write_text(yaml.safe_dump({"dataset_config": "set.json", "model_config": "cli.yaml"}))
+    root = tmp_path / "home"
+    env = pipeline_env(run_config, root, scripted_llm.url)
+    refused = run([str(VENV_BIN / "bat-pipeline"), "run", str(run_config)], env)
+    assert refused.returncode == 2, refused.stdout
+    assert f"error: {dataset}, scenario 's', field 'env.PYTHONPATH': the variable PYTHONPATH" in refused.stdout
+    assert "--trust-datasets" in refused.stdout and "Traceback" not in refused.stdout
+    assert not marker.exists() and not (root / "runs").exists()
+
+    trusted = run([str(VENV_BIN / "bat-pipeline"), "run", "--trust-datasets", str(run_config)], env)
+    assert "script-agent 1/1" in trusted.stdout, trusted.stdout
+    assert marker.read_text() == "ran\n"

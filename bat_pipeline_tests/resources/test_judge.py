@@ -157,6 +157,21 @@ def test_an_unreadable_answer_is_asked_again(server, reply, reason):
     assert result.stats.retries == 2 and result.stats.failures == 0
 
 
+def test_an_answer_over_max_answer_bytes_is_cut_not_used_and_not_asked_again(server):
+    server.script(answer(0.9, reasoning="x" * 5000), answer(0.4, reasoning="short"))
+    result = run(server, mode="outcome", max_answer_bytes=4096)
+    scores = result.scores[0]
+    assert scores.task_completion_quality is None and len(server.requests) == 1
+    assert (
+        "the answer is longer than 4096 bytes (max_answer_bytes): cut there and not used"
+        in (scores.judge_errors["task_completion"])
+    )
+    assert "x" * 100 not in json.dumps(scores.model_dump())
+    # Under the limit (the default's one megabyte), the same answer is read.
+    server.script(answer(0.9, reasoning="x" * 5000))
+    assert run(server, mode="outcome").scores[0].task_completion_quality == 0.9
+
+
 def test_one_bad_rubric_keeps_the_others(server):
     server.script(
         default=lambda r: Reply(content="nonsense") if rubric_of(r["body"]) == "hallucination" else answer(0.9)

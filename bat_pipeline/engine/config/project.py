@@ -31,6 +31,7 @@ from bat_pipeline.engine.datasets.agentv import CASE_KEYS, load_suite
 from bat_pipeline.engine.datasets.agentv_judge import asks_judge
 from bat_pipeline.engine.datasets.agentv_targets import TargetOptions
 from bat_pipeline.engine.datasets.evalbench import is_evalset
+from bat_pipeline.engine.datasets.trust import TRUST_HINT, loads_code
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.target_inputs import case_turns
 
@@ -50,6 +51,8 @@ class Overrides:
     output_dir: Path | None = None
     dataset: Path | None = None
     """`--dataset FILE`: replaces `evaluation.dataset` (tasks.json or an EvalBench evalset)."""
+    trust_datasets: bool = False
+    """`--trust-datasets`: sets `evaluation.trust_datasets` (engine.datasets.trust)."""
 
 
 def project_kind(path: Path) -> tuple[ProjectKind, Path]:
@@ -124,11 +127,13 @@ def load_project(path: Path, overrides: Overrides | None = None) -> EvalConfig:
     if what == "agent":
         named = Path(path).expanduser().resolve()
         config = load_eval_config(where, named if named.is_file() else None)
-        changes = {
+        changes: dict[str, object] = {
             name: str(value)
             for name, value in (("output_dir", overrides.output_dir), ("dataset", overrides.dataset))
             if value is not None
         }
+        if overrides.trust_datasets:
+            changes["trust_datasets"] = True
         if changes:
             config = config.model_copy(update={"evaluation": config.evaluation.model_copy(update=changes)})
         return config
@@ -138,8 +143,19 @@ def load_project(path: Path, overrides: Overrides | None = None) -> EvalConfig:
             config = config.model_copy(
                 update={"evaluation": config.evaluation.model_copy(update={"dataset": str(overrides.dataset)})}
             )
+        if overrides.trust_datasets:
+            config = config.model_copy(
+                update={"evaluation": config.evaluation.model_copy(update={"trust_datasets": True})}
+            )
         return config
-    suite = load_suite(where, TargetOptions(providers_file=overrides.providers_file, threshold=overrides.threshold))
+    suite = load_suite(
+        where,
+        TargetOptions(
+            providers_file=overrides.providers_file,
+            threshold=overrides.threshold,
+            trust_datasets=overrides.trust_datasets,
+        ),
+    )
     return agentv_config(suite, overrides)
 
 
@@ -208,6 +224,16 @@ def project_tasks(config: EvalConfig, warnings: list[str] | None = None) -> list
     tasks = load_tasks(
         config.resolve(config.evaluation.dataset), warnings, scorers=run.scorers if run is not None else None
     )
+    if not config.evaluation.trust_datasets:
+        for task in tasks:
+            code = [name for name in (task.scenario.env if task.scenario is not None else {}) if loads_code(name)]
+            if code:
+                raise InputError(
+                    str(config.resolve(config.evaluation.dataset)),
+                    f"the variable {code[0]} makes programs load code or run a command; {TRUST_HINT}",
+                    entry=f"scenario '{task.id}'",
+                    field=f"env.{code[0]}",
+                )
     if warnings is not None and any(m.target is None for m in config.models):
         warnings.extend(
             f"{config.evaluation.dataset}, scenario '{t.id}', field 'env': a shared A2A agent process "

@@ -61,6 +61,11 @@ class ModelSpec(Strict):
         return self.key or safe_key(f"{self.provider}-{self.model}")
 
 
+MAX_ANSWER_BYTES = 1024 * 1024
+"""Longest answer body read from a model, judge or simulated-user server by default (its
+decoded bytes): a judge's answer is a few kilobytes, a reasoning model's thinking some
+hundreds; a runaway or hostile server's tens of megabytes would otherwise be held in
+memory and stored many times over (episodes, scores, results, reports, the judge cache)."""
 JUDGE_KINDS = ("choice", "quality", "standard", "pattern")
 """Judge kinds beside the rubrics (engine.scorers.choice, quality, standard, pattern)."""
 PATTERNS = ("react", "cove", "reflexion", "rag")
@@ -103,6 +108,9 @@ class JudgeSettings(Strict):
     root (processes and threads alike)."""
     timeout_s: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=4, ge=0)
+    max_answer_bytes: int = Field(default=MAX_ANSWER_BYTES, ge=1024, le=1024**3)
+    """Longest answer read from the judge's server; a longer one is cut there and not used
+    (its rows are null, their reason says so)."""
     rubrics: list[str] | None = None
     """Rubrics the judge scores each episode with: `bat` (bat-cli's four, the default when
     unset), built-in weighted rubrics (`default`, `agent`, ...) or YAML files; after
@@ -170,6 +178,9 @@ class SimulatedUserSettings(Strict):
     """Agent calls per conversation for scenarios that set none (then 1)."""
     timeout_s: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=4, ge=0)
+    max_answer_bytes: int = Field(default=MAX_ANSWER_BYTES, ge=1024, le=1024**3)
+    """Longest answer read from the simulated user's server; a longer one ends the
+    conversation as an error, saying so."""
 
     _provider = field_validator("provider")(_check_provider)
 
@@ -183,6 +194,7 @@ class SimulatedUserSettings(Strict):
             env=dict(self.env),
             timeout_s=self.timeout_s,
             max_retries=self.max_retries,
+            max_answer_bytes=self.max_answer_bytes,
         )
 
 
@@ -216,6 +228,10 @@ class EvaluationSettings(Strict):
     turn_timeout_s: float = Field(default=300, gt=0)
     """Longest wait for the agent's answer to one turn; a turn past it makes the episode an
     error episode (kept, counted, not judged)."""
+    trust_datasets: bool = False
+    """Take what a dataset file makes the pipeline run: an EvalBench scenario's variables
+    that load code (PYTHONSTARTUP, LD_PRELOAD, ...), script graders of an external AgentV
+    tests file (engine.datasets.trust); `bat-pipeline run --trust-datasets` sets it."""
     agent_id: str | None = None
     """Who the agent is in the history (warehouse, gates, trends, charts, UI); default: the
     agent folder's name."""

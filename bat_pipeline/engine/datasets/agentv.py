@@ -30,6 +30,7 @@ from bat_pipeline.engine.datasets.agentv_graders import (
 )
 from bat_pipeline.engine.datasets.agentv_judge import LLM_TYPES, find_judge
 from bat_pipeline.engine.datasets.agentv_targets import TargetOptions, load_targets
+from bat_pipeline.engine.datasets.trust import TRUST_HINT
 from bat_pipeline.engine.errors import InputError
 
 CASE_KEYS = ("tests", "evalcases", "eval_cases")
@@ -99,7 +100,7 @@ def load_suite(path: Path, options: TargetOptions | None = None) -> AgentvSuite:
     key = next((k for k in CASE_KEYS if k in data), None)
     if key is None:
         raise InputError(file, f"no tests: expected one of {', '.join(CASE_KEYS)}")
-    cases = _case_list(data[key], path, key)
+    cases, external = _case_list(data[key], path, key)
     fmt = detect_format(data, cases)
     execution: dict[str, Any] = data["execution"] if isinstance(data.get("execution"), dict) else {}
     prompts = data.get("prompts") or ["{{ input }}"]
@@ -113,6 +114,8 @@ def load_suite(path: Path, options: TargetOptions | None = None) -> AgentvSuite:
     seen: dict[str, int] = {}
     for index, raw in enumerate(cases):
         entry = _entry(key, index, raw)
+        if external is not None and not options.trust_datasets:
+            _refuse_scripts(raw, external, entry, fmt)
         case = _case(raw, index, entry, fmt, prompts[0], shared, path, warnings)
         if case.id in seen:
             raise InputError(file, f"duplicate id '{case.id}' (also {key}[{seen[case.id]}])", entry=entry, field="id")
@@ -143,14 +146,16 @@ def load_suite(path: Path, options: TargetOptions | None = None) -> AgentvSuite:
         raise InputError(file, error["msg"], field=".".join(map(str, error["loc"]))) from None
 
 
-def _case_list(value: Any, path: Path, key: str) -> list[Any]:
-    """`tests` as a list, or a path to a YAML list or a JSONL file (relative to the file)."""
+def _case_list(value: Any, path: Path, key: str) -> tuple[list[Any], Path | None]:
+    """`tests` as a list, or a path to a YAML list or a JSONL file (relative to the file);
+    and that file (None for tests written in the eval file)."""
+    source = None
     if isinstance(value, str):
         source = (path.parent / value).resolve()
         if source.suffix == ".jsonl":
             lines = read_text(source).splitlines()
             try:
-                return [json.loads(line) for line in lines if line.strip()]
+                return [json.loads(line) for line in lines if line.strip()], source
             except json.JSONDecodeError as exc:
                 raise InputError(str(source), f"invalid JSON line: {exc.msg}") from None
         value = read_yaml(source)
@@ -158,7 +163,27 @@ def _case_list(value: Any, path: Path, key: str) -> list[Any]:
             value = next((value[k] for k in CASE_KEYS if k in value), value)
     if not isinstance(value, list) or not value:
         raise InputError(str(path), f"expected a non-empty list of tests, got {kind(value)}", field=key)
-    return value
+    return value, source
+
+
+def _refuse_scripts(raw: Any, source: Path, entry: str, fmt: AgentvFormat) -> None:
+    """A script grader in a test of an external tests file runs a command: refused unless
+    the datasets are trusted (engine.datasets.trust)."""
+    if not isinstance(raw, dict):
+        return
+    execution = raw["execution"] if isinstance(raw.get("execution"), dict) else {}
+    for owner, prefix in ((raw, ""), (execution, "execution.")):
+        for key in ("assert", "assertions", "evaluators"):
+            items = owner.get(key)
+            for i, item in enumerate(items if isinstance(items, list) else []):
+                grader = assertion(item, GraderContext(str(source), entry, f"{prefix}{key}[{i}]", fmt, []))
+                if grader is not None and grader.type == "script":
+                    raise InputError(
+                        str(source),
+                        f"script grader '{grader.name}' in an external tests file runs a command; {TRUST_HINT}",
+                        entry=entry,
+                        field=f"{prefix}{key}[{i}]",
+                    )
 
 
 def _entry(key: str, index: int, raw: Any) -> str:

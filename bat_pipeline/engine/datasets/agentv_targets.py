@@ -53,6 +53,8 @@ class TargetOptions:
     """`--threshold`: replaces the file's."""
     environ: Mapping[str, str] | None = None
     """For `${{ VAR }}`; default os.environ."""
+    trust_datasets: bool = False
+    """`--trust-datasets`: script graders of an external tests file are taken (engine.datasets.trust)."""
 
 
 def load_targets(

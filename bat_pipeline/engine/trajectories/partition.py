@@ -14,6 +14,7 @@ from bat_pipeline.engine.figures import trajectory_figures
 from bat_pipeline.engine.spans import load_spans, wait_until_quiet
 from bat_pipeline.engine.target_records import TRAJECTORY_SOURCE
 from bat_pipeline.engine.trajectories.build import build_trajectory, recorded_tool_calls
+from bat_pipeline.engine.trajectories.plan import planned_steps
 
 
 @dataclass
@@ -94,3 +95,30 @@ def rebuild_trajectories(
         waited_s=waited,
         quiet=quiet,
     )
+
+
+def conversations_missing_spans(episodes: Sequence[Episode], span_paths: Sequence[Path], *, base: Path) -> set[str]:
+    """The conversation ids of `episodes` whose spans are not all in the span files: fewer
+    root spans than the turns the episode sent (a scenario's held user messages, else the
+    events that carried a user input) — the agent was killed before its span exporter
+    flushed them, and a verdict on that episode would rest on spans that are lost. An
+    episode whose target recorded its trajectory, or that sent no turn, is never counted."""
+    index = load_spans(spans_files(base, span_paths))
+    missing: set[str] = set()
+    for episode in episodes:
+        if episode.aux.get("trajectory_source") == TRAJECTORY_SOURCE:
+            continue
+        held = episode.conversation
+        sent = (
+            len(held.user_messages)
+            if held is not None
+            else sum(1 for event in episode.trace.events if event.user_input is not None)
+        )
+        roots = [
+            r
+            for r in index.conversation_roots(episode.conversation_id)
+            if r.span_id in planned_steps(index, r.trace_id)
+        ]
+        if sent and len(roots) < sent:
+            missing.add(episode.conversation_id)
+    return missing

@@ -44,7 +44,7 @@ def _answer(persona: str, conv: Conversation, knobs: Knobs, key: str) -> Reply:
         scorer = scenario_judge.handles(conv)
         if scorer:
             return scenario_judge.respond(conv, scorer)
-        return judge.respond(conv, think=knobs.think, echo=echo)
+        return judge.respond(conv, think=knobs.think, echo=echo, pad=knobs.pad_reasoning)
     if persona == "user":
         return simulated_user.respond(conv)
     reply = (competent if persona == "competent" else sloppy).respond(conv)

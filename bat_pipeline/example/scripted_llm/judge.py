@@ -117,9 +117,10 @@ def score(conv: Conversation) -> tuple[float, str]:
     return round(value, 2), "; ".join(notes) + "."
 
 
-def respond(conv: Conversation, think: bool = False, echo: str | None = None) -> Reply:
+def respond(conv: Conversation, think: bool = False, echo: str | None = None, pad: int = 0) -> Reply:
     """JSON content when the request asks for JSON, else prose ending with the JSON object.
-    `echo`: a text the reasoning quotes (the caller's key, to test redaction). The
+    `echo`: a text the reasoning quotes (the caller's key, to test redaction); `pad`:
+    characters of filler the reasoning ends with (a runaway judge). The
     agentic-v2-eval judge kinds' questions are answered by graded_judge."""
     from bat_pipeline.example.scripted_llm import graded_judge  # it reads this module's helpers
 
@@ -129,6 +130,8 @@ def respond(conv: Conversation, think: bool = False, echo: str | None = None) ->
     value, reasoning = score(conv)
     if echo:
         reasoning += f" Judged for key {echo}."
+    if pad:
+        reasoning += (" and so on" * (pad // 10 + 1))[:pad]
     answer: dict[str, object] = {"reasoning": reasoning, "score": value}
     if _rubric(conv.prompt_text()) == "grader":
         answer["passed"] = value >= 0.5

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class Knobs(BaseModel):
@@ -31,6 +31,8 @@ class Knobs(BaseModel):
     """Model names that always get a 400."""
     think: bool = False
     """Judge prose answers start with a `<think>...</think>` block."""
+    pad_reasoning: int = Field(default=0, ge=0)
+    """Characters of filler added to the judge's reasoning (a runaway judge's answer)."""
     echo_key: bool = False
     """Text answers and judge reasoning quote the key the request came with
     (`Authorization: Bearer` or `x-api-key`), as a leaky server would."""

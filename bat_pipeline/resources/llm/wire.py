@@ -15,6 +15,10 @@ from typing import Any, Protocol
 
 import httpx
 
+from bat_pipeline.engine.contracts.config import MAX_ANSWER_BYTES
+
+__all__ = ["MAX_ANSWER_BYTES"]
+
 RETRY_AFTER_CAP_S = 60.0
 """Longest wait honoured from a `Retry-After` header."""
 
@@ -67,6 +71,33 @@ class WireFormat(Protocol):
     def answer_text(self, data: Any) -> str:
         """The answer as text (a structured answer as its JSON text) from the decoded
         response; raises UnreadableAnswer when there is none."""
+
+
+class AnswerTooLarge(Exception):
+    """A response body longer than the limit it was read with; the rest was never read."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"the answer is longer than {limit} bytes (max_answer_bytes): cut there and not used")
+        self.limit = limit
+
+
+_DROPPED_HEADERS = ("content-encoding", "content-length", "transfer-encoding")
+
+
+async def post_capped(http: httpx.AsyncClient, url: str, *, json: Any, limit: int) -> httpx.Response:
+    """POST `json` to `url`, reading at most `limit` bytes of the (decoded) body: the
+    response with its body read. Raises AnswerTooLarge, the connection closed with the
+    rest unread, when the body is longer (a compressed one is counted as it inflates)."""
+    async with http.stream("POST", url, json=json) as response:
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > limit:
+                raise AnswerTooLarge(limit)
+            chunks.append(chunk)
+    headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in _DROPPED_HEADERS]
+    return httpx.Response(response.status_code, headers=headers, content=b"".join(chunks), request=response.request)
 
 
 def response_text(wire: WireFormat, response: httpx.Response) -> str:

@@ -130,7 +130,8 @@ async def _attempt(shared: _Partition, attempt: Attempt) -> Episode:
                     break
                 requests += 1
                 async with asyncio.timeout(target.timeout_s):
-                    response = await shared.http.post(shared.url, json=body)
+                    # A longer answer (wire.AnswerTooLarge) is the attempt's error episode.
+                    response = await wire.post_capped(shared.http, shared.url, json=body, limit=wire.MAX_ANSWER_BYTES)
         except (httpx.TimeoutException, TimeoutError):
             problem = f"no answer within {target.timeout_s:g} s"
         except httpx.TransportError as exc:
