@@ -17,7 +17,9 @@ same EvalConfig an agent folder gives.
 - `reporting.csv.output_directory`: where the CSV report goes.
 
 Relative paths are taken from the run config's folder, else from the current folder (where
-EvalBench runs). Every refusal is an InputError naming the file and the key.
+EvalBench runs); `reporting.csv.output_directory` always from the current folder, as
+EvalBench writes it. Both files may use pyaml-env's `!ENV` tags. Every refusal is an
+InputError naming the file and the key.
 """
 
 from __future__ import annotations
@@ -77,8 +79,17 @@ def _path(value: Any, run_file: Path, field: str) -> Path:
     return beside if beside.exists() or not (Path.cwd() / path).exists() else (Path.cwd() / path).resolve()
 
 
+def _from_cwd(value: Any, run_file: Path, field: str) -> Path:
+    """A folder EvalBench writes to: relative to the working directory, as its CsvReporter
+    writes `<output_directory>/<job id>/` (never beside the run config)."""
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(str(run_file), "expected a folder path", field=field)
+    return (Path.cwd() / Path(os.path.expandvars(value)).expanduser()).resolve()
+
+
 def _mapping(path: Path, what: str) -> dict[str, Any]:
-    data = read_yaml(path)
+    """A run config or model config: EvalBench reads both with pyaml-env (`!ENV` tags)."""
+    data = read_yaml(path, env_tags=True)
     if not isinstance(data, dict):
         raise InputError(str(path), f"a {what} must be a YAML mapping")
     return data
@@ -244,9 +255,9 @@ def load_run_config(path: Path, output_dir: Path | None = None) -> EvalConfig:
         source=path,
         dataset=Path(settings.dataset),
         scorers=scorers,
-        csv_dir=_path(csv_dir, path, "reporting.csv.output_directory") if csv_dir else None,
+        csv_dir=_from_cwd(csv_dir, path, "reporting.csv.output_directory") if csv_dir else None,
         scenarios=[str(s) for s in data["scenarios"]] if data.get("scenarios") else None,
-        scenario_pattern=data.get("scenario_pattern"),
+        scenario_pattern=None if data.get("scenario_pattern") is None else str(data["scenario_pattern"]),
         target=target,
         settings=data,
         isolate_home=_mapping(_path(data["model_config"], path, "model_config"), "model config").get(

@@ -10,8 +10,8 @@ step after loading works on it unchanged.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Literal
 
@@ -63,7 +63,7 @@ def project_kind(path: Path) -> tuple[ProjectKind, Path]:
         return "agent", path
     if not path.is_file():
         raise InputError(str(path), "no such file or folder")
-    data = read_yaml(path) if path.suffix in (".yaml", ".yml") else _json_object(path)
+    data = read_yaml(path, env_tags=True) if path.suffix in (".yaml", ".yml") else _json_object(path)
     if path.suffix == ".json" and is_evalset(data):
         raise InputError(
             str(path),
@@ -217,14 +217,11 @@ def project_tasks(config: EvalConfig, warnings: list[str] | None = None) -> list
         )
     if run is None or (run.scenarios is None and run.scenario_pattern is None):
         return tasks
-    try:
-        pattern = re.compile(run.scenario_pattern) if run.scenario_pattern else None
-    except re.error as exc:
-        raise InputError(str(run.source), f"not a regular expression: {exc}", field="scenario_pattern") from None
+    pattern = run.scenario_pattern
     chosen = [
         t
         for t in tasks
-        if (run.scenarios is None or t.id in run.scenarios) and (pattern is None or pattern.search(t.id))
+        if (run.scenarios is None or t.id in run.scenarios) and (pattern is None or fnmatchcase(t.id, pattern))
     ]
     if not chosen:
         raise InputError(

@@ -25,7 +25,7 @@ class EvalbenchRun(BaseModel):
     scenarios: list[str] | None = None
     """`scenarios`: the ids to run (all when None)."""
     scenario_pattern: str | None = None
-    """`scenario_pattern`: a regular expression the ids to run match (searched)."""
+    """`scenario_pattern`: a glob the ids to run match as a whole (EvalBench: `*list*`), case-sensitive."""
     isolate_home: bool = True
     """A CLI target's HOME is its session folder (`isolate_home: false` in the model
     config keeps the user's)."""

@@ -7,8 +7,11 @@ of the two sequences; passed when it is 1 (EvalBench's 100). Beside it, not gati
 exact match of the sequences and the other measure. Names compare as written, except that
 a bare expected name (`list_instances`) also matches an actual `server__list_instances`,
 and Claude's `mcp__server__tool` reads as `server__tool`. `filter_native_tools: true`
-drops names without `__` (native tools) from both sides; by default every name is kept,
-since an A2A agent's tools are its own.
+drops names without `__` (native tools) from both sides. Its default is EvalBench's, true,
+for scenarios an EvalBench run config selects scorers for (its own files;
+evalbench/scorers/trajectorymatcher.py: `config.get("filter_native_tools", True)`); for
+scenarios of a bat-cli project's dataset every name is kept, since an A2A agent's tools
+are its own (SPEC §12).
 """
 
 from __future__ import annotations
@@ -123,5 +126,5 @@ def trajectory_matcher(item: ScoringInput) -> list[ScoreRow]:
         scenario.expected_trajectory,
         actual,
         enforce_order=bool(options.get("enforce_order")),
-        filter_native_tools=bool(options.get("filter_native_tools")),
+        filter_native_tools=bool(options.get("filter_native_tools", scenario.scorers is not None)),
     )
