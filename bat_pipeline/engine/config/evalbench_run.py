@@ -251,6 +251,7 @@ def load_run_config(path: Path, output_dir: Path | None = None) -> EvalConfig:
         turn_timeout_s=folder_config.evaluation.turn_timeout_s if folder_config else 300,
     )
     csv_dir = ((data.get("reporting") or {}).get("csv") or {}).get("output_directory")
+    model_settings = _mapping(_path(data["model_config"], path, "model_config"), "model config")
     run = EvalbenchRun(
         source=path,
         dataset=Path(settings.dataset),
@@ -260,10 +261,8 @@ def load_run_config(path: Path, output_dir: Path | None = None) -> EvalConfig:
         scenario_pattern=None if data.get("scenario_pattern") is None else str(data["scenario_pattern"]),
         target=target,
         settings=data,
-        isolate_home=_mapping(_path(data["model_config"], path, "model_config"), "model config").get(
-            "isolate_home", True
-        )
-        is not False,
+        isolate_home=model_settings.get("isolate_home", True) is not False,
+        model_settings=model_settings,
     )
     base = folder_config
     spec_models = (

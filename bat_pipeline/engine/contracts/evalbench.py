@@ -32,4 +32,6 @@ class EvalbenchRun(BaseModel):
     target: str = ""
     """What `model_config` names, in words (`a2a http://…`, `a2a agent folder …`)."""
     settings: dict[str, Any] = Field(default_factory=dict)
-    """The run config as written, for `configs.csv`."""
+    """The run config as read (`!ENV` resolved), for `configs.csv` and the summary's order."""
+    model_settings: dict[str, Any] = Field(default_factory=dict)
+    """The model config as read, for `configs.csv`."""

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 from bat_pipeline.engine.contracts.scores import ScoreRow
 from bat_pipeline.engine.contracts.trajectory import ToolStep
+from bat_pipeline.engine.evalbench_harness import accumulated_tools
 from bat_pipeline.engine.scorers.registry import ScoringInput, check
 from bat_pipeline.engine.scorers.support import all_steps
 
@@ -121,7 +122,13 @@ def trajectory_matcher(item: ScoringInput) -> list[ScoreRow]:
     scenario = item.task.scenario
     assert scenario is not None and scenario.expected_trajectory is not None
     options = scenario.options(NAME)
-    actual = [s.name for s in all_steps(item.trajectory) if isinstance(s, ToolStep)]
+    # A harness that printed EvalBench's envelope: its generators' accumulated_tools.
+    printed_tools = accumulated_tools(item.episode)
+    actual = (
+        printed_tools
+        if printed_tools is not None
+        else [s.name for s in all_steps(item.trajectory) if isinstance(s, ToolStep)]
+    )
     return match_rows(
         scenario.expected_trajectory,
         actual,
