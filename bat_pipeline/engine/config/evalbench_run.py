@@ -12,7 +12,8 @@ same EvalConfig an agent folder gives.
   `codex_cli`, `agy_cli`) and any other are refused by name;
 - `simulated_user_model_config`: a YAML file `{provider, model, base_url, api_key_env,
   env, max_turns}` (EvalBench's `model_id` is read as `model`);
-- `scorers`: name → options; `goal_completion` / `behavioral_metrics` take the judge from
+- `scorers`: name → options; the LLM scorers (`goal_completion`, `behavioral_metrics`,
+  `parameter_analysis`, `binary_rubric_scorer`) take the judge from
   their `model_config` (same shape), else the agent folder's `judge`;
 - `reporting.csv.output_directory`: where the CSV report goes.
 
@@ -63,7 +64,7 @@ RUN_KEYS = (
     "num_trials",
 )
 CLI_GENERATORS = ("gemini_cli", "claude_code", "codex_cli", "agy_cli")
-LLM_SCORERS = ("goal_completion", "behavioral_metrics")
+LLM_SCORERS = ("goal_completion", "behavioral_metrics", "parameter_analysis", "binary_rubric_scorer")
 DEFAULT_RUNNERS = 10
 DEFAULT_TIMEOUT_S = 300.0
 """A CLI target's longest turn, without `timeout_seconds`."""
@@ -226,7 +227,7 @@ def load_run_config(path: Path, output_dir: Path | None = None) -> EvalConfig:
     if llm_wanted and judge is None:
         raise InputError(
             str(path),
-            "goal_completion and behavioral_metrics need a judge: give the scorer a model_config",
+            f"{', '.join(n for n in LLM_SCORERS if n in (scorers or {}))} need a judge: give the scorer a model_config",
             field="scorers",
         )
     user = None

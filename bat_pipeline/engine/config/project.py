@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -30,7 +30,7 @@ from bat_pipeline.engine.contracts.tasks import Expected, Task
 from bat_pipeline.engine.datasets.agentv import CASE_KEYS, load_suite
 from bat_pipeline.engine.datasets.agentv_judge import LLM_TYPES
 from bat_pipeline.engine.datasets.agentv_targets import TargetOptions
-from bat_pipeline.engine.datasets.evalbench import is_evalset
+from bat_pipeline.engine.datasets.evalbench import golden_for, is_evalset
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.target_inputs import case_turns
 
@@ -198,6 +198,36 @@ def suite_tasks(suite: AgentvSuite) -> list[Task]:
     ]
 
 
+def nl2sql_chosen(tasks: list[Task], settings: dict[str, Any], source: str) -> list[Task]:
+    """EvalBench's NL2SQL filters of a run config on the dataset's NL2SQL entries: `dialects`
+    (an entry without one of them is dropped; the golden query is the first one's),
+    `query_types`, `databases`. Other tasks are kept."""
+    dialects = [str(d) for d in settings.get("dialects") or []]
+    types = {str(t) for t in settings.get("query_types") or []}
+    databases = {str(d) for d in settings.get("databases") or []}
+    chosen = []
+    for task in tasks:
+        info = task.meta.get("nl2sql")
+        if not isinstance(info, dict):
+            chosen.append(task)
+            continue
+        if dialects and not set(dialects) & set(info.get("dialects") or []):
+            continue
+        if (types and info.get("query_type") not in types) or (databases and info.get("database") not in databases):
+            continue
+        golden = golden_for(info.get("golden_sql"), dialects)
+        if dialects and golden is not None and task.scenario is not None:
+            task = task.model_copy(update={"scenario": task.scenario.model_copy(update={"golden_sql": golden})})
+        chosen.append(task)
+    if tasks and not chosen:
+        raise InputError(
+            source,
+            "no entry of the dataset is of the run config's dialects / query_types / databases",
+            field="dialects",
+        )
+    return chosen
+
+
 def project_tasks(config: EvalConfig, warnings: list[str] | None = None) -> list[Task]:
     """The dataset of any project: an AgentV file's tests, an EvalBench run config's
     scenarios (its `scorers` given to each, its `scenarios` / `scenario_pattern` applied),
@@ -215,6 +245,8 @@ def project_tasks(config: EvalConfig, warnings: list[str] | None = None) -> list
             for t in tasks
             if t.scenario is not None and t.scenario.env
         )
+    if run is not None:
+        tasks = nl2sql_chosen(tasks, run.settings, str(run.source))
     if run is None or (run.scenarios is None and run.scenario_pattern is None):
         return tasks
     pattern = run.scenario_pattern
