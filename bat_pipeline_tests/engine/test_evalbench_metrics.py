@@ -174,3 +174,30 @@ def test_skills_trajectory_reads_the_activated_skills():
     both = printed("x", scorers={"skills_trajectory": {"enforce_order": True, "allow_extra_skills": True}})
     [refused] = skills_trajectory(both)
     assert refused.raw is None and "Cannot set both" in refused.details["error"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "passed"),
+    [
+        ('{"rubric_passed": true, "reasoning": "it did"}', True),
+        ('{"rubric_passed": false, "reasoning": "no"}', False),
+        ("1/1 The agent reported the state.\nmore", True),  # binaryrubricscorer.py: (\d+)/1 on the first line
+        ("0/1 It did not.", False),
+        ("PASS: all good", True),
+        ("Verdict: fail", False),
+    ],
+)
+def test_binary_rubric_answers(answer, passed):
+    from bat_pipeline.engine.scorers.evalbench_llm import parse_verdict
+
+    assert parse_verdict(answer)[0] is passed
+
+
+def test_a_scenario_without_a_rubric_passes_unasked():
+    import asyncio
+
+    from bat_pipeline.engine.scorers.evalbench_llm import binary_rubric_scorer
+
+    [row] = asyncio.run(binary_rubric_scorer(printed("x", scorers={"binary_rubric_scorer": {}}), judge=None))
+    assert (row.criterion, row.raw) == ("binary_rubric_scorer_0", 100.0)
+    assert row.reason == "No rubric defined for this scenario. Defaulting to PASS."

@@ -62,6 +62,9 @@ RUN_KEYS = (
     "scenarios",
     "scenario_pattern",
     "num_trials",
+    "dialects",
+    "query_types",
+    "databases",
 )
 CLI_GENERATORS = ("gemini_cli", "claude_code", "codex_cli", "agy_cli")
 LLM_SCORERS = ("goal_completion", "behavioral_metrics", "parameter_analysis", "binary_rubric_scorer")
