@@ -120,7 +120,23 @@ def test_evalbenchs_harness_gate_passes_on_our_output(tmp_path, scripted_llm):
     assert result.returncode == 0, result.stdout
     found, checked = problems(repo / config, repo / ".ci/harness_smoke.evalset.json", repo, env)
     assert found == [] and checked == 11 * 2
-    # The gate fails where it should: a harness that called no tool (a scorer at 0).
+    # The gate fails where it should: a scorer at 0 (a harness that called no tool), an error.
+    [job] = (repo / "results/ci/fake_cli").iterdir()
+    lines = read(job, "scores")
+    for line in lines:
+        if (line["comparator"], line["id"]) == ("agent_steps", "ci-csql-list-and-get"):
+            line["score"] = "0.0"
+        if (line["comparator"], line["id"]) == ("goal_completion", "ci-csql-list-and-get"):
+            line["comparison_error"] = "judge failed"
+    with (job / "scores.csv").open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(lines[0]))
+        writer.writeheader()
+        writer.writerows(lines)
+    found, _ = problems(repo / config, repo / ".ci/harness_smoke.evalset.json", repo, env)
+    assert sorted(found) == [
+        "agent_steps: ci-csql-list-and-get reported 0",
+        "goal_completion: errored on ci-csql-list-and-get -- judge failed",
+    ]
     (repo / "results/ci/fake_cli").rename(repo / "kept")
     found, _ = problems(repo / config, repo / ".ci/harness_smoke.evalset.json", repo, env)
     assert found == [f"no run output under {repo / 'results/ci/fake_cli'}"]
