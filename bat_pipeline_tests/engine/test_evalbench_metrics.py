@@ -201,3 +201,28 @@ def test_a_scenario_without_a_rubric_passes_unasked():
     [row] = asyncio.run(binary_rubric_scorer(printed("x", scorers={"binary_rubric_scorer": {}}), judge=None))
     assert (row.criterion, row.raw) == ("binary_rubric_scorer_0", 100.0)
     assert row.reason == "No rubric defined for this scenario. Defaulting to PASS."
+
+
+def test_skills_best_practices_grades_are_read_whole_and_clamped():
+    from bat_pipeline.engine.scorers.skills_best_practices import parse_grade
+
+    answer = json.dumps(
+        {
+            "score": 130,
+            "clarity": {"score": 20, "comment": "ok"},
+            "progressive_disclosure": {"score": 5, "comment": "x"},
+        }
+    )
+    score, text = parse_grade(answer)
+    assert score == 100.0 and "progressive_disclosure: 5/20" in text  # the whole answer, not a category
+    with pytest.raises(ValueError):
+        parse_grade('{"score": "high", "progressive_disclosure": {}}')
+
+
+def test_skills_best_practices_finds_skill_md_in_any_case(tmp_path):
+    from bat_pipeline.engine.scorers.skills_best_practices import find_skill_md
+
+    (tmp_path / "My-Skill").mkdir()
+    (tmp_path / "My-Skill" / "SKILL.md").write_text("x")
+    assert find_skill_md("my-skill", tmp_path) == tmp_path / "My-Skill" / "SKILL.md"
+    assert find_skill_md("other", tmp_path) is None and find_skill_md("x", None) is None

@@ -42,6 +42,15 @@ JUDGE_CONFIGS = (
 )
 
 
+SKILLS_DIR = ".venv/fake_home_claude/.claude/skills"
+SKILLS = {
+    "cloud-sql-postgres-lifecycle": "---\nname: cloud-sql-postgres-lifecycle\ndescription: List and inspect "
+    "Cloud SQL for PostgreSQL instances.\n---\nRun `node list.js` and report each instance's state.\n",
+    "cloud-sql-postgres-data": "---\nname: cloud-sql-postgres-data\ndescription: Query schemas and tables.\n"
+    "---\nRun `node schemas.js`. TODO: document the tables script.\n",
+}
+
+
 def repository(tmp_path: Path) -> Path:
     """A copy of the corpus as EvalBench's repository root, the models it cannot run here replaced."""
     repo = tmp_path / "evalbench"
@@ -60,6 +69,11 @@ def repository(tmp_path: Path) -> Path:
     for path, content in [*((p, harness) for p in CLI_CONFIGS), *((p, judge) for p in JUDGE_CONFIGS)]:
         (repo / path).parent.mkdir(parents=True, exist_ok=True)
         (repo / path).write_text(yaml.safe_dump(content))
+    # The skills the harness activates, where EvalBench's skills_best_practices looks without
+    # a skills_dir (a Claude harness's fake home under the working directory).
+    for skill, body in SKILLS.items():
+        (repo / SKILLS_DIR / skill).mkdir(parents=True)
+        (repo / SKILLS_DIR / skill / "SKILL.md").write_text(body)
     return repo
 
 
@@ -120,6 +134,10 @@ def test_evalbenchs_harness_gate_passes_on_our_output(tmp_path, scripted_llm):
     assert result.returncode == 0, result.stdout
     found, checked = problems(repo / config, repo / ".ci/harness_smoke.evalset.json", repo, env)
     assert found == [] and checked == 11 * 2
+    skills = ".ci/skills_run_config.yaml"
+    assert run([str(VENV_BIN / "bat-pipeline"), "run", skills], env, cwd=repo).returncode == 0
+    found, checked = problems(repo / skills, repo / ".ci/harness_skills.evalset.json", repo, env)
+    assert found == [] and checked == 11 * 2  # verify_harness.py --run-config .ci/skills_run_config.yaml
     # The gate fails where it should: a scorer at 0 (a harness that called no tool), an error.
     [job] = (repo / "results/ci/fake_cli").iterdir()
     lines = read(job, "scores")

@@ -67,7 +67,13 @@ RUN_KEYS = (
     "databases",
 )
 CLI_GENERATORS = ("gemini_cli", "claude_code", "codex_cli", "agy_cli")
-LLM_SCORERS = ("goal_completion", "behavioral_metrics", "parameter_analysis", "binary_rubric_scorer")
+LLM_SCORERS = (
+    "goal_completion",
+    "behavioral_metrics",
+    "parameter_analysis",
+    "binary_rubric_scorer",
+    "skills_best_practices",
+)
 DEFAULT_RUNNERS = 10
 DEFAULT_TIMEOUT_S = 300.0
 """A CLI target's longest turn, without `timeout_seconds`."""

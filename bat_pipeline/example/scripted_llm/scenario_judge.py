@@ -67,6 +67,8 @@ def handles(conv: Conversation) -> str | None:
         return "parameter_analysis"
     if '"rubric_passed"' in system:
         return "binary_rubric_scorer"
+    if '"progressive_disclosure"' in system:
+        return "skills_best_practices"
     return None
 
 
@@ -135,6 +137,23 @@ def rubric(system: str, prompt: str) -> dict:
     return {"rubric_passed": not missing, "reasoning": f"missing: {missing}" if missing else "it shows in the replies"}
 
 
+def skill_grade(prompt: str) -> dict:
+    """100, less 20 for a TODO and 20 for a body of over 40 lines (four categories at 20 each)."""
+    body = _section(prompt, "SKILL.md")
+    todo = "TODO" in body
+    long = len(body.splitlines()) > 40
+    part = {"score": 20, "comment": "fine"}
+    return {
+        "score": 100 - 20 * todo - 20 * long,
+        "metadata_quality": part,
+        "conciseness": {"score": 0 if long else 20, "comment": "long" if long else "fine"},
+        "progressive_disclosure": part,
+        "clarity": part,
+        "content_quality": {"score": 0 if todo else 20, "comment": "a TODO" if todo else "fine"},
+        "summary": "scripted stand-in judge (keyword heuristics, not a model)",
+    }
+
+
 def respond(conv: Conversation, scorer: str) -> Reply:
     prompt = conv.prompt_text()
     system = " ".join(m.text for m in conv.messages if m.role == "system")
@@ -143,5 +162,6 @@ def respond(conv: Conversation, scorer: str) -> Reply:
         "behavioral_metrics": lambda: behaviour(prompt),
         "parameter_analysis": lambda: parameters(prompt),
         "binary_rubric_scorer": lambda: rubric(system, prompt),
+        "skills_best_practices": lambda: skill_grade(prompt),
     }
     return Reply(text=json.dumps(answers[scorer]()))
