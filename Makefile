@@ -25,7 +25,7 @@ demo: venv
 	$(VENV)/bin/bat-pipeline demo
 	$(VENV)/bin/bat-pipeline run bat_pipeline/example/screening/screening.yaml
 	$(VENV)/bin/bat-pipeline run bat_pipeline/example/assistants/assistants.yaml
-	$(VENV)/bin/bat-pipeline run bat_pipeline/example/scenarios/run_config.yaml
+	cd bat_pipeline/example/scenarios && $(abspath $(VENV))/bin/bat-pipeline run run_config.yaml
 	$(VENV)/bin/bat-pipeline run bat_pipeline/example/weather_agent/eval/judges.yaml
 
 # Debian's chromium, which the HTML report's browser test drives through playwright

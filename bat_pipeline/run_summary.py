@@ -20,6 +20,24 @@ def _wait_s() -> float:
     return float(os.environ.get(WAREHOUSE_WAIT_VAR) or 5)
 
 
+def _scenarios(dataset: Path) -> dict[str, Any]:
+    """The evalset's scenarios by id, as EvalBench keeps them (`${VAR}` expanded), for
+    evals.csv; {} when the dataset is no evalset."""
+    import json
+
+    from bat_pipeline.engine.datasets.evalbench import evalset_entries, is_evalset
+    from bat_pipeline.engine.errors import InputError
+
+    try:
+        data = json.loads(dataset.read_text(encoding="utf-8"))
+        if not is_evalset(data):
+            return {}
+        entries = evalset_entries(data, str(dataset), os.environ)
+    except (OSError, ValueError, InputError):
+        return {}
+    return {str(e["id"]): e for e in entries if isinstance(e, dict) and "id" in e}
+
+
 def write_csv(config: EvalConfig, root: Path, partitions: list[tuple[str, Path | None]], out) -> None:
     """An EvalBench run config's `reporting.csv`: the run's CSV report, from the warehouse."""
     from bat_pipeline.resources.evalbench_export import export_csv
@@ -31,7 +49,12 @@ def write_csv(config: EvalConfig, root: Path, partitions: list[tuple[str, Path |
         return
     try:
         written = export_csv(
-            Warehouse(warehouse_path(root), max_wait_s=_wait_s()), load_ref(folders[0]).run_id, run.csv_dir
+            Warehouse(warehouse_path(root), max_wait_s=_wait_s()),
+            load_ref(folders[0]).run_id,
+            run.csv_dir,
+            run=run.settings,
+            model=run.model_settings,
+            scenarios=_scenarios(run.dataset),
         )
         out(f"\ncsv: {written}")
     except WarehouseBusyError as exc:

@@ -157,6 +157,11 @@ class ConversationRecorder:
             self.turns[-1].agent = self._turn_text
             self.turns[-1].status = self._turn_status
 
+    def harness_output(self, text: str) -> None:
+        """What the harness printed for the current turn (ConversationTurn.harness_output)."""
+        if self.turns:
+            self.turns[-1].harness_output = text
+
     def update(self, state: str | None, text: str = "", *, plain: bool = False) -> None:
         """One streamed update. `plain`: a message or artifact without a task state,
         which counts as completed."""

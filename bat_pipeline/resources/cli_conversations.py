@@ -9,7 +9,10 @@ home leaks in or out — unless `isolate_home: false`. The command gets the shel
 environment, the model config's `env` and the scenario's `env`. A turn whose command
 fails (non-zero exit, timeout, cannot start) ends the conversation as the agent's failure.
 A JSON answer with `text` / `output` is read like an AgentV record: its tool calls are the
-turn's tool steps (the trajectory is the target's, not from spans).
+turn's tool steps (the trajectory is the target's, not from spans); one in EvalBench's
+envelope (`{response, stats, tool_calls}`, what its generators hand its scorers) gives the
+answer from `response` and the steps from `tool_calls` (else `stats.tools.byName`). Each
+turn's stdout is kept as its harness output, which EvalBench's metric scorers read.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from bat_pipeline.engine.contracts.episode import Episode, RecordedToolCall
 from bat_pipeline.engine.contracts.trajectory import ToolStep, Totals, Trajectory, Turn
 from bat_pipeline.engine.conversation import Attempt, ConversationRecorder, hold_conversation, turn_limit
 from bat_pipeline.engine.datasets.agentv import content_text
+from bat_pipeline.engine.evalbench_harness import envelope_answer, envelope_steps, is_envelope, parse
 from bat_pipeline.engine.simulated_user import SimulatedUser
 from bat_pipeline.engine.target_records import TRAJECTORY_SOURCE, answer_from_output
 from bat_pipeline.resources.commands import run_command
@@ -66,6 +70,13 @@ async def _one(
             if not result.ok:
                 steps.append([])
                 recorder.update("failed", f"target '{target.name}' {result.describe()}")
+                return
+            recorder.harness_output(result.stdout)
+            envelope = parse(result.stdout)
+            if is_envelope(envelope):  # EvalBench's {response, stats, tool_calls}
+                assert envelope is not None
+                steps.append(envelope_steps(envelope))
+                recorder.update("completed", envelope_answer(envelope))
                 return
             answer = answer_from_output(result.stdout, "v4")
             steps.append(

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
 from bat_pipeline.engine.errors import InputError
-from bat_pipeline.engine.evalbench_report import csv_tables
+from bat_pipeline.engine.evalbench_report import csv_tables, run_time_text
 from bat_pipeline.resources.warehouse import TABLES, Warehouse
 from bat_pipeline.storage import write_text_atomic
 
@@ -50,17 +52,32 @@ def _rows(warehouse: Warehouse, table: str, run_id: str) -> list[dict]:
         return []  # a warehouse written before the table existed
 
 
-def export_csv(warehouse: Warehouse, run_id: str, folder: Path) -> Path:
+def export_csv(
+    warehouse: Warehouse,
+    run_id: str,
+    folder: Path,
+    *,
+    run: Mapping[str, Any] | None = None,
+    model: Mapping[str, Any] | None = None,
+    scenarios: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Path:
     """`<folder>/<run id>/{configs,evals,scores,summary}.csv` (each written atomically);
-    returns the run's folder."""
+    returns the run's folder. `run`, `model`, `scenarios`: the run config, its model config
+    and the evalset's scenarios as read, when the run writes its own report (an export of an
+    older run has only the warehouse)."""
     scores = warehouse.query(
         "SELECT * FROM episode_scores WHERE run_id = ? ORDER BY model_key, task_id, attempt, position", [run_id]
     )
+    runs = _rows(warehouse, "runs", run_id)
     tables = csv_tables(
-        _rows(warehouse, "runs", run_id),
+        runs,
         _rows(warehouse, "episodes", run_id),
         _rows(warehouse, "conversations", run_id),
         scores,
+        run_time=run_time_text(runs),
+        run=run,
+        model=model,
+        scenarios=scenarios,
     )
     out = Path(folder) / run_id
     out.mkdir(parents=True, exist_ok=True)

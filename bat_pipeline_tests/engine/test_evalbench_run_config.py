@@ -65,8 +65,10 @@ def project(tmp_path):
     return tmp_path, run
 
 
-def test_a_run_config_is_an_evaluation_of_its_target(project):
+def test_a_run_config_is_an_evaluation_of_its_target(project, tmp_path_factory, monkeypatch):
     folder, run = project
+    elsewhere = tmp_path_factory.mktemp("cwd")
+    monkeypatch.chdir(elsewhere)
     path = write(folder, "run_config.yaml", run)
     assert project_kind(path) == ("evalbench", path.resolve())
     config = load_project(path)
@@ -76,7 +78,8 @@ def test_a_run_config_is_an_evaluation_of_its_target(project):
     assert config.agent_id == "run_config"
     assert (config.simulated_user.model, config.simulated_user.max_turns) == ("scripted-user", 4)
     assert (config.judge.provider, config.judge.model) == ("openai", "judge")
-    assert config.evalbench.csv_dir == (folder / "results").resolve()
+    # EvalBench's CsvReporter writes <output_directory>/<job id>/ from the working directory.
+    assert config.evalbench.csv_dir == (elsewhere / "results").resolve()
     tasks = project_tasks(config)
     assert [t.id for t in tasks] == ["weather-01", "sum-01", "weather-02"]
     assert tasks[0].scenario.options("trajectory_matcher") == {"enforce_order": True}
@@ -85,8 +88,13 @@ def test_a_run_config_is_an_evaluation_of_its_target(project):
 
 def test_scenarios_are_chosen_by_id_and_pattern(project):
     folder, run = project
-    config = load_project(write(folder, "run_config.yaml", {**run, "scenario_pattern": "^weather"}))
+    config = load_project(write(folder, "run_config.yaml", {**run, "scenario_pattern": "weather-*"}))
     assert [t.id for t in project_tasks(config)] == ["weather-01", "weather-02"]
+    # A glob, as EvalBench's docs say (docs/configs/run-config.md): matched whole, case-sensitive.
+    config = load_project(write(folder, "run_config.yaml", {**run, "scenario_pattern": "*-0[2]"}))
+    assert [t.id for t in project_tasks(config)] == ["weather-02"]
+    with pytest.raises(InputError, match="no scenario of the dataset is chosen"):
+        project_tasks(load_project(write(folder, "run_config.yaml", {**run, "scenario_pattern": "WEATHER*"})))
     config = load_project(write(folder, "run_config.yaml", {**run, "scenarios": ["sum-01"]}))
     assert [t.id for t in project_tasks(config)] == ["sum-01"]
 
@@ -133,6 +141,27 @@ def test_an_llm_scorer_without_a_judge_is_refused(project, tmp_path):
 
 def test_an_unknown_scorer_is_warned_about(project):
     folder, run = project
-    config = load_project(write(folder, "run_config.yaml", {**run, "scorers": {"agent_steps": {}, "turn_count": {}}}))
-    [warning] = [w for w in config.warnings if "scorers.agent_steps" in w]
+    config = load_project(write(folder, "run_config.yaml", {**run, "scorers": {"dbt_run": {}, "turn_count": {}}}))
+    [warning] = [w for w in config.warnings if "scorers.dbt_run" in w]
     assert "no such scorer here" in warning and "trajectory_matcher" in warning
+
+
+def test_env_tags_are_read_as_pyaml_env_reads_them(project, monkeypatch):
+    """EvalBench's .ci/run_config.yaml: `model_config: !ENV .ci/model_configs/${CI_HARNESS}_model.yaml`."""
+    folder, run = project
+    write(folder, "model_configs/a2a_model.yaml", {"generator": "a2a", "url": "http://x", "models": ["openai:m"]})
+    text = yaml.safe_dump({k: v for k, v in run.items() if k not in ("model_config", "reporting")})
+    text += "model_config: !ENV model_configs/${CI_HARNESS}_model.yaml\n"
+    text += "reporting: {csv: {output_directory: !ENV 'results/ci/${CI_HARNESS}/${CI_SUFFIX:x}'}}\n"
+    path = folder / "run_config.yaml"
+    path.write_text(text)
+    monkeypatch.setenv("CI_HARNESS", "a2a")
+    monkeypatch.delenv("CI_SUFFIX", raising=False)
+    monkeypatch.chdir(folder)
+    config = load_project(path)
+    assert config.agent.url == "http://x"
+    assert config.evalbench.csv_dir == (folder / "results" / "ci" / "a2a" / "x").resolve()
+    monkeypatch.delenv("CI_HARNESS")
+    with pytest.raises(InputError, match="environment variable 'CI_HARNESS' is not set") as refused:
+        load_project(path)
+    assert str(path) in str(refused.value) and "line" in str(refused.value)

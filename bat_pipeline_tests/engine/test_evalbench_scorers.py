@@ -98,9 +98,22 @@ def _item(scenario: Scenario, steps=(), output="", log: ConversationLog | None =
 
 
 def test_the_scorer_reads_the_trajectory_and_the_run_configs_options():
-    scenario = Scenario(expected_trajectory=["a", "b"], scorers={"trajectory_matcher": {"enforce_order": True}})
-    [main, *_] = trajectory_matcher(_item(scenario, steps=["b", "a"]))
+    scenario = Scenario(expected_trajectory=["s__a", "s__b"], scorers={"trajectory_matcher": {"enforce_order": True}})
+    [main, *_] = trajectory_matcher(_item(scenario, steps=["s__b", "s__a"]))
     assert main.value == 0.0 and main.details["measure"] == "levenshtein"
+
+
+def test_filter_native_tools_defaults_as_evalbench_for_its_run_configs():
+    """evalbench/scorers/trajectorymatcher.py: `config.get("filter_native_tools", True)`: a
+    harness's native tools (Read, run_shell_command) never lower the score of a run config's
+    scenario; a bat-cli dataset's scenario (no run config) keeps every name (SPEC §12)."""
+    steps = ["Read", "cloud-sql__list_instances", "run_shell_command"]
+    from_run_config = Scenario(expected_trajectory=["cloud-sql__list_instances"], scorers={"trajectory_matcher": {}})
+    assert trajectory_matcher(_item(from_run_config, steps=steps))[0].raw == 100.0
+    written_out = from_run_config.model_copy(update={"scorers": {"trajectory_matcher": {"filter_native_tools": False}}})
+    assert trajectory_matcher(_item(written_out, steps=steps))[0].value == pytest.approx(1 / 3)
+    plain = Scenario(expected_trajectory=["cloud-sql__list_instances"])
+    assert trajectory_matcher(_item(plain, steps=steps))[0].value == pytest.approx(1 / 3)
 
 
 def test_turn_count_is_the_number_of_turns():

@@ -222,5 +222,5 @@ def test_a_scenarios_scores_from_the_episode_to_the_warehouse(scripted_llm, tmp_
     lines = list(csv.DictReader((folder / "scores.csv").open()))
     line = next(x for x in lines if x["id"] == "clarify_city" and x["comparator"] == "goal_completion")
     assert (line["score"], line["criterion"]) == ("100.0", "goal_completion")
-    evals = {x["id"]: x for x in csv.DictReader((folder / "evals.csv").open())}
+    evals = {x["eval_id"]: x for x in csv.DictReader((folder / "evals.csv").open())}
     assert evals["clarify_city"]["ended"] == "terminated" and evals["clarify_city"]["generated_turns"] == "2"

@@ -28,6 +28,7 @@ def test_the_example_runs_and_its_csv_and_warehouse_agree(tmp_path, scripted_llm
     result = run(
         [str(VENV_BIN / "bat-pipeline"), "run", str(run_config), "--output", str(tmp_path / "out")],
         pipeline_env(run_config, root, scripted_llm.url),
+        cwd=run_config.parent,  # EvalBench writes reporting.csv.output_directory from the working directory
     )
     assert result.returncode == 0, result.stdout
     [csv_folder] = (run_config.parent / "results").iterdir()
@@ -59,7 +60,7 @@ def test_the_example_runs_and_its_csv_and_warehouse_agree(tmp_path, scripted_llm
     assert failing["trajectory_matcher"]["score"] == "50.0" and failing["goal_completion"]["score"] == "0.0"
 
     conversations = {r["task_id"]: r for r in warehouse.query("SELECT * FROM conversations WHERE run_id = ?", [run_id])}
-    evals = {line["id"]: line for line in csv.DictReader((csv_folder / "evals.csv").open(encoding="utf-8"))}
+    evals = {line["eval_id"]: line for line in csv.DictReader((csv_folder / "evals.csv").open(encoding="utf-8"))}
     for task_id, line in evals.items():
         held = conversations[task_id]
         assert (int(line["turns"]), line["ended"], int(line["simulated_user_tokens_in"])) == (
@@ -72,8 +73,18 @@ def test_the_example_runs_and_its_csv_and_warehouse_agree(tmp_path, scripted_llm
         conversations["clarify_city"]["generated_turns"] == 2 and conversations["clarify_city"]["ended"] == "terminated"
     )
 
-    summary = {line["metric_name"]: line for line in csv.DictReader((csv_folder / "summary.csv").open())}
-    assert (
-        summary["trajectory_matcher"]["correct_results_count"],
-        summary["trajectory_matcher"]["total_results_count"],
-    ) == ("3", "4")
+    summary = list(csv.DictReader((csv_folder / "summary.csv").open()))
+    # EvalBench's analyzer: the run config's scorers in order, behavioral_metrics only logged,
+    # the executable line last; turn_count's sum makes the counts a float column.
+    assert [
+        (line["metric_name"], line["metric_score"], line["correct_results_count"], line["total_results_count"])
+        for line in summary
+    ] == [
+        ("trajectory_matcher", "100.0", "3.0", "4"),
+        ("turn_count", summary[1]["metric_score"], summary[1]["correct_results_count"], "4"),
+        ("goal_completion", "100.0", summary[2]["correct_results_count"], "4"),
+        ("executable", "1.0", "4.0", "4"),
+    ]
+    turns = [int(line["turns"]) for line in evals.values()]
+    assert float(summary[1]["correct_results_count"]) == sum(turns)
+    assert float(summary[1]["metric_score"]) == sum(turns) / 4

@@ -117,13 +117,17 @@ def pipeline_env(agent_dir: Path, root: Path, llm_url: str) -> dict[str, str]:
     return env
 
 
-def run(command: list[str], env: dict[str, str], timeout_s: float = 240) -> subprocess.CompletedProcess:
-    """Run to completion; stdout and stderr together in `.stdout`. A `bat-pipeline` or
-    `dagster` command is forked from the preloaded server (forked_cli)."""
+def run(
+    command: list[str], env: dict[str, str], timeout_s: float = 240, cwd: Path | str | None = None
+) -> subprocess.CompletedProcess:
+    """Run to completion, in `cwd` (default: this process's); stdout and stderr together in
+    `.stdout`. A `bat-pipeline` or `dagster` command is forked from the preloaded server
+    (forked_cli)."""
     if forked_cli.forkable(command, env):
-        return forked_cli.run(command, env, timeout_s)
+        return forked_cli.run(command, env, timeout_s, cwd)
     return subprocess.run(
         command,
+        cwd=cwd,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

@@ -165,14 +165,16 @@ def start(command: list[str], *, env: dict[str, str], cwd: Path | str | None, lo
     return ForkedCommand(program, command[1:], env, cwd or os.getcwd(), log_path)
 
 
-def run(command: list[str], env: dict[str, str], timeout_s: float) -> subprocess.CompletedProcess:
-    """Run `command` forked to completion (killed, session and all, past `timeout_s`);
-    stdout and stderr together in `.stdout`."""
+def run(
+    command: list[str], env: dict[str, str], timeout_s: float, cwd: Path | str | None = None
+) -> subprocess.CompletedProcess:
+    """Run `command` forked to completion (killed, session and all, past `timeout_s`), in
+    `cwd` (default: this process's); stdout and stderr together in `.stdout`."""
     handle, name = tempfile.mkstemp(prefix="bat-pipeline-", suffix=".out")
     os.close(handle)
     log_path = Path(name)
     try:
-        process = start(command, env=env, cwd=None, log_path=log_path)
+        process = start(command, env=env, cwd=cwd, log_path=log_path)
         try:
             process.wait(timeout_s)
         except subprocess.TimeoutExpired:

@@ -22,7 +22,13 @@ from bat_pipeline.engine.config.messages import (
 )
 from bat_pipeline.engine.contracts.names import task_file_stem
 from bat_pipeline.engine.contracts.tasks import Task
-from bat_pipeline.engine.datasets.evalbench import as_task_entry, evalset_entries, is_evalset
+from bat_pipeline.engine.datasets.evalbench import (
+    as_task_entry,
+    evalset_entries,
+    is_evalset,
+    is_nl2sql_item,
+    nl2sql_entry,
+)
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.yaml_rubrics.load import resolve_rubric_names
 
@@ -42,9 +48,11 @@ def load_tasks(
 ) -> list[Task]:
     """The dataset: a JSON array of tasks (SPEC §3), read as `bat eval` reads it, or an
     EvalBench evalset `{"scenarios": [...]}` (SPEC §10; `${VAR}` expanded from `environ`,
-    default the shell). Entries of either kind may carry scenario fields and mix in one
-    file (engine.datasets.evalbench); a scenario's relative `database` is taken from the
-    dataset's folder. `scorers`: the EvalBench run config's selection, for every entry.
+    default the shell), or EvalBench's NL2SQL dataset (an array of `{id, nl_prompt,
+    golden_sql, ...}`: engine.datasets.evalbench.nl2sql_entry). Entries of either kind may
+    carry scenario fields and mix in one file (engine.datasets.evalbench); a scenario's
+    relative `database` is taken from the dataset's folder. `scorers`: the EvalBench run
+    config's selection, for every entry.
 
     Unknown keys are ignored, each with a warning appended to `warnings` (a key one edit
     away from a known one is refused as a typo); scalars are coerced as bat-cli's records
@@ -70,6 +78,7 @@ def load_tasks(
         )
     if not data:
         raise InputError(file, "the dataset has no tasks")
+    data = [nl2sql_entry(item) if is_nl2sql_item(item) else item for item in data]
     tasks: list[Task] = []
     first_index: dict[str, int] = {}
     for index, item in enumerate(data):

@@ -12,12 +12,15 @@ same EvalConfig an agent folder gives.
   `codex_cli`, `agy_cli`) and any other are refused by name;
 - `simulated_user_model_config`: a YAML file `{provider, model, base_url, api_key_env,
   env, max_turns}` (EvalBench's `model_id` is read as `model`);
-- `scorers`: name → options; `goal_completion` / `behavioral_metrics` take the judge from
+- `scorers`: name → options; the LLM scorers (`goal_completion`, `behavioral_metrics`,
+  `parameter_analysis`, `binary_rubric_scorer`) take the judge from
   their `model_config` (same shape), else the agent folder's `judge`;
 - `reporting.csv.output_directory`: where the CSV report goes.
 
 Relative paths are taken from the run config's folder, else from the current folder (where
-EvalBench runs). Every refusal is an InputError naming the file and the key.
+EvalBench runs); `reporting.csv.output_directory` always from the current folder, as
+EvalBench writes it. Both files may use pyaml-env's `!ENV` tags. Every refusal is an
+InputError naming the file and the key.
 """
 
 from __future__ import annotations
@@ -59,9 +62,18 @@ RUN_KEYS = (
     "scenarios",
     "scenario_pattern",
     "num_trials",
+    "dialects",
+    "query_types",
+    "databases",
 )
 CLI_GENERATORS = ("gemini_cli", "claude_code", "codex_cli", "agy_cli")
-LLM_SCORERS = ("goal_completion", "behavioral_metrics")
+LLM_SCORERS = (
+    "goal_completion",
+    "behavioral_metrics",
+    "parameter_analysis",
+    "binary_rubric_scorer",
+    "skills_best_practices",
+)
 DEFAULT_RUNNERS = 10
 DEFAULT_TIMEOUT_S = 300.0
 """A CLI target's longest turn, without `timeout_seconds`."""
@@ -77,8 +89,17 @@ def _path(value: Any, run_file: Path, field: str) -> Path:
     return beside if beside.exists() or not (Path.cwd() / path).exists() else (Path.cwd() / path).resolve()
 
 
+def _from_cwd(value: Any, run_file: Path, field: str) -> Path:
+    """A folder EvalBench writes to: relative to the working directory, as its CsvReporter
+    writes `<output_directory>/<job id>/` (never beside the run config)."""
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(str(run_file), "expected a folder path", field=field)
+    return (Path.cwd() / Path(os.path.expandvars(value)).expanduser()).resolve()
+
+
 def _mapping(path: Path, what: str) -> dict[str, Any]:
-    data = read_yaml(path)
+    """A run config or model config: EvalBench reads both with pyaml-env (`!ENV` tags)."""
+    data = read_yaml(path, env_tags=True)
     if not isinstance(data, dict):
         raise InputError(str(path), f"a {what} must be a YAML mapping")
     return data
@@ -215,7 +236,7 @@ def load_run_config(path: Path, output_dir: Path | None = None) -> EvalConfig:
     if llm_wanted and judge is None:
         raise InputError(
             str(path),
-            "goal_completion and behavioral_metrics need a judge: give the scorer a model_config",
+            f"{', '.join(n for n in LLM_SCORERS if n in (scorers or {}))} need a judge: give the scorer a model_config",
             field="scorers",
         )
     user = None
@@ -240,19 +261,18 @@ def load_run_config(path: Path, output_dir: Path | None = None) -> EvalConfig:
         turn_timeout_s=folder_config.evaluation.turn_timeout_s if folder_config else 300,
     )
     csv_dir = ((data.get("reporting") or {}).get("csv") or {}).get("output_directory")
+    model_settings = _mapping(_path(data["model_config"], path, "model_config"), "model config")
     run = EvalbenchRun(
         source=path,
         dataset=Path(settings.dataset),
         scorers=scorers,
-        csv_dir=_path(csv_dir, path, "reporting.csv.output_directory") if csv_dir else None,
+        csv_dir=_from_cwd(csv_dir, path, "reporting.csv.output_directory") if csv_dir else None,
         scenarios=[str(s) for s in data["scenarios"]] if data.get("scenarios") else None,
-        scenario_pattern=data.get("scenario_pattern"),
+        scenario_pattern=None if data.get("scenario_pattern") is None else str(data["scenario_pattern"]),
         target=target,
         settings=data,
-        isolate_home=_mapping(_path(data["model_config"], path, "model_config"), "model config").get(
-            "isolate_home", True
-        )
-        is not False,
+        isolate_home=model_settings.get("isolate_home", True) is not False,
+        model_settings=model_settings,
     )
     base = folder_config
     spec_models = (

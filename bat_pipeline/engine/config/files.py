@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+import os
+import re
+from collections.abc import Hashable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -45,12 +47,48 @@ def read_text(path: Path, *, missing: str = "file not found") -> str:
         raise InputError(str(path), f"cannot read: {exc.strerror or exc}") from None
 
 
-def read_yaml(path: Path, *, unique_keys: bool = True) -> Any:
+_ENV_VAR = re.compile(r"\$\{([^}{:]+)(?::([^}]+))?\}")
+"""`${VAR}` or `${VAR:default}` in a value tagged `!ENV` (pyaml-env's form, its `:` separator)."""
+
+
+def _env_loader(base: type[yaml.SafeLoader], environ: Mapping[str, str]) -> type[yaml.SafeLoader]:
+    """`base` taking EvalBench's `!ENV` tag as pyaml-env does: the tagged text with every
+    `${VAR}` replaced by the variable, `${VAR:default}` by the default when it is unset. An
+    unset variable without a default is refused (pyaml-env writes `N/A` in its place)."""
+
+    def construct(loader: yaml.SafeLoader, node: yaml.Node) -> str:
+        value = loader.construct_scalar(node)  # type: ignore[arg-type]
+
+        def replace(match: re.Match[str]) -> str:
+            name, default = match.group(1), match.group(2)
+            if name in environ:
+                return environ[name]
+            if default is not None:
+                return default
+            raise yaml.constructor.ConstructorError(
+                None, None, f"!ENV: environment variable '{name}' is not set", node.start_mark
+            )
+
+        return _ENV_VAR.sub(replace, str(value))
+
+    class EnvTagLoader(base):  # type: ignore[valid-type,misc]
+        pass
+
+    EnvTagLoader.add_constructor("!ENV", construct)
+    return EnvTagLoader
+
+
+def read_yaml(
+    path: Path, *, unique_keys: bool = True, env_tags: bool = False, environ: Mapping[str, str] | None = None
+) -> Any:
     """The YAML document of a file (None when empty). Refuses (InputError) a missing or
     unreadable file, invalid YAML (with its line and column) and, with `unique_keys`, a key
-    written twice in one mapping."""
+    written twice in one mapping. `env_tags`: values tagged `!ENV` (EvalBench's files, read
+    with pyaml-env there) are expanded from `environ` (default: the process environment)."""
     text = read_text(path)
-    loader = _UniqueKeyLoader if unique_keys else yaml.SafeLoader
+    loader: type[yaml.SafeLoader] = _UniqueKeyLoader if unique_keys else yaml.SafeLoader
+    if env_tags:
+        loader = _env_loader(loader, os.environ if environ is None else environ)
     try:
         return yaml.load(text, Loader=loader)  # a SafeLoader or a subclass: builds no objects
     except yaml.YAMLError as exc:

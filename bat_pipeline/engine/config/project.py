@@ -10,10 +10,10 @@ step after loading works on it unchanged.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -30,7 +30,7 @@ from bat_pipeline.engine.contracts.tasks import Expected, Task
 from bat_pipeline.engine.datasets.agentv import CASE_KEYS, load_suite
 from bat_pipeline.engine.datasets.agentv_judge import asks_judge
 from bat_pipeline.engine.datasets.agentv_targets import TargetOptions
-from bat_pipeline.engine.datasets.evalbench import is_evalset
+from bat_pipeline.engine.datasets.evalbench import golden_for, is_evalset
 from bat_pipeline.engine.datasets.trust import TRUST_HINT, loads_code
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.target_inputs import case_turns
@@ -66,7 +66,7 @@ def project_kind(path: Path) -> tuple[ProjectKind, Path]:
         return "agent", path
     if not path.is_file():
         raise InputError(str(path), "no such file or folder")
-    data = read_yaml(path) if path.suffix in (".yaml", ".yml") else _json_object(path)
+    data = read_yaml(path, env_tags=True) if path.suffix in (".yaml", ".yml") else _json_object(path)
     if path.suffix == ".json" and is_evalset(data):
         raise InputError(
             str(path),
@@ -214,6 +214,36 @@ def suite_tasks(suite: AgentvSuite) -> list[Task]:
     ]
 
 
+def nl2sql_chosen(tasks: list[Task], settings: dict[str, Any], source: str) -> list[Task]:
+    """EvalBench's NL2SQL filters of a run config on the dataset's NL2SQL entries: `dialects`
+    (an entry without one of them is dropped; the golden query is the first one's),
+    `query_types`, `databases`. Other tasks are kept."""
+    dialects = [str(d) for d in settings.get("dialects") or []]
+    types = {str(t) for t in settings.get("query_types") or []}
+    databases = {str(d) for d in settings.get("databases") or []}
+    chosen = []
+    for task in tasks:
+        info = task.meta.get("nl2sql")
+        if not isinstance(info, dict):
+            chosen.append(task)
+            continue
+        if dialects and not set(dialects) & set(info.get("dialects") or []):
+            continue
+        if (types and info.get("query_type") not in types) or (databases and info.get("database") not in databases):
+            continue
+        golden = golden_for(info.get("golden_sql"), dialects)
+        if dialects and golden is not None and task.scenario is not None:
+            task = task.model_copy(update={"scenario": task.scenario.model_copy(update={"golden_sql": golden})})
+        chosen.append(task)
+    if tasks and not chosen:
+        raise InputError(
+            source,
+            "no entry of the dataset is of the run config's dialects / query_types / databases",
+            field="dialects",
+        )
+    return chosen
+
+
 def project_tasks(config: EvalConfig, warnings: list[str] | None = None) -> list[Task]:
     """The dataset of any project: an AgentV file's tests, an EvalBench run config's
     scenarios (its `scorers` given to each, its `scenarios` / `scenario_pattern` applied),
@@ -241,16 +271,15 @@ def project_tasks(config: EvalConfig, warnings: list[str] | None = None) -> list
             for t in tasks
             if t.scenario is not None and t.scenario.env
         )
+    if run is not None:
+        tasks = nl2sql_chosen(tasks, run.settings, str(run.source))
     if run is None or (run.scenarios is None and run.scenario_pattern is None):
         return tasks
-    try:
-        pattern = re.compile(run.scenario_pattern) if run.scenario_pattern else None
-    except re.error as exc:
-        raise InputError(str(run.source), f"not a regular expression: {exc}", field="scenario_pattern") from None
+    pattern = run.scenario_pattern
     chosen = [
         t
         for t in tasks
-        if (run.scenarios is None or t.id in run.scenarios) and (pattern is None or pattern.search(t.id))
+        if (run.scenarios is None or t.id in run.scenarios) and (pattern is None or fnmatchcase(t.id, pattern))
     ]
     if not chosen:
         raise InputError(

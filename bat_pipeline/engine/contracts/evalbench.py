@@ -25,11 +25,13 @@ class EvalbenchRun(BaseModel):
     scenarios: list[str] | None = None
     """`scenarios`: the ids to run (all when None)."""
     scenario_pattern: str | None = None
-    """`scenario_pattern`: a regular expression the ids to run match (searched)."""
+    """`scenario_pattern`: a glob the ids to run match as a whole (EvalBench: `*list*`), case-sensitive."""
     isolate_home: bool = True
     """A CLI target's HOME is its session folder (`isolate_home: false` in the model
     config keeps the user's)."""
     target: str = ""
     """What `model_config` names, in words (`a2a http://…`, `a2a agent folder …`)."""
     settings: dict[str, Any] = Field(default_factory=dict)
-    """The run config as written, for `configs.csv`."""
+    """The run config as read (`!ENV` resolved), for `configs.csv` and the summary's order."""
+    model_settings: dict[str, Any] = Field(default_factory=dict)
+    """The model config as read, for `configs.csv`."""

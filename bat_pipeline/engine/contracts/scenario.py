@@ -83,6 +83,11 @@ class ConversationTurn(BaseModel):
     """The agent's last non-empty text of the turn."""
     status: str | None = None
     """The turn's last terminal status (`completed`, `input-required`, `error`), if any."""
+    harness_output: str | None = None
+    """What the harness printed for the turn, as EvalBench's conversation history keeps it
+    (its `agent`): a CLI agent's stdout, EvalBench's envelope `{response, stats: {models,
+    tools}, tool_calls}` when the agent writes one. EvalBench's metric scorers (tokens,
+    latencies, steps, skills) read it; None for an A2A agent (engine.evalbench_harness)."""
 
 
 class SimulatedUserUsage(BaseModel):

@@ -85,3 +85,56 @@ def as_task_entry(item: dict[str, Any], scorers: dict[str, dict[str, Any]] | Non
         found["env"] = {name: str(value) for name, value in found["env"].items() if value is not None}
     entry["scenario"] = found
     return entry
+
+
+NL2SQL_KEYS = ("nl_prompt", "golden_sql")
+"""What marks an entry of EvalBench's NL2SQL dataset (`evalbench-standard-format`)."""
+
+
+def is_nl2sql_item(item: Any) -> bool:
+    """An entry of EvalBench's NL2SQL dataset: `{id, nl_prompt, query_type, database,
+    dialects, golden_sql: {dialect: [sql, ...]}, eval_query, setup_sql, cleanup_sql, tags}`."""
+    return isinstance(item, dict) and all(k in item for k in NL2SQL_KEYS) and "turns" not in item
+
+
+def golden_for(golden: Any, dialects: list[str]) -> str | None:
+    """The golden query for the first of `dialects` the entry has (its first query), else
+    for its first dialect; None when it has none."""
+    if isinstance(golden, str):
+        return golden
+    if not isinstance(golden, dict) or not golden:
+        return None
+    for dialect in [*dialects, *golden]:
+        queries = golden.get(dialect)
+        if isinstance(queries, list) and queries and isinstance(queries[0], str):
+            return queries[0]
+        if isinstance(queries, str):
+            return queries
+    return None
+
+
+def nl2sql_entry(item: dict[str, Any]) -> dict[str, Any]:
+    """An NL2SQL entry as a task: the question its one turn, the golden query (its first
+    dialect's) for the SQL scorers, no status check; EvalBench's other fields in `meta`
+    (`nl2sql`), where a run config's `dialects`, `query_types` and `databases` choose by them."""
+    dialects = [str(d) for d in item.get("dialects") or []]
+    meta = {
+        "category": item.get("query_type"),
+        "nl2sql": {
+            "query_type": item.get("query_type"),
+            "database": item.get("database"),
+            "dialects": dialects,
+            "golden_sql": item.get("golden_sql"),
+            "tags": item.get("tags") or [],
+        },
+    }
+    entry: dict[str, Any] = {
+        "id": str(item.get("id")),
+        "turns": [str(item.get("nl_prompt") or "")],
+        "expected": {"status": None},
+        "meta": meta,
+    }
+    golden = golden_for(item.get("golden_sql"), dialects)
+    if golden is not None:
+        entry["golden_sql"] = golden
+    return entry

@@ -7,8 +7,11 @@ of the two sequences; passed when it is 1 (EvalBench's 100). Beside it, not gati
 exact match of the sequences and the other measure. Names compare as written, except that
 a bare expected name (`list_instances`) also matches an actual `server__list_instances`,
 and Claude's `mcp__server__tool` reads as `server__tool`. `filter_native_tools: true`
-drops names without `__` (native tools) from both sides; by default every name is kept,
-since an A2A agent's tools are its own.
+drops names without `__` (native tools) from both sides. Its default is EvalBench's, true,
+for scenarios an EvalBench run config selects scorers for (its own files;
+evalbench/scorers/trajectorymatcher.py: `config.get("filter_native_tools", True)`); for
+scenarios of a bat-cli project's dataset every name is kept, since an A2A agent's tools
+are its own (SPEC §12).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import Sequence
 
 from bat_pipeline.engine.contracts.scores import ScoreRow
 from bat_pipeline.engine.contracts.trajectory import ToolStep
+from bat_pipeline.engine.evalbench_harness import accumulated_tools
 from bat_pipeline.engine.scorers.registry import ScoringInput, check
 from bat_pipeline.engine.scorers.support import all_steps
 
@@ -118,10 +122,16 @@ def trajectory_matcher(item: ScoringInput) -> list[ScoreRow]:
     scenario = item.task.scenario
     assert scenario is not None and scenario.expected_trajectory is not None
     options = scenario.options(NAME)
-    actual = [s.name for s in all_steps(item.trajectory) if isinstance(s, ToolStep)]
+    # A harness that printed EvalBench's envelope: its generators' accumulated_tools.
+    printed_tools = accumulated_tools(item.episode)
+    actual = (
+        printed_tools
+        if printed_tools is not None
+        else [s.name for s in all_steps(item.trajectory) if isinstance(s, ToolStep)]
+    )
     return match_rows(
         scenario.expected_trajectory,
         actual,
         enforce_order=bool(options.get("enforce_order")),
-        filter_native_tools=bool(options.get("filter_native_tools")),
+        filter_native_tools=bool(options.get("filter_native_tools", scenario.scorers is not None)),
     )

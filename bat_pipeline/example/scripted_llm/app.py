@@ -44,6 +44,8 @@ def _answer(persona: str, conv: Conversation, knobs: Knobs, key: str) -> Reply:
         scorer = scenario_judge.handles(conv)
         if scorer:
             return scenario_judge.respond(conv, scorer)
+        if simulated_user.asked(conv):  # EvalBench's configs name one model for judge and user
+            return simulated_user.respond(conv)
         return judge.respond(conv, think=knobs.think, echo=echo, pad=knobs.pad_reasoning)
     if persona == "user":
         return simulated_user.respond(conv)

@@ -63,6 +63,12 @@ def handles(conv: Conversation) -> str | None:
         return "goal_completion"
     if '"hallucinations"' in system:
         return "behavioral_metrics"
+    if '"parameter_feedback"' in system:
+        return "parameter_analysis"
+    if '"rubric_passed"' in system:
+        return "binary_rubric_scorer"
+    if '"progressive_disclosure"' in system:
+        return "skills_best_practices"
     return None
 
 
@@ -112,6 +118,50 @@ def behaviour(prompt: str) -> dict:
     }
 
 
+def parameters(prompt: str) -> dict:
+    steps = _section(prompt, "Recorded steps of the agent")
+    tools = re.findall(r"tool ([^\s<(]+)\(", steps)
+    return {
+        "parameter_feedback": [{"tool": t, "feedback": "arguments as the user asked"} for t in tools],
+        "summary": "scripted stand-in judge (keyword heuristics, not a model)",
+    }
+
+
+def rubric(system: str, prompt: str) -> dict:
+    """Passed when the criterion's quoted phrases and key terms all show in the agent's replies."""
+    criterion = system.rsplit("The criterion: ", 1)[-1]
+    agent_text = " ".join(a for _, a in _pairs(_section(prompt, "Conversation"))).lower()
+    quoted = [a or b for a, b in _QUOTED.findall(criterion)]
+    terms = re.findall(r"\b[A-Z][a-zA-Z]+\b|-?\d+", _QUOTED.sub(" ", criterion).split(" ", 1)[-1])
+    missing = [t for t in [*quoted, *terms] if t not in STOP and t.lower() not in agent_text]
+    return {"rubric_passed": not missing, "reasoning": f"missing: {missing}" if missing else "it shows in the replies"}
+
+
+def skill_grade(prompt: str) -> dict:
+    """100, less 20 for a TODO and 20 for a body of over 40 lines (four categories at 20 each)."""
+    body = _section(prompt, "SKILL.md")
+    todo = "TODO" in body
+    long = len(body.splitlines()) > 40
+    part = {"score": 20, "comment": "fine"}
+    return {
+        "score": 100 - 20 * todo - 20 * long,
+        "metadata_quality": part,
+        "conciseness": {"score": 0 if long else 20, "comment": "long" if long else "fine"},
+        "progressive_disclosure": part,
+        "clarity": part,
+        "content_quality": {"score": 0 if todo else 20, "comment": "a TODO" if todo else "fine"},
+        "summary": "scripted stand-in judge (keyword heuristics, not a model)",
+    }
+
+
 def respond(conv: Conversation, scorer: str) -> Reply:
     prompt = conv.prompt_text()
-    return Reply(text=json.dumps(goals(prompt) if scorer == "goal_completion" else behaviour(prompt)))
+    system = " ".join(m.text for m in conv.messages if m.role == "system")
+    answers = {
+        "goal_completion": lambda: goals(prompt),
+        "behavioral_metrics": lambda: behaviour(prompt),
+        "parameter_analysis": lambda: parameters(prompt),
+        "binary_rubric_scorer": lambda: rubric(system, prompt),
+        "skills_best_practices": lambda: skill_grade(prompt),
+    }
+    return Reply(text=json.dumps(answers[scorer]()))

@@ -30,5 +30,11 @@ def next_message(prompt: str) -> str:
     return phrases[index] if index < len(phrases) else TERMINATE
 
 
+def asked(conv: Conversation) -> bool:
+    """Whether the prompt is the simulated user's (its plan, history and last reply)."""
+    prompt = conv.prompt_text()
+    return all(f"## {title}\n" in prompt for title in ("Conversation Plan", "Interaction History", "Last Agent Reply"))
+
+
 def respond(conv: Conversation) -> Reply:
     return Reply(text=next_message(conv.prompt_text()))
