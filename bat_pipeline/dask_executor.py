@@ -19,6 +19,11 @@ from dagster._core.instance import DagsterInstance, InstanceRef
 from dagster_dask.executor import DaskExecutor, get_dask_resource_requirements, query_on_dask_worker
 
 LOCAL_DASK_WORKERS = 2
+LOOPBACK = "127.0.0.1"
+LOCAL_SERVERS = {"host": LOOPBACK, "dashboard_address": f"{LOOPBACK}:8787", "worker_dashboard_address": None}
+"""Where a local cluster's servers listen: the scheduler, nannies and workers on 127.0.0.1,
+the scheduler's dashboard on 127.0.0.1:8787 (Dask's ':8787' binds every interface; a busy
+port gives another, Dask says which), no worker dashboard. Set over any cluster settings."""
 PROFILER = "distributed.worker.profile.enabled"
 
 
@@ -51,7 +56,9 @@ class _RunScopedDaskExecutor(DaskExecutor):
                 # Without Dask's statistical profiler (a tenth of a worker's CPU, for a
                 # dashboard nobody reads): the workers get the config the cluster starts with.
                 stack.enter_context(dask.config.set({PROFILER: False}))
-            cluster = address or stack.enter_context(dask.distributed.LocalCluster(**self.build_dict(run.job_name)))
+            cluster = address or stack.enter_context(
+                dask.distributed.LocalCluster(**{**self.build_dict(run.job_name), **LOCAL_SERVERS})
+            )
             client = stack.enter_context(dask.distributed.Client(cluster))
             futures: dict[str, Any] = {}
             for level in execution_plan.get_steps_to_execute_by_level():

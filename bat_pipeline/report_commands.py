@@ -34,10 +34,7 @@ def report_command(root: Path, run: str | None, fmt: str, output: str | None, ag
     if run is not None and run.endswith(".json") and Path(run).is_file():
         from bat_pipeline.engine.reports.results_file import render_results
 
-        try:
-            records = _records(Path(run))
-        except ValueError as exc:
-            raise InputError(run, str(exc)) from None
+        records = _records(Path(run))
         text = render_results(records, fmt or "markdown", f"Results of {Path(run).name}")
     else:
         text = render(make_report(root, run, agent_id=agent), fmt or "markdown")
@@ -52,11 +49,17 @@ def report_command(root: Path, run: str | None, fmt: str, output: str | None, ag
 
 
 def _records(path: Path) -> list[dict[str, Any]]:
-    data = json.loads(path.read_text(encoding="utf-8"))
+    """The records of a results file; InputError naming the file when it cannot be read, is
+    not JSON, is not a list of objects (or `{"results": [...]}`) or has no record."""
+    from bat_pipeline.engine.config.files import read_json
+
+    data = read_json(path, missing="results file not found")
     if isinstance(data, dict) and isinstance(data.get("results"), list):
         data = data["results"]
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
-        raise ValueError('expected a JSON list of result objects, or {"results": [...]}')
+        raise InputError(str(path), 'expected a JSON list of result objects, or {"results": [...]}')
+    if not data:
+        raise InputError(str(path), "the results file has no records")
     return data
 
 

@@ -2,8 +2,13 @@
 database file, opened read-only, and two result sets compared as EvalBench compares them.
 
 Reading a DuckDB or SQLite file is the only I/O here, as reading span files is elsewhere in
-the engine: the file is opened read-only (SQLite `mode=ro`, DuckDB `read_only=True`), so a
-query cannot change it, and nothing else is touched.
+the engine. The generated SQL is an agent's answer, untrusted: it runs where it can read
+the named database and nothing else. DuckDB is opened `read_only=True` with
+`enable_external_access = false` (no COPY ... TO, read_text / read_csv, ATTACH, EXPORT,
+INSTALL, secrets), extensions neither installed nor loaded, then `lock_configuration =
+true` (no SET, RESET or PRAGMA that changes a setting). SQLite is opened `mode=ro` with an
+authorizer that allows reading and functions only (no ATTACH, PRAGMA, write, DDL,
+load_extension).
 """
 
 from __future__ import annotations
@@ -18,6 +23,20 @@ from pathlib import Path
 from typing import Any
 
 SQLITE_HEADER = b"SQLite format 3\x00"
+DUCKDB_SANDBOX: dict[str, str | bool] = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "allow_community_extensions": False,
+    "allow_unsigned_extensions": False,
+    "lock_configuration": True,
+}
+"""The settings the DuckDB connection of a query is opened with (the lock comes last and
+holds them for the connection's life)."""
+_SQLITE_ALLOWED = frozenset(
+    {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
+)
+_SQLITE_REFUSED_FUNCTIONS = frozenset({"load_extension"})
 FLOAT_DIGITS = 9
 """Floats compare rounded to this many decimals (3.0000000001 and 3.0 are one value)."""
 _FENCE = re.compile(r"```(?:sql)?\s*\n(.*?)```", re.DOTALL | re.IGNORECASE)
@@ -42,19 +61,36 @@ def normalise_sql(sql: str) -> str:
     return " ".join(sql.strip().rstrip(";").split())
 
 
+def _sqlite_authorizer(action: int, arg1: str | None, _arg2: str | None, _db: str | None, _trigger: str | None) -> int:
+    """Reading and calling functions: allowed; everything else (ATTACH, PRAGMA, writes, DDL,
+    transactions, load_extension): refused."""
+    if action not in _SQLITE_ALLOWED:
+        return sqlite3.SQLITE_DENY
+    if action == sqlite3.SQLITE_FUNCTION and (arg1 or "").lower() in _SQLITE_REFUSED_FUNCTIONS:
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK
+
+
 def run_query(database: str | Path, sql: str) -> QueryResult:
-    """`sql` against the file, opened read-only: SQLite when the file says so, else DuckDB.
-    An error (no such file, a bad query, a write refused) is returned, never raised."""
+    """`sql` against the file, opened read-only and sandboxed (the module's docstring): SQLite
+    when the file says so, else DuckDB. An error (no such file, a bad query, a write or file
+    access refused) is returned, never raised."""
     path = Path(database)
     if not path.is_file():
         return QueryResult(error=f"no such database file: {path}")
     try:
-        if path.open("rb").read(len(SQLITE_HEADER)) == SQLITE_HEADER:
-            with sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True) as sqlite:
+        with path.open("rb") as head:
+            is_sqlite = head.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+        if is_sqlite:
+            sqlite = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+            try:
+                sqlite.set_authorizer(_sqlite_authorizer)
                 return QueryResult(rows=[tuple(r) for r in sqlite.execute(sql).fetchall()])
+            finally:
+                sqlite.close()
         import duckdb
 
-        with duckdb.connect(str(path), read_only=True) as duck:
+        with duckdb.connect(str(path), read_only=True, config=dict(DUCKDB_SANDBOX)) as duck:
             return QueryResult(rows=[tuple(r) for r in duck.execute(sql).fetchall()])
     except Exception as exc:  # noqa: BLE001 - every database error is the query's result
         return QueryResult(error=f"{type(exc).__name__}: {exc}")

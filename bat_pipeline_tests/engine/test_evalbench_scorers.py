@@ -205,6 +205,54 @@ def test_the_database_is_opened_read_only(database):
     assert run_query(database.parent / "none.db", "SELECT 1").error.startswith("no such database file")
 
 
+def _hostile_queries(tmp_path, kind):
+    """SQL an injected agent could answer, each touching a file or a setting."""
+    written, secret = tmp_path / "written.txt", tmp_path / "secret.txt"
+    secret.write_text("the user's secret", encoding="utf-8")
+    if kind == "duckdb":
+        return written, [
+            f"COPY cities TO '{written}'",
+            f"COPY (SELECT 1) TO '{written}' (FORMAT csv)",
+            f"SELECT * FROM read_text('{secret}')",
+            f"SELECT * FROM read_csv('{secret}')",
+            f"SELECT * FROM glob('{tmp_path}/*')",
+            f"ATTACH '{written}' AS other",
+            f"EXPORT DATABASE '{tmp_path / 'export'}'",
+            "SET enable_external_access = true",
+            "SET threads = 1",
+            "RESET lock_configuration",
+            "PRAGMA enable_profiling",
+            "INSTALL httpfs",
+            "LOAD httpfs",
+        ]
+    return written, [
+        f"ATTACH DATABASE '{written}' AS other",
+        "PRAGMA journal_mode = WAL",
+        "PRAGMA writable_schema = ON",
+        "SELECT load_extension('/no/such/extension')",
+        "CREATE TEMP TABLE t (a INTEGER)",
+        "INSERT INTO cities VALUES ('Rome', 30)",
+        "BEGIN",
+    ]
+
+
+def test_an_agents_sql_cannot_touch_files_or_settings(database, tmp_path):
+    """An agent's SQL is untrusted (issue 38): every query that writes or reads a file other
+    than the named database, attaches one, changes a setting or loads an extension is
+    refused, while an ordinary SELECT still scores."""
+    written, queries = _hostile_queries(tmp_path, database.suffix.lstrip("."))
+    for sql in queries:
+        result = run_query(database, sql)
+        assert result.error is not None, sql
+        row = _sql_row(database, "SELECT count(*) FROM cities", sql)
+        assert row.passed is False and row.reason.startswith("the generated query failed:"), sql
+    assert not written.exists() and not (tmp_path / "export").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([database.name, "secret.txt"])
+    assert _sql_row(database, "SELECT count(*) FROM cities", "SELECT count(*) FROM cities").passed is True
+    with_cte = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3) SELECT count(*) FROM n"
+    assert _sql_row(database, "SELECT count(*) FROM cities", with_cte).passed is True
+
+
 def test_llm_answers_are_read_and_scored():
     goals, summary = parse_goals(
         '<think>{"sub_goals": []}</think> {"sub_goals": [{"goal": "g", "met": true, '

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from bat_pipeline.engine.config.files import read_text
+from bat_pipeline.engine.config.files import check_tree, parse_json, read_text
 from bat_pipeline.engine.config.messages import (
     drop_unknown_keys,
     explain,
@@ -64,10 +64,9 @@ def load_tasks(
     path = Path(path)
     file = str(path)
     text = read_text(path, missing="dataset not found (evaluation.dataset in eval.yaml names it)")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(file, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    data = parse_json(text, file, check=False)
+    if not isinstance(data, list):
+        check_tree(data, file)
     if is_evalset(data):
         data = evalset_entries(data, file, os.environ if environ is None else environ)
     if not isinstance(data, list):
@@ -85,6 +84,7 @@ def load_tasks(
         entry = _task_entry(index, item)
         if not isinstance(item, dict):
             raise InputError(file, f"expected a task object, got {kind(item, json_words=True)}", entry=entry)
+        check_tree(item, file, entry=entry)
         item = as_task_entry(json.loads(json.dumps(item)), scorers)  # a private copy: unknown keys are removed
         expected = item.get("expected")
         if isinstance(expected, dict) and expected.get("expected_outcome", "") is None:

@@ -9,7 +9,6 @@ step after loading works on it unchanged.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -21,7 +20,7 @@ from bat_pipeline.engine.agent_folder import EVAL_FILE, resolve_agent_dir
 from bat_pipeline.engine.config.dataset import load_tasks
 from bat_pipeline.engine.config.eval_file import load_eval_config
 from bat_pipeline.engine.config.evalbench_run import load_run_config
-from bat_pipeline.engine.config.files import read_yaml
+from bat_pipeline.engine.config.files import read_json, read_yaml
 from bat_pipeline.engine.config.messages import explain, first_error, more_problems
 from bat_pipeline.engine.contracts.agentv import AgentvSuite
 from bat_pipeline.engine.contracts.config import EvalConfig, EvaluationSettings, JudgeSettings, ModelSpec
@@ -95,8 +94,8 @@ def _json_object(path: Path) -> object:
     if path.suffix != ".json":
         return None
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return read_json(path)
+    except InputError:
         return None
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from bat_pipeline.engine.config.files import read_text, read_yaml
+from bat_pipeline.engine.config.files import parse_json, read_text, read_yaml
 from bat_pipeline.engine.config.messages import kind
 from bat_pipeline.engine.contracts.agentv import AgentvCase, AgentvFormat, AgentvSuite, Assertion, Message
 from bat_pipeline.engine.datasets.agentv_composite import composite_options
@@ -154,10 +154,7 @@ def _case_list(value: Any, path: Path, key: str) -> tuple[list[Any], Path | None
         source = (path.parent / value).resolve()
         if source.suffix == ".jsonl":
             lines = read_text(source).splitlines()
-            try:
-                return [json.loads(line) for line in lines if line.strip()], source
-            except json.JSONDecodeError as exc:
-                raise InputError(str(source), f"invalid JSON line: {exc.msg}") from None
+            return [parse_json(line, str(source), line=n) for n, line in enumerate(lines, 1) if line.strip()], source
         value = read_yaml(source)
         if isinstance(value, dict):
             value = next((value[k] for k in CASE_KEYS if k in value), value)

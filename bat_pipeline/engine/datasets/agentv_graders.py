@@ -199,6 +199,8 @@ def _prompt_text(prompt: str, at: GraderContext) -> str:
     path = Path(at.file).parent / prompt.removeprefix("file://")
     try:
         return path.read_text(encoding="utf-8").strip()
+    except UnicodeDecodeError as exc:
+        raise at.refuse(f"the prompt file {path} is not UTF-8 text (byte offset {exc.start})", "prompt") from None
     except OSError as exc:
         raise at.refuse(f"cannot read the prompt file {path}: {exc.strerror or exc}", "prompt") from None
 
