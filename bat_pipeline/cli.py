@@ -95,6 +95,31 @@ def cmd_report(args) -> int:
     return report_command(default_root(), args.run, args.format, args.output, args.agent)
 
 
+def cmd_compare(args) -> int:
+    from bat_pipeline.compare_command import compare_command
+    from bat_pipeline.engine.config.project import load_project
+    from bat_pipeline.resources.warehouse import Warehouse
+    from bat_pipeline.storage import default_root, warehouse_path
+
+    agent_id = load_project(_agent(args.agent)).agent_id if args.agent else None
+    return compare_command(
+        Warehouse(warehouse_path(default_root())),
+        args.base,
+        args.candidate,
+        agent_id=agent_id,
+        fmt=args.format,
+        confidence=args.confidence,
+        allow_dataset_change=args.allow_dataset_change,
+    )
+
+
+def _confidence(text: str) -> float:
+    value = float(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, got {text}")
+    return value
+
+
 def cmd_evaluate(args) -> int:
     from bat_pipeline.report_commands import evaluate_command
 
@@ -199,6 +224,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of printing it")
     p.add_argument("--agent", help="the agent id whose runs count (default: any agent)")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser(
+        "compare",
+        help="is the candidate better or worse than the base? two partitions of one agent, paired on "
+        "the tasks both ran, with confidence intervals (exit 1 when the candidate is significantly worse)",
+        description="Compare two partitions of one agent on the tasks both ran: the per-task pass rates, the "
+        "tasks that flipped, the difference in pass rate and in each scorer's mean with its confidence "
+        "interval (paired per-task differences), and a verdict: better, worse or no detectable difference. "
+        "Exit 0; 1 when the candidate's pass rate is significantly lower; 2 on refused input.",
+    )
+    for side, what in (("base", "the side compared against"), ("candidate", "the side judged")):
+        p.add_argument(
+            side,
+            help=f"{what}: RUN/PARTITION (a run id or a unique prefix) or PARTITION alone (its newest run)",
+        )
+    p.add_argument("--agent", help="the agent folder or eval file whose runs are meant (default: any agent's)")
+    p.add_argument("--format", choices=["text", "json"], default="text", help="a table (default) or a JSON object")
+    p.add_argument("--confidence", type=_confidence, default=0.95, help="the level of the intervals (default: 0.95)")
+    p.add_argument(
+        "--allow-dataset-change",
+        action="store_true",
+        help="compare sides whose datasets differ (on the tasks both ran)",
+    )
+    p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser(
         "evaluate",

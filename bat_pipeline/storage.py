@@ -36,6 +36,7 @@ from pydantic import BaseModel
 from bat_pipeline.engine.config.messages import validated
 from bat_pipeline.engine.contracts import Episode, EvalConfig
 from bat_pipeline.engine.contracts.names import episode_file_name, safe_key
+from bat_pipeline.engine.contracts.provenance import Provenance
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.locations import WAREHOUSE_VAR, root_path
 from bat_pipeline.remote_root import child_folders, pull_file, pull_tree, push, remove_tree
@@ -158,6 +159,9 @@ class PartitionRef(BaseModel):
     episode_files: list[str] = []
     """The partition's episode files (names in `episodes_dir`), in the order first stored:
     what the steps after the episodes step read."""
+    provenance: Provenance | None = None
+    """The agent's version and the hashes of the dataset and settings, recorded when the
+    partition's episodes start (a resume keeps the first); None for older records."""
 
     @property
     def episodes_dir(self) -> Path:

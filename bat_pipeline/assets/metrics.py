@@ -57,6 +57,7 @@ def eval_metrics(
     means) written to metrics.json, summary.json and the DuckDB warehouse."""
     ref = judge_scores
     start = time.perf_counter()
+    config = evaluation.config(models=False)
     measured = measure(
         load_episodes(ref),
         task_specs,
@@ -65,8 +66,8 @@ def eval_metrics(
         model_name=ref.model_name,
         started=ref.started_time(),
         timings=load_timings(ref.dir),
+        confidence=config.metrics.confidence,
     )
-    config = evaluation.config(models=False)
     # Ours beside bat-cli's keys: `classification` (when tasks carry labels), `performance`.
     extra = {
         k: v for k, v in partition_measures(measured.episodes, config.metrics, measured.metrics.timings).items() if v

@@ -15,6 +15,7 @@ from bat_pipeline.engine.contracts.metrics import (
     EpisodeTime,
     EpisodeTokens,
     EpisodeVerdict,
+    FlakyTask,
     LatencyPercentiles,
     MetricsFile,
     MetricsSummary,
@@ -27,6 +28,7 @@ from bat_pipeline.engine.contracts.metrics import (
 )
 from bat_pipeline.engine.contracts.scores import QUALITATIVE_FIELDS
 from bat_pipeline.engine.contracts.tasks import Task
+from bat_pipeline.engine.intervals import METHOD, clustered_interval
 from bat_pipeline.engine.score_stats import scorer_stats
 
 
@@ -100,12 +102,13 @@ def measure(
     model_name: str,
     started: datetime,
     timings: Mapping[str, float] | None = None,
+    confidence: float = 0.95,
 ) -> Measured:
     """metrics.json and summary.json of one partition, over its episodes in dataset order
     (in_dataset_order); summary.json is stamped with `started`, as bat-cli stamps the start
     of the model's evaluation; metrics.json carries `timings` (seconds per phase so far)."""
     ordered = in_dataset_order(episodes, [t.id for t in tasks])
-    metrics = build_metrics(ordered, k=k).model_copy(update={"timings": dict(timings or {})})
+    metrics = build_metrics(ordered, k=k, confidence=confidence).model_copy(update={"timings": dict(timings or {})})
     return Measured(
         episodes=ordered,
         metrics=metrics,
@@ -144,13 +147,15 @@ def build_summary(
     )
 
 
-def build_metrics(episodes: Sequence[Episode], *, k: int) -> MetricsFile:
+def build_metrics(episodes: Sequence[Episode], *, k: int, confidence: float = 0.95) -> MetricsFile:
     """metrics.json of one run and model; `k` is the configured attempts per task,
     used for pass@k and pass^k (clamped per task to the attempts it has). Rows follow
-    the order of `episodes` (see in_dataset_order)."""
+    the order of `episodes` (see in_dataset_order). Every mean carries its interval at
+    `confidence`, clustered by task (engine.intervals)."""
     per_episode = [_episode_metrics(e) for e in episodes]
     per_task = []
-    for task_id, group in _by_task(episodes).items():
+    by_task = _by_task(episodes)
+    for task_id, group in by_task.items():
         n, c = len(group), sum(1 for e in group if _passed(e))
         per_task.append(
             TaskPassAtK(
@@ -196,7 +201,19 @@ def build_metrics(episodes: Sequence[Episode], *, k: int) -> MetricsFile:
         pass_hat_k=_mean([t.pass_hat_k for t in per_task]),
         error_episodes=sum(1 for e in episodes if is_error_episode(e)),
         latency_ms=LatencyPercentiles(**{f"p{p}": percentile(walls, p) for p in (50, 90, 95, 99)}),
-        scorers=scorer_stats(episodes),
+        scorers=scorer_stats(episodes, confidence=confidence),
+        confidence=confidence,
+        interval_method=METHOD,
+        pass_rate_ci=clustered_interval(
+            [[1.0 if _passed(e) else 0.0 for e in group] for group in by_task.values()], confidence
+        ),
+        pass_at_k_ci=clustered_interval([[t.pass_at_k] for t in per_task], confidence),
+        pass_hat_k_ci=clustered_interval([[t.pass_hat_k] for t in per_task], confidence),
+        flaky_tasks=[
+            FlakyTask(task_id=t.task_id, attempts=t.attempts, passed=t.passed, pass_share=t.passed / t.attempts)
+            for t in per_task
+            if 0 < t.passed < t.attempts
+        ],
     )
     return MetricsFile(per_episode=per_episode, summary=summary, per_task=per_task)
 

@@ -9,19 +9,38 @@ from typing import Any
 from bat_pipeline.engine.contracts.episode import Episode
 from bat_pipeline.engine.contracts.metrics import CriterionStats
 from bat_pipeline.engine.contracts.scores import ScoreRow
+from bat_pipeline.engine.intervals import clustered_interval
 
 
-def scorer_stats(episodes: Iterable[Episode]) -> dict[str, dict[str, CriterionStats]]:
+def scorer_stats(episodes: Iterable[Episode], *, confidence: float = 0.95) -> dict[str, dict[str, CriterionStats]]:
     """Scorer → criterion → statistics over the rows of every episode (deterministic and
-    LLM rows alike, every sample), in the order scorers and criteria first appear."""
-    grouped: dict[str, dict[str, list[ScoreRow]]] = {}
-    for episode in episodes:
+    LLM rows alike, every sample), in the order scorers and criteria first appear; each
+    mean with its interval clustered by task (engine.intervals), and the judge's spread
+    where a criterion was asked more than once per episode."""
+    grouped: dict[str, dict[str, list[tuple[int, str, ScoreRow]]]] = {}
+    for index, episode in enumerate(episodes):
         for row in episode.scores:
-            grouped.setdefault(row.scorer, {}).setdefault(row.criterion, []).append(row)
+            grouped.setdefault(row.scorer, {}).setdefault(row.criterion, []).append((index, episode.task_id, row))
     return {
-        scorer: {criterion: criterion_stats(rows) for criterion, rows in criteria.items()}
+        scorer: {criterion: _stats(found, confidence) for criterion, found in criteria.items()}
         for scorer, criteria in grouped.items()
     }
+
+
+def _stats(found: list[tuple[int, str, ScoreRow]], confidence: float) -> CriterionStats:
+    by_task: dict[str, list[float]] = {}
+    samples: dict[int, dict[int, float]] = {}
+    for index, task_id, row in found:
+        if row.value is not None:
+            by_task.setdefault(task_id, []).append(row.value)
+            samples.setdefault(index, {})[row.sample] = row.value
+    spreads = [max(v.values()) - min(v.values()) for v in samples.values() if len(v) > 1]
+    return criterion_stats([row for _, _, row in found]).model_copy(
+        update={
+            "ci": clustered_interval(list(by_task.values()), confidence),
+            "judge_spread": sum(spreads) / len(spreads) if spreads else None,
+        }
+    )
 
 
 def criterion_stats(rows: Iterable[ScoreRow]) -> CriterionStats:

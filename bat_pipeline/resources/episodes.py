@@ -34,6 +34,7 @@ from bat_pipeline.remote_root import StoreError, push_changed
 from bat_pipeline.resources.agent_process import HEAD_STARTS, AgentLauncher, AgentStartError
 from bat_pipeline.resources.cli_conversations import run_cli_conversations
 from bat_pipeline.resources.judge import JudgeConfigError
+from bat_pipeline.resources.provenance import run_provenance
 from bat_pipeline.resources.simulated_user import SimulatedUserClient
 from bat_pipeline.resources.targets import TargetHealthError, collect_target_episodes
 from bat_pipeline.storage import (
@@ -162,6 +163,7 @@ def collect_episodes(
             + (f", {len(lost)} held again (their spans were lost with the agent)" if lost else "")
         )
     ref.started_at = ref.started_at or datetime.now(UTC).isoformat()
+    ref.provenance = ref.provenance or run_provenance(config, tasks)
     ref.dir.mkdir(parents=True, exist_ok=True)
     save_ref(ref)
 

@@ -242,7 +242,18 @@ def test_metrics_keys_and_values():
         "error_episodes",
         "latency_ms",
         "scorers",
+        "confidence",
+        "interval_method",
+        "pass_rate_ci",
+        "pass_at_k_ci",
+        "pass_hat_k_ci",
+        "flaky_tasks",
     ]
+    # Task a's two attempts disagree; b has one attempt.
+    assert s["flaky_tasks"] == [{"task_id": "a", "attempts": 2, "passed": 1, "pass_share": 0.5}]
+    assert s["confidence"] == 0.95 and "cluster" in s["interval_method"]
+    low, high = s["pass_rate_ci"]
+    assert 0 <= low < 2 / 3 < high <= 1
     # bat-cli's `episodes` counts episodes (attempts), not tasks.
     assert (s["episodes"], s["k_attempts"], s["total_runs"], s["passed"], s["failed"]) == (3, 2, 3, 2, 1)
     assert s["pass_rate"] == pytest.approx(2 / 3)

@@ -39,7 +39,7 @@ def test_a_warehouse_of_the_first_release_is_migrated_in_place(tmp_path):
         ("openai-sloppy", "20261102T100000Z-aaaa0002", 0.0),
     ]
     wh = Warehouse(path)
-    assert wh.query("SELECT version FROM schema_version") == [{"version": SCHEMA_VERSION}] and SCHEMA_VERSION == 3
+    assert wh.query("SELECT version FROM schema_version") == [{"version": SCHEMA_VERSION}] and SCHEMA_VERSION == 4
     assert kinds(wh)["verdict_checks"] == "VIEW" and kinds(wh)["episode_scores"] == "BASE TABLE"
     assert len(wh.trend(agent_id="weather_agent")) == 4
     # New runs are written beside the old ones, and the regression gate sees the old run.
@@ -79,7 +79,7 @@ def test_a_warehouse_of_schema_2_is_migrated_in_place(tmp_path, first):
             TASKS,
         )
 
-    assert wh.query("SELECT version FROM schema_version") == [{"version": 3}]
+    assert wh.query("SELECT version FROM schema_version") == [{"version": SCHEMA_VERSION}]
     assert {kinds(wh)[t] for t in ("verdict_checks", "judge_scores")} == {"VIEW"}
     # The views give back exactly the rows the tables held.
     old_runs = "WHERE run_id IN (?, ?)"
@@ -124,7 +124,46 @@ def test_a_newer_warehouse_is_refused(tmp_path):
     wh = Warehouse(tmp_path / "w.duckdb")
     wh.write_partition(ref(tmp_path, "r1", "a"), episodes_passing(2), TASKS)
     with wh.connect() as conn:
-        conn.execute("UPDATE schema_version SET version = 4")
-    with pytest.raises(RuntimeError, match="schema version 4, newer than this bat_pipeline knows"):
+        conn.execute("UPDATE schema_version SET version = 5")
+    with pytest.raises(RuntimeError, match="schema version 5, newer than this bat_pipeline knows"):
         wh.write_partition(ref(tmp_path, "r2", "a"), episodes_passing(2), TASKS)
     assert wh.query("SELECT count(*) AS n FROM episodes") == [{"n": 4}]
+
+
+V3_RUN = "20261120T100000Z-eeee0001"
+
+
+@pytest.mark.parametrize("first", ["reader", "writer"])
+def test_a_warehouse_of_schema_3_gains_provenance_and_intervals(tmp_path, first):
+    path = unpack(3, tmp_path / "warehouse.duckdb")
+    with duckdb.connect(str(path), read_only=True) as conn:
+        assert conn.execute("SELECT version FROM schema_version").fetchall() == [(3,)]
+    wh = Warehouse(path)
+    if first == "writer":
+        wh.write_partition(
+            agent_ref(tmp_path, "20261121T100000Z-ffff0002", "openai-competent", "weather_agent"),
+            episodes_passing(3),
+            TASKS,
+        )
+    assert wh.query("SELECT version FROM schema_version") == [{"version": SCHEMA_VERSION}]
+    # The old rows are all there, with the new columns empty.
+    old = wh.query(
+        "SELECT model_key, pass_rate, pass_rate_ci_low, flaky_tasks FROM model_metrics WHERE run_id = ? ORDER BY 1",
+        [V3_RUN],
+    )
+    assert old == [
+        {"model_key": "openai-competent", "pass_rate": 1.0, "pass_rate_ci_low": None, "flaky_tasks": None},
+        {"model_key": "openai-sloppy", "pass_rate": 0.25, "pass_rate_ci_low": None, "flaky_tasks": None},
+    ]
+    assert wh.query("SELECT DISTINCT dataset_hash, agent_commit FROM runs WHERE run_id = ?", [V3_RUN]) == [
+        {"dataset_hash": None, "agent_commit": None}
+    ]
+    assert wh.query("SELECT count(*) AS n FROM episodes WHERE run_id = ?", [V3_RUN]) == [{"n": 8}]
+    if first == "writer":
+        new = wh.query(
+            "SELECT pass_rate, pass_rate_ci_low, pass_rate_ci_high, flaky_tasks, confidence FROM model_metrics "
+            "WHERE run_id = '20261121T100000Z-ffff0002'"
+        )[0]
+        # Task t1 passed one of its two attempts: flaky; the interval brackets 0.75.
+        assert new["pass_rate"] == 0.75 and new["flaky_tasks"] == 1 and new["confidence"] == 0.95
+        assert new["pass_rate_ci_low"] < 0.75 < new["pass_rate_ci_high"]

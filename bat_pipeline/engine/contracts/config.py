@@ -155,6 +155,8 @@ class MetricsSettings(Strict):
     """Decay rate above the threshold: score = exp(-penalty × (t − threshold) / threshold)."""
     throughput_target: float | None = Field(default=None, gt=0)
     """Episodes per second that score 1 on throughput; unset: throughput is reported only."""
+    confidence: float = Field(default=0.95, gt=0, lt=1)
+    """The level of every confidence interval (pass rate, scorer means, pass@k, comparisons)."""
 
 
 class ReportSettings(Strict):

@@ -132,6 +132,12 @@ class CriterionStats(BaseModel):
     """Rows that passed."""
     failed: int
     """Rows that did not pass (rows whose `passed` is null are neither)."""
+    ci: tuple[float, float] | None = None
+    """Confidence interval of `avg`, clustered by task (engine.intervals); null with fewer
+    than two tasks holding a value."""
+    judge_spread: float | None = None
+    """For a criterion asked N times per episode (`judge.runs`): the mean over episodes of
+    the largest minus the smallest of its N values; null when asked once."""
 
 
 class LatencyPercentiles(BaseModel):
@@ -142,6 +148,16 @@ class LatencyPercentiles(BaseModel):
     p90: float | None
     p95: float | None
     p99: float | None
+
+
+class FlakyTask(BaseModel):
+    """A task whose attempts disagree."""
+
+    task_id: str
+    attempts: int
+    passed: int
+    pass_share: float
+    """passed / attempts."""
 
 
 class MetricsSummary(BaseModel):
@@ -169,6 +185,18 @@ class MetricsSummary(BaseModel):
     scorers: dict[str, dict[str, CriterionStats]] = Field(default_factory=dict)
     """Scorer → criterion → its statistics over every episode's rows, scorers and
     criteria in the order they first appear."""
+    confidence: float = 0.95
+    """The level of every interval below (eval.yaml `metrics.confidence`)."""
+    interval_method: str = ""
+    """How the intervals were computed (engine.intervals.METHOD)."""
+    pass_rate_ci: tuple[float, float] | None = None
+    """Confidence interval of pass_rate, attempts clustered by task; null with fewer than
+    two tasks."""
+    pass_at_k_ci: tuple[float, float] | None = None
+    """Confidence interval of pass_at_k (one value per task)."""
+    pass_hat_k_ci: tuple[float, float] | None = None
+    flaky_tasks: list[FlakyTask] = Field(default_factory=list)
+    """Tasks whose attempts disagree (some passed, some did not), in dataset order."""
 
 
 class TaskPassAtK(BaseModel):

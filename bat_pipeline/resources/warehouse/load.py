@@ -57,6 +57,7 @@ def partition_rows(
             "k": ref.k,
             "dagster_run_id": ref.dagster_run_id,
             "written_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            **(ref.provenance.model_dump() if ref.provenance else {}),
         }
     )
     for task in tasks:
@@ -199,7 +200,17 @@ def _model_metrics_row(key: dict[str, str], metrics: MetricsFile) -> dict[str, A
         "cached_prompt_pct": summary.tokens.cached_prompt_pct,
         "avg_total_tokens": summary.tokens.avg_total_tokens,
         **judge,
+        "confidence": summary.confidence,
+        **_bounds("pass_rate_ci", summary.pass_rate_ci),
+        **_bounds("pass_at_k_ci", summary.pass_at_k_ci),
+        **_bounds("pass_hat_k_ci", summary.pass_hat_k_ci),
+        "flaky_tasks": len(summary.flaky_tasks),
     }
+
+
+def _bounds(name: str, interval: tuple[float, float] | None) -> dict[str, float | None]:
+    low, high = interval if interval is not None else (None, None)
+    return {f"{name}_low": low, f"{name}_high": high}
 
 
 def _insert(conn: duckdb.DuckDBPyConnection, table: str, rows: Sequence[Mapping[str, Any]]) -> None:

@@ -149,3 +149,35 @@ _SCORE_MEANS = """
     FROM episode_scores x {scope}
     GROUP BY x.model_key, x.scorer, x.criterion
     ORDER BY x.model_key, first_position, x.scorer, x.criterion"""
+
+
+def partitions_of(conn: duckdb.DuckDBPyConnection, model_key: str, agent_id: str | None = None) -> list[Row]:
+    """Every run holding partition `model_key` (of that agent, when given), newest first,
+    with its provenance."""
+    return fetch(
+        conn,
+        "SELECT * FROM runs WHERE model_key = ? AND (? IS NULL OR agent_id = ?) ORDER BY run_id DESC",
+        [model_key, agent_id, agent_id],
+    )
+
+
+def partition_outcomes(conn: duckdb.DuckDBPyConnection, run_id: str, model_key: str) -> list[Row]:
+    """task_id, attempt and passed of every episode of one partition (passed is false for
+    an episode without a verdict)."""
+    return fetch(
+        conn,
+        "SELECT task_id, attempt, coalesce(passed, false) AS passed FROM episodes "
+        "WHERE run_id = ? AND model_key = ? ORDER BY task_id, attempt",
+        [run_id, model_key],
+    )
+
+
+def partition_score_values(conn: duckdb.DuckDBPyConnection, run_id: str, model_key: str) -> list[Row]:
+    """scorer, criterion, task_id and value of every score row of one partition that has a
+    value, in the order the rows were written."""
+    return fetch(
+        conn,
+        "SELECT scorer, criterion, task_id, value FROM episode_scores "
+        "WHERE run_id = ? AND model_key = ? AND value IS NOT NULL ORDER BY task_id, attempt, position",
+        [run_id, model_key],
+    )

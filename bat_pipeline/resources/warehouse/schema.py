@@ -3,7 +3,8 @@ older versions.
 
 Versions: 1, the first release (no `schema_version` table); 2, `runs.agent_id`; 3, every
 score row in `episode_scores`, with `verdict_checks` and `judge_scores` as views over it
-(and `phase_timings`, a table a file of version 3 gains when opened).
+(and `phase_timings`, a table a file of version 3 gains when opened); 4, the runs'
+provenance and the intervals of `model_metrics` (columns added, null for older runs).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from bat_pipeline.engine.scorers.judge_rubrics import SCALE as RUBRIC_SCALE
 from bat_pipeline.engine.scorers.judging import FAILED
 from bat_pipeline.engine.scorers.support import PASS_FAIL
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 FINAL_OUTPUT_CHARS = 2000
 """The episode's final output is cut to this length in the warehouse."""
 TEXT_CHARS = 4000
@@ -40,7 +41,9 @@ _PARTITION = "run_id VARCHAR, model_key VARCHAR"
 TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     "runs": _columns(
         f"{_PARTITION}, agent_id VARCHAR, model_name VARCHAR, run_name VARCHAR, agent_dir VARCHAR, "
-        "started_at VARCHAR, finished_at VARCHAR, k INTEGER, dagster_run_id VARCHAR, written_at VARCHAR"
+        "started_at VARCHAR, finished_at VARCHAR, k INTEGER, dagster_run_id VARCHAR, written_at VARCHAR, "
+        "agent_commit VARCHAR, agent_dirty BOOLEAN, dataset_hash VARCHAR, config_hash VARCHAR, "
+        "judge_model VARCHAR, pipeline_version VARCHAR"
     ),
     "tasks": _columns(
         f"{_PARTITION}, task_id VARCHAR, category VARCHAR, expected_status VARCHAR, "
@@ -70,6 +73,9 @@ TABLES: dict[str, tuple[tuple[str, str], ...]] = {
         "prompt_tokens_total BIGINT, completion_tokens_total BIGINT, total_tokens_total BIGINT, "
         "cached_prompt_pct DOUBLE, avg_total_tokens DOUBLE, "
         + ", ".join(f"{column} DOUBLE" for column in QUALITATIVE_FIELDS)
+        + ", confidence DOUBLE, pass_rate_ci_low DOUBLE, pass_rate_ci_high DOUBLE, "
+        "pass_at_k_ci_low DOUBLE, pass_at_k_ci_high DOUBLE, pass_hat_k_ci_low DOUBLE, pass_hat_k_ci_high DOUBLE, "
+        "flaky_tasks INTEGER"
     ),
     "task_metrics": _columns(
         f"{_PARTITION}, task_id VARCHAR, attempts INTEGER, passed INTEGER, pass_at_k DOUBLE, pass_hat_k DOUBLE"
@@ -228,6 +234,8 @@ def _migrate(conn: duckdb.DuckDBPyConnection, version: int) -> None:
             )
         if version < 3:
             _scores_into_one_table(conn)
+        if version < 4:
+            _add_new_columns(conn)
         conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER)")
         conn.execute("DELETE FROM schema_version")
         conn.execute("INSERT INTO schema_version VALUES (?)", [SCHEMA_VERSION])
@@ -244,6 +252,24 @@ def transaction(conn: duckdb.DuckDBPyConnection) -> Iterator[None]:
         with suppress(duckdb.Error):  # no transaction left when COMMIT itself failed
             conn.execute("ROLLBACK")
         raise
+
+
+def _add_new_columns(conn: duckdb.DuckDBPyConnection) -> None:
+    """Version 4: the columns of TABLES a table of the file lacks are added (null in the
+    rows already there)."""
+    existing = _base_tables(conn)
+    for table, columns in TABLES.items():
+        if table not in existing:
+            continue
+        have = {
+            row[0]
+            for row in conn.execute(
+                "SELECT column_name FROM duckdb_columns() WHERE schema_name = 'main' AND table_name = ?", [table]
+            ).fetchall()
+        }
+        for name, kind in columns:
+            if name not in have:
+                conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
 
 
 def _scores_into_one_table(conn: duckdb.DuckDBPyConnection) -> None:
