@@ -315,6 +315,8 @@ def test_criterion_stats_over_values_and_decisions():
         "count": 0,
         "passed": 0,
         "failed": 0,
+        "ci": None,
+        "judge_spread": None,
     }
 
 
