@@ -86,7 +86,7 @@ def compare(
 ) -> Comparison:
     """Pair the sides on the tasks both ran; criteria present on both sides only."""
     b, c = outcomes_by_task(base_outcomes), outcomes_by_task(candidate_outcomes)
-    pass_rate = paired_difference(b, c, confidence)
+    pass_rate = paired_difference(b, c, confidence, bounds=(0.0, 1.0))
     flipped = tuple(
         (d.task_id, "fixed" if d.difference > 0 else "broken") for d in pass_rate.per_task if abs(d.difference) == 1.0
     )
