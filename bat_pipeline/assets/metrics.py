@@ -7,9 +7,9 @@ import warnings
 import dagster as dg
 
 from bat_pipeline.assets.common import metadata, stage_asset, table
+from bat_pipeline.engine.comparison import outcomes_by_task
 from bat_pipeline.engine.contracts import EvalConfig, Task
 from bat_pipeline.engine.figures import metrics_figures
-from bat_pipeline.engine.comparison import outcomes_by_task
 from bat_pipeline.engine.gates import evaluate_gates, nothing_ran, paired_against_previous, set_gates
 from bat_pipeline.engine.measures.partition import partition_measures
 from bat_pipeline.engine.metrics import measure
