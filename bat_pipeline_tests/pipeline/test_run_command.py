@@ -220,11 +220,18 @@ def test_a_project_scorers_rows_are_in_the_metadata_of_eval_metrics(evaluated):
                 dg.AssetRecordsFilter(asset_key=dg.AssetKey(["weather_agent", "eval_metrics"]), asset_partitions=[key]),
                 limit=1,
             ).records
-            rows = [record.data for record in records[0].asset_materialization.metadata["scores"].records]
+            metadata = records[0].asset_materialization.metadata
+            rows = [record.data for record in metadata["scores"].records]
             (row,) = answer_length_rows(rows)
             assert (row["criterion"], row["count"]) == ("characters", len(FEW_TASKS)), key
             assert 0 <= row["mean"] <= 1 and row["passed"] + row["failed"] == len(FEW_TASKS)
             assert {"status", "output"} <= {r["scorer"] for r in rows}
+            # Intervals beside the means (issue 33): each a pair around its figure.
+            assert row["ci_low"] <= row["mean"] <= row["ci_high"], row
+            low, high = metadata["pass_rate_ci"].value
+            assert low <= metadata["pass_rate"].value <= high and high - low > 0, (key, low, high)
+            assert metadata["confidence"].value == 0.95
+            assert metadata["flaky_task_count"].value == 0  # one attempt per task: nothing to disagree
 
 
 def test_a_project_scorers_rows_are_in_the_warehouse(evaluated):
