@@ -127,6 +127,7 @@ def paired_difference(
     except at the edge of what a difference can be when the values' `bounds` are known
     (every task flipped, say from pass to fail): then, as for a rate at its bound, Wilson's
     interval of the share of tasks that flipped, n tasks, on the side of 0 the flips lie.
+    With `bounds`, the interval is also clamped to the range of differences.
     """
     per_task = tuple(
         TaskDifference(task, b, c, c - b)
@@ -144,9 +145,10 @@ def paired_difference(
         sd = math.sqrt(sum((d - mean_diff) ** 2 for d in diffs) / (n - 1))
         half = t_quantile(confidence, n - 1) * sd / math.sqrt(n)
         low, high = mean_diff - half, mean_diff + half
-        if bounds is not None and sd < 1e-12:
+        if bounds is not None:
             span = bounds[1] - bounds[0]
-            if abs(abs(mean_diff) - span) < 1e-12:
+            low, high = max(-span, low), min(span, high)
+            if sd < 1e-12 and abs(abs(mean_diff) - span) < 1e-12:
                 edge = (0.0, span) if mean_diff > 0 else (-span, 0.0)
                 low, high = _scaled_wilson(mean_diff, n, confidence, edge)
     return PairedDifference(
