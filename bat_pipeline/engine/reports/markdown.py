@@ -81,12 +81,17 @@ def render_markdown(report: RunReport, *, worst: int = 10) -> str:
         ]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     level = f"{report.partitions[0].confidence:.0%}" if report.partitions else "95%"
-    lines += ["", f"Intervals at {level}, attempts clustered by task; Δ vs previous pairs each task with its own result."]
+    lines += [
+        "",
+        f"Intervals at {level}, attempts clustered by task; Δ vs previous pairs each task with its own result.",
+    ]
     lines.append("")
     flaky = [(p.key, t) for p in report.partitions for t in p.flaky_tasks]
     if flaky:
         lines += ["### Flaky tasks", ""]
-        lines += [f"- **{_cell(key)}** {_cell(t.task_id)}: {t.passed} of {t.attempts} attempts passed" for key, t in flaky]
+        lines += [
+            f"- **{_cell(key)}** {_cell(t.task_id)}: {t.passed} of {t.attempts} attempts passed" for key, t in flaky
+        ]
         lines.append("")
     if report.previous_run_id:
         lines.append(f"### Regressions against run `{report.previous_run_id}`")
