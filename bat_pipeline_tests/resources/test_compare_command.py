@@ -75,7 +75,7 @@ def test_agent_versions_are_compared_and_the_change_is_named(warehouse, capsys):
 
 
 def test_a_dataset_change_is_refused_unless_allowed(warehouse, capsys):
-    with pytest.raises(InputError, match="the datasets differ .*--allow-dataset-change"):
+    with pytest.raises(InputError, match=r"the datasets differ .*--allow-dataset-change"):
         compare_command(warehouse, "20260101/m", "20260103/m")
     code, result = run(warehouse, "20260101/m", "20260103/m", capsys, allow_dataset_change=True)
     assert code == 0 and result["not_like_for_like"] == ["dataset_hash differs: d1 (base) vs d2 (candidate)"]
