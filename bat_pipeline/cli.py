@@ -6,11 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from bat_pipeline import PROGRAM
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.remote_root import StoreError
 
-PROGRAM = "bat-pipeline"
-"""The command's name (pyproject.toml's console script)."""
 EXIT_CONFIG = 2
 
 
