@@ -164,7 +164,7 @@ async def ask_by_choice(
         messages = choice_messages(
             f"{criterion.name} ({rubric.name} rubric)",
             question,
-            anchors_for_levels(criterion.levels, criterion.low, criterion.high),
+            anchors_for_levels(criterion.levels, *criterion.level_span),
             view,
         )
         answer = await judge.ask(JudgeQuestion(purpose="choice", messages=messages, parse=parse_choice))
