@@ -70,8 +70,12 @@ def _number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def score(rubric: Rubric, values: Mapping[str, Any]) -> ScoringResult:
-    """Score `values` (criterion name → number; non-numbers count as missing) with `rubric`."""
+def score(rubric: Rubric, values: Mapping[str, Any], *, missing_as_zero: bool | None = None) -> ScoringResult:
+    """Score `values` (criterion name → number; non-numbers count as missing) with `rubric`.
+    `missing_as_zero`: whether a missing criterion counts 0 against the weight of all
+    (default: for agentic-v2-eval's rubrics); False where a criterion is missing because the
+    judge failed to answer (a judge error, not a zero)."""
+    zero = rubric.agentic if missing_as_zero is None else missing_as_zero
     scores: dict[str, float] = {}
     units: list[float] = []
     missing: list[str] = []
@@ -86,7 +90,7 @@ def score(rubric: Rubric, values: Mapping[str, Any]) -> ScoringResult:
         units.append(unit)
         weighted += unit * criterion.weight
         weight_sum += criterion.weight
-    if rubric.agentic:
+    if zero:
         weight_sum = sum(c.weight for c in rubric.criteria)
         counted = len(rubric.criteria)
     else:
