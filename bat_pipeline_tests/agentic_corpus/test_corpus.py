@@ -2,7 +2,8 @@
 agentic-v2-eval's figures: per case of cases.json, `bat-pipeline evaluate` and `report` (the
 CLI's own entry point, in this process; one case also as a real subprocess) print the lines,
 exit with the codes and write the scores (±0.001) and reports that agentic-v2-eval 0.3.0
-itself gave on the same files (expected/<case>.json, written by
+itself gave on the same files (the judged case: our `--judge` and agentic-v2-eval's own
+choice judge asking the same scripted judge server) (expected/<case>.json, written by
 scripts/record-agentic-corpus). The built-in rubric names hold the packaged rubrics'
 criteria and weights, and no file of the corpus makes either command crash."""
 
@@ -19,6 +20,8 @@ import yaml
 
 from bat_pipeline.cli import main
 from bat_pipeline.engine.yaml_rubrics import load_rubric
+from bat_pipeline_tests.agentic_corpus.judge_answers import reply
+from bat_pipeline_tests.support.judge_server import serve_judge
 from bat_pipeline_tests.support.paths import VENV_BIN
 
 HERE = Path(__file__).resolve().parent
@@ -48,6 +51,14 @@ def same(ours: Any, theirs: Any, where: str = "") -> list[str]:
     return [] if ours == theirs else [f"{where}: {ours!r} != {theirs!r}"]
 
 
+@pytest.fixture(scope="module")
+def judge_url():
+    """The corpus's scripted judge (judge_answers.py), as agentic-v2-eval's judge heard it."""
+    with serve_judge() as server:
+        server.script(default=reply)
+        yield server.base_url + "/v1"
+
+
 @pytest.fixture
 def corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A copy of the corpus as the working directory (the recording ran from one too)."""
@@ -55,6 +66,7 @@ def corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     shutil.copytree(HERE, work, ignore=shutil.ignore_patterns("expected", "__pycache__", "*.py"))
     monkeypatch.chdir(work)
     monkeypatch.setenv("BAT_PIPELINE_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-scripted-corpus-judge")
     return work
 
 
@@ -77,11 +89,16 @@ def report_text(path: Path, fmt: str) -> Any:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
-def test_case_gives_agentic_v2_evals_figures(case: dict[str, Any], corpus: Path, capsys) -> None:
+def test_case_gives_agentic_v2_evals_figures(case: dict[str, Any], corpus: Path, capsys, judge_url) -> None:
     recorded = expected(case["name"])
     if case["evaluate"]:
         theirs = recorded["evaluate"]
-        code, lines, _ = run_cli(theirs["args"], capsys)
+        args = theirs["args"]
+        if case["evaluate"].get("judge"):  # agentic-v2-eval's judge ran before; ours runs in evaluate
+            spec = case["evaluate"]
+            args = ["evaluate", spec["results"], "--rubric", spec["rubric"], "--judge", "openai:judge"]
+            args += ["--judge-base-url", judge_url, "--output", "scored.json"]
+        code, lines, _ = run_cli(args, capsys)
         assert (code, lines) == (theirs["exit"], theirs["stdout"])
         ours = json.loads((corpus / "scored.json").read_text(encoding="utf-8"))
         assert same(ours, theirs["scored"]) == []
