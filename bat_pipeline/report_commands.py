@@ -129,7 +129,8 @@ def evaluate_command(
     judge: str | None,
     judge_base_url: str | None,
 ) -> int:
-    """Score RESULTS with the rubric (module docstring); prints the mean weighted score."""
+    """Score RESULTS with the rubric (module docstring): each record's weighted score, then
+    the Average Score, as agentic-v2-eval prints them."""
     try:
         records = _records(Path(results))
         rubric = load_rubric(rubric_spec, Path.cwd(), agentic=True)
