@@ -154,7 +154,7 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         super().error(message + _suggestion(message, self))
 
-    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+    def parse_args(self, args=None, namespace=None):
         parsed, extras = self.parse_known_args(args, namespace)
         if extras:
             # The option belongs to the command given: its parser says so, with its usage.
