@@ -135,6 +135,14 @@ def _confidence(text: str) -> float:
     return value
 
 
+def cmd_sql(args) -> int:
+    from bat_pipeline.resources.warehouse import Warehouse
+    from bat_pipeline.sql_command import sql_command
+    from bat_pipeline.storage import default_root, warehouse_path
+
+    return sql_command(Warehouse(warehouse_path(default_root())), args.query, args.format)
+
+
 def cmd_evaluate(args) -> int:
     from bat_pipeline.report_commands import evaluate_command
 
@@ -316,6 +324,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="compare sides whose datasets differ (on the tasks both ran)",
     )
     p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser(
+        "sql",
+        help="query the warehouse read-only and print the rows (a table, CSV or JSON)",
+        description="Run one SQL query over the warehouse ($BAT_PIPELINE_HOME/warehouse.duckdb), read-only: "
+        "tables runs, tasks, episodes, episode_scores, trajectory_totals, model_metrics, task_metrics and "
+        "views latest_model_metrics, model_trend, verdict_checks, judge_scores (docs/formats.md §8). "
+        "Exit 0; 2 when DuckDB refuses the query or there is no warehouse yet.",
+    )
+    p.add_argument("query", help='the query, e.g. "SELECT model_key, pass_rate FROM latest_model_metrics"')
+    p.add_argument(
+        "--format", choices=["table", "csv", "json"], default="table", help="how rows are printed (default: table)"
+    )
+    p.set_defaults(func=cmd_sql)
 
     p = sub.add_parser(
         "evaluate",
