@@ -27,6 +27,18 @@ def _agent(arg: str | None) -> Path:
     return resolve_project(arg, Path.cwd())
 
 
+def _history(arg: str | None) -> Path:
+    """The storage root the history commands read (storage.history_root): `--agent`'s when
+    it names a folder or an eval file; a note on stderr when it is the bundled example's."""
+    from bat_pipeline.storage import history_root
+
+    project = _agent(arg) if arg and Path(arg).expanduser().exists() else None
+    root, note = history_root(project)
+    if note:
+        print(note, file=sys.stderr)
+    return root
+
+
 def _agent_id(arg: str | None) -> str | None:
     """`--agent` (AGENT_HELP): an existing folder or eval file is read for its agent id;
     anything else is taken as the id itself."""
@@ -87,10 +99,10 @@ def cmd_demo(args) -> int:
 def cmd_export(args) -> int:
     from bat_pipeline.resources.evalbench_export import export_run
     from bat_pipeline.resources.warehouse import Warehouse
-    from bat_pipeline.storage import default_root, warehouse_path
+    from bat_pipeline.storage import warehouse_path
 
     return export_run(
-        Warehouse(warehouse_path(default_root())),
+        Warehouse(warehouse_path(_history(args.agent))),
         args.run,
         agent_id=_agent_id(args.agent),
         csv_dir=Path(args.csv).resolve() if args.csv else None,
@@ -99,26 +111,56 @@ def cmd_export(args) -> int:
 
 
 def cmd_ui(args) -> int:
-    from bat_pipeline.locations import agent_dir_from_env
     from bat_pipeline.ui import serve_ui
 
-    return serve_ui(_agent(args.agent) if args.agent else agent_dir_from_env(), port=args.port)
+    return serve_ui(_ui_agent(args.agent), port=args.port)
+
+
+def _ui_agent(arg: str | None) -> Path:
+    """The agent `ui` shows: the one named, `$BAT_AGENT_DIR`, the agent folder here, else
+    the agent of the newest run in the history (said on the terminal); with none of them,
+    refused rather than opening an agent with nothing to show."""
+    import os
+
+    from bat_pipeline.engine.agent_folder import is_agent_folder
+    from bat_pipeline.locations import AGENT_DIR_VAR, agent_dir_from_env
+    from bat_pipeline.resources.warehouse import Warehouse
+    from bat_pipeline.storage import history_root, warehouse_path
+
+    if arg:
+        return _agent(arg)
+    here = Path.cwd()
+    if os.environ.get(AGENT_DIR_VAR) or is_agent_folder(here):
+        return agent_dir_from_env() if os.environ.get(AGENT_DIR_VAR) else here.resolve()
+    root, _ = history_root()
+    newest = [
+        Path(r["agent_dir"])
+        for r in reversed(Warehouse(warehouse_path(root)).history_runs())
+        if r.get("agent_dir") and is_agent_folder(Path(r["agent_dir"]))
+    ]
+    if not newest:
+        raise InputError(
+            str(here),
+            "nothing to show: no agent folder here and no results yet in "
+            f"{root}; run `{PROGRAM} demo` first, or name an agent: `{PROGRAM} ui PATH`",
+        )
+    print(f"no agent folder here: showing {newest[0]}, whose run is the newest in {root}", file=sys.stderr)
+    return newest[0]
 
 
 def cmd_report(args) -> int:
     from bat_pipeline.report_commands import report_command
-    from bat_pipeline.storage import default_root
 
-    return report_command(default_root(), args.run, args.format, args.output, _agent_id(args.agent))
+    return report_command(_history(args.agent), args.run, args.format, args.output, _agent_id(args.agent))
 
 
 def cmd_compare(args) -> int:
     from bat_pipeline.compare_command import compare_command
     from bat_pipeline.resources.warehouse import Warehouse
-    from bat_pipeline.storage import default_root, warehouse_path
+    from bat_pipeline.storage import warehouse_path
 
     return compare_command(
-        Warehouse(warehouse_path(default_root())),
+        Warehouse(warehouse_path(_history(args.agent))),
         args.base,
         args.candidate,
         agent_id=_agent_id(args.agent),
@@ -138,9 +180,9 @@ def _confidence(text: str) -> float:
 def cmd_sql(args) -> int:
     from bat_pipeline.resources.warehouse import Warehouse
     from bat_pipeline.sql_command import sql_command
-    from bat_pipeline.storage import default_root, warehouse_path
+    from bat_pipeline.storage import warehouse_path
 
-    return sql_command(Warehouse(warehouse_path(default_root())), args.query, args.format)
+    return sql_command(Warehouse(warehouse_path(_history(None))), args.query, args.format)
 
 
 def cmd_evaluate(args) -> int:
@@ -274,8 +316,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "ui",
-        help="the Dagster UI on an agent (default: $BAT_AGENT_DIR, else the current "
-        "folder when it holds eval/eval.yaml, else the bundled example)",
+        help="the Dagster UI on an agent (default: $BAT_AGENT_DIR, else the agent folder here, "
+        "else the agent of the newest run in the history, e.g. the demo's)",
     )
     p.add_argument("agent", nargs="?", help="agent folder or eval file (default: as above)")
     p.add_argument("--port", type=int, default=3000, help="the UI's port on 127.0.0.1 (default: 3000)")
@@ -327,7 +369,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "sql",
-        help="query the warehouse read-only and print the rows (a table, CSV or JSON)",
+        help="query the warehouse read-only and print the rows (a table, CSV or JSON); the warehouse of "
+        "$BAT_PIPELINE_HOME, else of the agent folder here, else the bundled example's",
         description="Run one SQL query over the warehouse ($BAT_PIPELINE_HOME/warehouse.duckdb), read-only: "
         "tables runs, tasks, episodes, episode_scores, trajectory_totals, model_metrics, task_metrics and "
         "views latest_model_metrics, model_trend, verdict_checks, judge_scores (docs/formats.md §8). "
