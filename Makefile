@@ -80,3 +80,4 @@ ui: venv
 
 clean:
 	rm -rf $(VENV) .bat_pipeline
+	find bat_pipeline/example -name .bat_pipeline -type d -prune -exec rm -rf {} +

@@ -130,7 +130,7 @@ def run_evaluation(
         print(f"warning: {warning}", file=sys.stderr)
     keys = select_models(config, models)
     execution = chosen_execution(config, executor, address)
-    root = default_root()
+    root = default_root(agent_dir)
     for key in (k for k in keys if starts_agent(config.model(k))):
         for warning in AgentLauncher(*agent_partition(config, key), root).preflight():
             if warning not in warnings:

@@ -385,7 +385,8 @@ class JudgeResource(ConfigurableResource):
 
     storage_root: str | None = None
     """Root of the pipeline's storage; the cache is `<root>/judge_cache`. Default:
-    `$BAT_PIPELINE_HOME`, else `.bat_pipeline` in the current folder."""
+    `$BAT_PIPELINE_HOME`, else `.bat_pipeline` in the current folder (the definitions
+    always set it: the run's root)."""
     use_cache: bool = True
     """False: ask every question again (answers are still not stored)."""
 
