@@ -94,7 +94,7 @@ def load_suite(path: Path, options: TargetOptions | None = None) -> AgentvSuite:
     path = Path(path).resolve()
     file = str(path)
     options = options or TargetOptions()
-    data = read_yaml(path)
+    data = read_yaml(path, core_schema=True)
     if not isinstance(data, dict):
         raise InputError(file, f"an AgentV eval file is a mapping with `tests:`, got {kind(data)}")
     key = next((k for k in CASE_KEYS if k in data), None)
@@ -155,7 +155,7 @@ def _case_list(value: Any, path: Path, key: str) -> tuple[list[Any], Path | None
         if source.suffix == ".jsonl":
             lines = read_text(source).splitlines()
             return [parse_json(line, str(source), line=n) for n, line in enumerate(lines, 1) if line.strip()], source
-        value = read_yaml(source)
+        value = read_yaml(source, core_schema=True)
         if isinstance(value, dict):
             value = next((value[k] for k in CASE_KEYS if k in value), value)
     if not isinstance(value, list) or not value:

@@ -245,7 +245,7 @@ def _body(body: Any, file: str, entry: str) -> dict[str, Any]:
 def _definitions(source: Path) -> list[tuple[str, dict[str, Any], str]]:
     """Every definition of a targets file: `targets:`/`providers:` as a list of
     `{name|id|label, ...}` or a mapping name → definition."""
-    data = read_yaml(source)
+    data = read_yaml(source, core_schema=True)
     items = data.get("targets", data.get("providers", data)) if isinstance(data, dict) else data
     out = []
     if isinstance(items, dict):

@@ -1,0 +1,71 @@
+"""What an AgentV test's input is, as AgentV 4.42.4 reads it (issue 29 points 3, 8): plain
+YAML scalars typed by YAML 1.2's core schema (the `yaml` npm package's), not YAML 1.1's."""
+
+from __future__ import annotations
+
+import json
+
+from bat_pipeline.engine.config.files import read_yaml
+from bat_pipeline.engine.datasets.agentv import load_suite
+from bat_pipeline.engine.datasets.agentv_targets import TargetOptions
+from bat_pipeline.engine.target_inputs import chat_messages
+
+TARGETS = "targets:\n  - name: default\n    provider: cli\n    command: python3 agent.py {PROMPT}\n"
+
+
+def test_plain_scalars_are_typed_as_yaml_1_2_core_schema(tmp_path):
+    path = tmp_path / "scalars.yaml"
+    path.write_text(
+        "date: 2025-01-01\nstamp: 2025-01-01T10:00:00Z\nyes_: yes\noff_: off\noctal: 0o17\nhex: 0x1F\n"
+        "leading: 0777\nexp: 1e3\nwhole: 1.0\nhalf: 1.5\nunder: 1_000\nbinary: 0b101\nsexa: 1:20\n"
+        "truth: True\nnothing: ~\nempty:\nbase: &b {x: 1}\nmerged:\n  <<: *b\n  y: 2\n",
+        encoding="utf-8",
+    )
+    assert read_yaml(path, core_schema=True) == {
+        "date": "2025-01-01",
+        "stamp": "2025-01-01T10:00:00Z",
+        "yes_": "yes",
+        "off_": "off",
+        "octal": 15,
+        "hex": 31,
+        "leading": 777,
+        "exp": 1000,
+        "whole": 1,
+        "half": 1.5,
+        "under": "1_000",
+        "binary": "0b101",
+        "sexa": "1:20",
+        "truth": True,
+        "nothing": None,
+        "empty": None,
+        "base": {"x": 1},
+        "merged": {"x": 1, "y": 2},
+    }
+    # Everything else keeps YAML 1.1 (PyYAML's) typing.
+    assert read_yaml(path)["yes_"] is True and read_yaml(path)["octal"] == "0o17"
+
+
+def test_an_unquoted_date_in_a_test_stays_text_as_written(tmp_path):
+    (tmp_path / ".agentv").mkdir()
+    (tmp_path / ".agentv" / "targets.yaml").write_text(TARGETS, encoding="utf-8")
+    path = tmp_path / "dates.eval.yaml"
+    path.write_text(
+        "tests:\n"
+        "  - id: due\n"
+        "    input:\n"
+        "      - role: user\n"
+        "        content: {due: 2025-01-01, confirmed: yes, mode: 0o17}\n"
+        "    expected_output: 2025-01-02\n"
+        "    metadata: {created: 2025-01-01}\n"
+        "    assertions:\n"
+        "      - type: contains\n"
+        "        value: 2025-01-01\n",
+        encoding="utf-8",
+    )
+    suite = load_suite(path, TargetOptions(environ={}))
+    [case] = suite.tests
+    assert case.assertions[0].value == "2025-01-01" and case.metadata == {"created": "2025-01-01"}
+    assert case.expected_output[0].content == "2025-01-02"
+    [message] = chat_messages(case)
+    assert json.loads(message["content"]) == {"due": "2025-01-01", "confirmed": "yes", "mode": 15}
+    json.dumps(case.model_dump(mode="json"))  # the records serialise (a date used to crash here)
