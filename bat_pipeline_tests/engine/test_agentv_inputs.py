@@ -66,6 +66,7 @@ def test_an_unquoted_date_in_a_test_stays_text_as_written(tmp_path):
     [case] = suite.tests
     assert case.assertions[0].value == "2025-01-01" and case.metadata == {"created": "2025-01-01"}
     assert case.expected_output[0].content == "2025-01-02"
-    [message] = chat_messages(case)
+    system, message = chat_messages(case)
+    assert system["role"] == "system" and message["role"] == "user"
     assert json.loads(message["content"]) == {"due": "2025-01-01", "confirmed": "yes", "mode": 15}
     json.dumps(case.model_dump(mode="json"))  # the records serialise (a date used to crash here)

@@ -22,6 +22,7 @@ from bat_pipeline.engine.config.files import parse_json, read_text, read_yaml
 from bat_pipeline.engine.config.messages import kind
 from bat_pipeline.engine.contracts.agentv import AgentvCase, AgentvFormat, AgentvSuite, Assertion, Message
 from bat_pipeline.engine.datasets.agentv_composite import composite_options
+from bat_pipeline.engine.datasets.agentv_content import file_shorthand, prompt_text, resolve_files, search_roots
 from bat_pipeline.engine.datasets.agentv_graders import (
     GRADING_KEY,
     GraderContext,
@@ -116,7 +117,7 @@ def load_suite(path: Path, options: TargetOptions | None = None) -> AgentvSuite:
         entry = _entry(key, index, raw)
         if external is not None and not options.trust_datasets:
             _refuse_scripts(raw, external, entry, fmt)
-        case = _case(raw, index, entry, fmt, prompts[0], shared, path, warnings)
+        case = _case(raw, index, entry, fmt, prompts[0], shared, path, warnings, data.get("input_files"))
         if case.id in seen:
             raise InputError(file, f"duplicate id '{case.id}' (also {key}[{seen[case.id]}])", entry=entry, field="id")
         seen[case.id] = index
@@ -197,6 +198,7 @@ def _case(
     shared: list[Assertion],
     path: Path,
     warnings: list[str],
+    suite_files: Any = None,
 ) -> AgentvCase:
     file = str(path)
     if not isinstance(raw, dict):
@@ -208,6 +210,8 @@ def _case(
         )
     variables = dict(raw.get("vars") or {})
     source_input = variables.get("input", raw.get("input", raw.get("input_messages")))
+    if fmt == "v4" and "input" in raw:
+        source_input = file_shorthand(raw, None if execution_skips(raw) else suite_files)
     if source_input is None:
         raise InputError(
             file,
@@ -221,8 +225,7 @@ def _case(
         *_graders(raw, file, entry, fmt, warnings),
         *_graders(execution, file, f"{entry} execution", fmt, warnings),
     ]
-    # as AgentV: `execution.skip_defaults: true` leaves the file-level graders out of this test
-    graders = _unique_names([*graders, *([] if execution.get("skip_defaults") is True else shared)])
+    graders = _unique_names([*graders, *([] if execution_skips(raw) else shared)])
     if fmt == "seed":  # issue 15: required unless said otherwise; 4.x: not required
         graders = [g if g.options["required_given"] else g.model_copy(update={"required": True}) for g in graders]
     criteria = str(raw.get("criteria") or raw.get("expected_outcome") or "")
@@ -243,22 +246,36 @@ def _case(
                 field="criteria",
             )
     input_messages = messages(source_input, "user", file, entry, "input")
-    prompt = render(template, {"input": source_input, **variables}) if fmt == "seed" else messages_text(input_messages)
+    expected_messages = messages(expected, "assistant", file, entry, "expected_output") if expected is not None else []
+    input_files = [str(f) for f in raw.get("input_files") or []]
+    if fmt == "v4":  # as AgentV 4.42.4: file parts read, the prompt built from the parts
+        roots = search_roots(path)
+        input_messages, input_files = resolve_files(input_messages, roots, f"{file}: {entry}, input", warnings)
+        expected_messages, _ = resolve_files(expected_messages, roots, f"{file}: {entry}, expected_output", warnings)
+        prompt = prompt_text(input_messages, "agent")
+    else:
+        prompt = render(template, {"input": source_input, **variables})
     threshold = execution.get("threshold", raw.get("threshold"))
     return AgentvCase(
         id=str(test_id),
         prompt=prompt,
         input=input_messages,
-        expected_output=messages(expected, "assistant", file, entry, "expected_output") if expected is not None else [],
+        expected_output=expected_messages,
         criteria=criteria,
         assertions=graders,
         threshold=None if threshold is None else _number(threshold, file, "execution.threshold", entry),
         vars=variables,
         metadata=dict(raw.get("metadata") or {}),
-        input_files=[str(f) for f in raw.get("input_files") or []],
+        input_files=input_files,
         format=fmt,
         eval_file=path,
     )
+
+
+def execution_skips(raw: Mapping[str, Any]) -> bool:
+    """`execution.skip_defaults: true`: the file-level graders and `input_files` are left out."""
+    execution = raw.get("execution")
+    return isinstance(execution, dict) and execution.get("skip_defaults") is True
 
 
 def messages(value: Any, role: str, file: str, entry: str, field: str) -> list[Message]:

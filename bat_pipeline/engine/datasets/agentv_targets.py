@@ -362,6 +362,7 @@ def _target(
             batch=bool(body.get("batch_requests", body.get("provider_batching", False))),
             workers=body.get("workers"),
             env={str(k): str(v) for k, v in (body.get("env") or {}).items()},
+            files_format=_files_format(body, where),
             # AgentV 4.42.4 resolves a healthcheck's cwd against the eval file's folder, as the
             # target's (normalizeCliHealthcheck); the seed's provider files against the target's.
             healthcheck=_healthcheck(body.get("healthcheck"), command, cwd, where, path.parent if fmt == "v4" else cwd),
@@ -369,6 +370,15 @@ def _target(
         )
     except (ValidationError, ValueError, TypeError) as exc:
         raise InputError(where, str(exc).splitlines()[0]) from None
+
+
+def _files_format(body: Mapping[str, Any], where: str) -> str | None:
+    value = body.get("files_format", body.get("attachments_format"))
+    if value is not None and not isinstance(value, str):
+        raise InputError(
+            where, f"files_format is a template such as '--file {{path}}', got {kind(value)}", field="files_format"
+        )
+    return value
 
 
 def _folder(value: Any, base: Path) -> Path:
