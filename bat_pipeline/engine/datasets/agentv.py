@@ -35,6 +35,7 @@ from bat_pipeline.engine.datasets.trust import TRUST_HINT
 from bat_pipeline.engine.errors import InputError
 
 CASE_KEYS = ("tests", "evalcases", "eval_cases")
+FILE_REF = "file://"
 TYPE_ALIASES = {
     "code-grader": "script",
     "code-judge": "script",
@@ -101,7 +102,8 @@ def load_suite(path: Path, options: TargetOptions | None = None) -> AgentvSuite:
     key = next((k for k in CASE_KEYS if k in data), None)
     if key is None:
         raise InputError(file, f"no tests: expected one of {', '.join(CASE_KEYS)}")
-    cases, external = _case_list(data[key], path, key)
+    warnings: list[str] = []
+    cases, sources = _case_list(data[key], path, key, warnings)
     fmt = detect_format(data, cases)
     execution: dict[str, Any] = data["execution"] if isinstance(data.get("execution"), dict) else {}
     prompts = data.get("prompts") or ["{{ input }}"]
@@ -109,11 +111,12 @@ def load_suite(path: Path, options: TargetOptions | None = None) -> AgentvSuite:
         prompts = [prompts]
     if not isinstance(prompts, list) or not all(isinstance(p, str) for p in prompts):
         raise InputError(file, "expected a list of template strings", field="prompts")
-    warnings = [f"{file}: prompts: only the first prompt is used ({len(prompts)} given)"] if len(prompts) > 1 else []
+    if len(prompts) > 1:
+        warnings.append(f"{file}: prompts: only the first prompt is used ({len(prompts)} given)")
     shared = [*_graders(data, file, "top level", fmt, warnings), *_graders(execution, file, "execution", fmt, warnings)]
     tests: list[AgentvCase] = []
     seen: dict[str, int] = {}
-    for index, raw in enumerate(cases):
+    for index, (raw, external) in enumerate(zip(cases, sources, strict=True)):
         entry = _entry(key, index, raw)
         if external is not None and not options.trust_datasets:
             _refuse_scripts(raw, external, entry, fmt)
@@ -147,21 +150,62 @@ def load_suite(path: Path, options: TargetOptions | None = None) -> AgentvSuite:
         raise InputError(file, error["msg"], field=".".join(map(str, error["loc"]))) from None
 
 
-def _case_list(value: Any, path: Path, key: str) -> tuple[list[Any], Path | None]:
+def _case_list(value: Any, path: Path, key: str, warnings: list[str]) -> tuple[list[Any], list[Path | None]]:
     """`tests` as a list, or a path to a YAML list or a JSONL file (relative to the file);
-    and that file (None for tests written in the eval file)."""
-    source = None
+    a `file://PATH` item of the list is the tests of that file (a glob with `*` / `?`:
+    of each file it matches, in order), as AgentV 4.42.4's expandFileReferences. With
+    each test, the file it is written in (None: the eval file)."""
     if isinstance(value, str):
         source = (path.parent / value).resolve()
-        if source.suffix == ".jsonl":
-            lines = read_text(source).splitlines()
-            return [parse_json(line, str(source), line=n) for n, line in enumerate(lines, 1) if line.strip()], source
-        value = read_yaml(source, core_schema=True)
-        if isinstance(value, dict):
-            value = next((value[k] for k in CASE_KEYS if k in value), value)
+        found = _external_tests(source, str(path), key)
+        if not found:
+            raise InputError(str(path), f"expected a non-empty list of tests in {source}", field=key)
+        return found, [source] * len(found)
     if not isinstance(value, list) or not value:
         raise InputError(str(path), f"expected a non-empty list of tests, got {kind(value)}", field=key)
-    return value, source
+    cases: list[Any] = []
+    sources: list[Path | None] = []
+    for i, item in enumerate(value):
+        if not (isinstance(item, str) and item.startswith(FILE_REF)):
+            cases.append(item)
+            sources.append(None)
+            continue
+        written = item.removeprefix(FILE_REF)
+        if any(c in written for c in "*?"):
+            matches = sorted(p for p in path.parent.glob(written) if p.is_file())
+            if not matches:
+                warnings.append(f"{path}: {key}[{i}]: {item} matches no file; no tests from it (as AgentV)")
+        else:
+            matches = [(path.parent / written).resolve()]
+        for match in matches:
+            found = _external_tests(match.resolve(), str(path), f"{key}[{i}]")
+            if not found:
+                warnings.append(f"{path}: {key}[{i}]: {match} holds no tests")
+            cases += found
+            sources += [match.resolve()] * len(found)
+    if not cases:
+        raise InputError(str(path), "expected a non-empty list of tests", field=key)
+    return cases, sources
+
+
+def _external_tests(source: Path, file: str, field: str) -> list[Any]:
+    """The tests of an external file: JSONL (an object a line) or YAML (a list, or a
+    mapping holding one under `tests`)."""
+    if source.suffix not in (".jsonl", ".yaml", ".yml"):
+        raise InputError(file, f"{source.name}: external tests are .yaml, .yml or .jsonl files", field=field)
+    if not source.is_file():
+        raise InputError(file, f"external tests file {source} not found", field=field)
+    if source.suffix == ".jsonl":
+        lines = read_text(source).splitlines()
+        return [parse_json(line, str(source), line=n) for n, line in enumerate(lines, 1) if line.strip()]
+    value = read_yaml(source, core_schema=True)
+    if isinstance(value, dict):
+        value = next((value[k] for k in CASE_KEYS if k in value), value)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InputError(str(source), f"expected a list of tests, got {kind(value)}")
+    return value
 
 
 def _refuse_scripts(raw: Any, source: Path, entry: str, fmt: AgentvFormat) -> None:
