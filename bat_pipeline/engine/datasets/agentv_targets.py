@@ -214,6 +214,12 @@ def defined_targets(
                 defined.setdefault(name, (body, where))
     if options.providers_file is not None and not Path(options.providers_file).is_file():
         raise InputError(str(options.providers_file), "providers file not found (--providers)")
+    execution = data.get("execution")
+    refs = execution.get("targets") if isinstance(execution, dict) else None
+    for i, ref in enumerate(refs if isinstance(refs, list) else []):
+        # as AgentV: `{name, use_target}` in the eval file stands for the target it names
+        if isinstance(ref, dict) and isinstance(ref.get("use_target"), str) and ref.get("name"):
+            defined.setdefault(str(ref["name"]), ({"use_target": ref["use_target"]}, f"{file}, execution.targets[{i}]"))
     return defined
 
 
