@@ -108,3 +108,27 @@ def test_file_items_of_tests_are_the_tests_of_those_files(tmp_path):
     with pytest.raises(InputError, match=r"external tests file .*nope.yaml not found") as caught:
         load_suite(path, TargetOptions(environ={}))
     assert caught.value.field == "tests[0]"
+
+
+def test_variables_in_a_4x_eval_file_are_filled_as_agentv_fills_them(tmp_path):
+    """AgentV 4.42.4's interpolateEnv over the eval file: set from the shell or a .env,
+    unset ones empty, a whole `${{ VAR }}` typed when it reads as true/false or a number."""
+    (tmp_path / ".agentv").mkdir()
+    (tmp_path / ".agentv" / "targets.yaml").write_text(TARGETS, encoding="utf-8")
+    (tmp_path / ".env").write_text("PERSONA=You greet warmly.\nLIMIT=0.5\n", encoding="utf-8")
+    path = tmp_path / "env.eval.yaml"
+    path.write_text(
+        "tests:\n"
+        "  - id: t\n"
+        "    input:\n"
+        "      - {role: system, content: '${{ PERSONA }} Always.'}\n"
+        "      - {role: user, content: 'Hi ${{ NOT_SET_ANYWHERE }}!'}\n"
+        "    expected_output: '${{ NOT_SET_ANYWHERE }}'\n"
+        "    execution: {threshold: '${{ LIMIT }}'}\n"
+        "    assertions: [{type: contains, value: '${{ WORD }}'}]\n",
+        encoding="utf-8",
+    )
+    [case] = load_suite(path, TargetOptions(environ={"WORD": "hello"})).tests
+    assert [m.content for m in case.input] == ["You greet warmly. Always.", "Hi !"]
+    assert case.expected_output[0].content == "" and case.threshold == 0.5
+    assert case.assertions[0].value == "hello"

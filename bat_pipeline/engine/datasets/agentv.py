@@ -30,7 +30,7 @@ from bat_pipeline.engine.datasets.agentv_graders import (
     fold_rubric_strings,
 )
 from bat_pipeline.engine.datasets.agentv_judge import LLM_TYPES, find_judge
-from bat_pipeline.engine.datasets.agentv_targets import TargetOptions, load_targets
+from bat_pipeline.engine.datasets.agentv_targets import TargetOptions, agentv_environ, interpolate_env, load_targets
 from bat_pipeline.engine.datasets.trust import TRUST_HINT
 from bat_pipeline.engine.errors import InputError
 
@@ -105,6 +105,9 @@ def load_suite(path: Path, options: TargetOptions | None = None) -> AgentvSuite:
     warnings: list[str] = []
     cases, sources = _case_list(data[key], path, key, warnings)
     fmt = detect_format(data, cases)
+    if fmt == "v4":  # as AgentV 4.42.4: `${{ VAR }}` anywhere in the file (unset: empty)
+        environ = agentv_environ(path, options)
+        data, cases = interpolate_env(data, environ), interpolate_env(cases, environ)
     execution: dict[str, Any] = data["execution"] if isinstance(data.get("execution"), dict) else {}
     prompts = data.get("prompts") or ["{{ input }}"]
     if isinstance(prompts, str):

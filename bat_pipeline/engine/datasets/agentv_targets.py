@@ -331,6 +331,33 @@ def _runnable(name: str, body: Mapping[str, Any], where: str) -> None:
         )
 
 
+_WHOLE_VAR = re.compile(r"^\$\{\{\s*([A-Za-z_]\w*)\s*\}\}$")
+_ONE_VAR = re.compile(r"\$\{\{\s*([A-Za-z_]\w*)\s*\}\}")
+_PLAIN_NUMBER = re.compile(r"^-?(?:0|[1-9]\d*)(?:\.\d+)?$")
+
+
+def interpolate_env(value: Any, environ: Mapping[str, str]) -> Any:
+    """A 4.x eval file's (or external tests file's) values with `${{ VAR }}` filled, as
+    AgentV 4.42.4's interpolateEnv: an unset variable is empty; a value that is one
+    `${{ VAR }}` alone becomes true / false / a number when the variable reads so."""
+    if isinstance(value, str):
+        whole = _WHOLE_VAR.match(value)
+        if whole:
+            text = environ.get(whole.group(1), "")
+            if text in ("true", "false"):
+                return text == "true"
+            if _PLAIN_NUMBER.match(text):
+                number = float(text)
+                return int(number) if number.is_integer() else number
+            return text
+        return _ONE_VAR.sub(lambda m: environ.get(m.group(1), ""), value)
+    if isinstance(value, list):
+        return [interpolate_env(v, environ) for v in value]
+    if isinstance(value, dict):
+        return {k: interpolate_env(v, environ) for k, v in value.items()}
+    return value
+
+
 def _unset(value: str, environ: Mapping[str, str]) -> bool:
     return any((m.group(1) or m.group(2)) not in environ for m in _VAR.finditer(value))
 
