@@ -174,3 +174,10 @@ def test_the_eval_file_may_name_a_target_by_use_target(tmp_path):
     path = eval_file(repo(tmp_path), {"targets": [{"name": "mine", "use_target": "${{ LLM_TARGET }}"}]})
     [target] = load_suite(path, TargetOptions(environ={})).targets
     assert (target.name, target.provider, target.llm.model) == ("mine", "openai", "gpt-test")
+
+
+def test_a_targets_yml_is_found_too(tmp_path):
+    folder = repo(tmp_path)
+    (tmp_path / ".agentv" / "targets.yaml").rename(tmp_path / ".agentv" / "targets.yml")
+    [target] = load_suite(eval_file(folder, {"target": "llm"}), TargetOptions(environ={})).targets
+    assert target.llm.model == "gpt-test" and target.source.startswith(str(tmp_path / ".agentv" / "targets.yml"))

@@ -6,7 +6,7 @@ Which: the seed's `providers:` (a list of names, or a mapping of definitions), 4
 defined (as AgentV 4.42.4), else every target defined. Where the definitions come from,
 first found wins per name: the `providers:` mapping of the file, `--providers FILE`,
 `agentv-providers.yaml` beside the file, then `.agentv/targets.yaml` and
-`.agentv/providers.yaml` searched upward from the file's folder.
+`.agentv/providers.yaml` searched upward from the file's folder (also `.agentv/targets.yml`).
 
 A target that says `use_target: NAME` (or `use_target: ${{ VAR }}`, the name read from the
 environment) is the target it names, followed through chains as AgentV 4.42.4 follows
@@ -44,7 +44,7 @@ from bat_pipeline.engine.environment import read_dotenv
 from bat_pipeline.engine.errors import InputError
 
 BESIDE = "agentv-providers.yaml"
-UPWARD = (Path(".agentv") / "targets.yaml", Path(".agentv") / "providers.yaml")
+UPWARD = (Path(".agentv") / "targets.yaml", Path(".agentv") / "targets.yml", Path(".agentv") / "providers.yaml")
 RUN_PROVIDERS = ("cli", "a2a", *LLM_PROVIDERS)
 """Target kinds this release runs; others are refused by name before a run starts."""
 _VAR = re.compile(r"\$\{\{\s*([A-Za-z_]\w*)\s*\}\}|\{\{\s*env\.([A-Za-z_]\w*)\s*\}\}")
