@@ -17,7 +17,6 @@ winning (`agentv_environ`, AgentV's `loadEnvFromHierarchy`).
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 from collections.abc import Mapping
@@ -40,7 +39,7 @@ from bat_pipeline.engine.datasets.agentv_agents import (
     llm_model,
     validated,
 )
-from bat_pipeline.engine.environment import read_dotenv
+from bat_pipeline.engine.environment import dotenv_hierarchy
 from bat_pipeline.engine.errors import InputError
 
 BESIDE = "agentv-providers.yaml"
@@ -125,24 +124,9 @@ def load_targets(
 
 
 def agentv_environ(path: Path, options: TargetOptions) -> dict[str, str]:
-    """The variables `${{ VAR }}` reads for the eval file at `path` (`folder_environ` of its
-    folder, the shell being `options.environ`, default os.environ)."""
-    return folder_environ(path.parent, options.environ)
-
-
-def folder_environ(folder: Path, shell: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The shell (default os.environ) over every `.env` from `folder` up to the repository
-    root (the first folder with `.git`, else the filesystem root), the nearest `.env`
-    winning: AgentV 4.42.4's loadEnvFromHierarchy."""
-    environ: dict[str, str] = {}
-    for place in [folder, *folder.parents]:
-        dotenv = place / ".env"
-        for name, value in read_dotenv(dotenv if dotenv.is_file() else None).items():
-            environ.setdefault(name, value)
-        if (place / ".git").exists():
-            break
-    environ.update(os.environ if shell is None else shell)
-    return environ
+    """The variables `${{ VAR }}` reads for the eval file at `path` (engine.environment's
+    dotenv_hierarchy of its folder, the shell being `options.environ`, default os.environ)."""
+    return dotenv_hierarchy(path.parent, options.environ)
 
 
 def resolve_use_target(
