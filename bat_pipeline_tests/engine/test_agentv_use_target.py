@@ -196,7 +196,7 @@ def test_keys_are_found_in_the_dotenv_files_up_to_the_repository_root(tmp_path):
     require_judge_key(config, shell={})
     require_target_keys(config, shell={})
     write(tmp_path / ".env", DOTENV)
-    with pytest.raises(InputError, match="the .env files from .* up to the repository root"):
+    with pytest.raises(InputError, match=r"the \.env files from .* up to the repository root"):
         require_judge_key(config, shell={})
     with pytest.raises(InputError, match="needs an API key in OPENAI_API_KEY"):
         require_target_keys(config, shell={})
