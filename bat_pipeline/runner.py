@@ -25,7 +25,7 @@ from bat_pipeline.engine.contracts.config import ExecutionSettings
 from bat_pipeline.engine.contracts.names import safe_key
 from bat_pipeline.engine.contracts.timings import RUN_STARTED_VAR
 from bat_pipeline.engine.conversation import scenarios_needing_user
-from bat_pipeline.engine.environment import dotenv_path, project_environ, require_judge_key, require_simulated_user_key
+from bat_pipeline.engine.environment import require_judge_key, require_simulated_user_key
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.target_inputs import agent_partition, require_target_keys, starts_agent
 from bat_pipeline.locations import (
@@ -137,9 +137,7 @@ def run_evaluation(
                 warnings.append(warning)
                 print(f"warning: {warning}", file=sys.stderr)
     require_judge_key(config)
-    require_target_keys(
-        config, project_environ(config.agent_dir), looked_in=f"{dotenv_path(config.agent_dir)} and the shell"
-    )
+    require_target_keys(config)
     if scenarios_needing_user(config, tasks):
         require_simulated_user_key(config)
     check_result_folders(root, config)
