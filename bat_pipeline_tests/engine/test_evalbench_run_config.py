@@ -134,9 +134,35 @@ def test_an_llm_scorer_without_a_judge_is_refused(project, tmp_path):
     write(folder, "model_configs/agent.yaml", {"generator": "a2a", "url": "http://x", "models": ["openai:m"]})
     with pytest.raises(InputError, match="need a judge"):
         load_project(write(folder, "run_config.yaml", {**run, "scorers": scorers}))
-    write(folder, "model_configs/judge.yaml", {"generator": "gcp_vertex_gemini", "model_id": "g"})
-    with pytest.raises(InputError, match="generator 'gcp_vertex_gemini' cannot be asked here"):
+    write(folder, "model_configs/judge.yaml", {"generator": "gcp_vertex_claude", "model_id": "g"})
+    with pytest.raises(InputError, match="generator 'gcp_vertex_claude' cannot be asked here"):
         load_project(write(folder, "run_config.yaml", run))
+
+
+def test_evalbenchs_vertex_gemini_model_config_is_a_vertex_judge_and_user(project):
+    folder, run = project
+    gemini = {
+        "generator": "gcp_vertex_gemini",
+        "vertex_model": "gemini-3.1-pro-preview",
+        "gcp_project_id": "astana-evaluation",
+        "gcp_region": "global",
+        "base_prompt": "",
+        "execs_per_minute": 5,
+    }
+    write(folder, "model_configs/gemini.yaml", gemini)
+    run = {
+        **run,
+        "simulated_user_model_config": "model_configs/gemini.yaml",
+        "scorers": {"goal_completion": {"model_config": "model_configs/gemini.yaml"}},
+    }
+    config = load_project(write(folder, "run_config.yaml", run))
+    place = {"GOOGLE_CLOUD_PROJECT": "astana-evaluation", "GOOGLE_CLOUD_LOCATION": "global"}
+    for settings in (config.judge, config.simulated_user):
+        assert (settings.provider, settings.model, settings.env) == ("vertex", "gemini-3.1-pro-preview", place)
+    write(folder, "model_configs/gemini.yaml", {"generator": "gcp_vertex_gemini", "model_id": "g"})
+    with pytest.raises(InputError, match="names its model in vertex_model") as refused:
+        load_project(write(folder, "run_config.yaml", run))
+    assert refused.value.field == "vertex_model"
 
 
 def test_an_unknown_scorer_is_warned_about(project):

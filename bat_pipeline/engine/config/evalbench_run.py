@@ -11,7 +11,9 @@ same EvalConfig an agent folder gives.
   `isolate_home`, `name`. EvalBench's own CLI generators (`gemini_cli`, `claude_code`,
   `codex_cli`, `agy_cli`) and any other are refused by name;
 - `simulated_user_model_config`: a YAML file `{provider, model, base_url, api_key_env,
-  env, max_turns}` (EvalBench's `model_id` is read as `model`);
+  env, max_turns}` (EvalBench's `model_id` is read as `model`), or EvalBench's own
+  `generator: gcp_vertex_gemini` with `vertex_model`, `gcp_project_id`, `gcp_region`
+  (`provider: vertex`);
 - `scorers`: name → options; the LLM scorers (`goal_completion`, `behavioral_metrics`,
   `parameter_analysis`, `binary_rubric_scorer`) take the judge from
   their `model_config` (same shape), else the agent folder's `judge`;
@@ -47,6 +49,7 @@ from bat_pipeline.engine.contracts.config import (
 )
 from bat_pipeline.engine.contracts.evalbench import EvalbenchRun
 from bat_pipeline.engine.contracts.names import safe_key
+from bat_pipeline.engine.environment import VERTEX_LOCATION_ENV, VERTEX_PROJECT_ENV
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.scorers.registry import registered
 
@@ -74,6 +77,8 @@ LLM_SCORERS = (
     "binary_rubric_scorer",
     "skills_best_practices",
 )
+VERTEX_GEMINI = "gcp_vertex_gemini"
+"""EvalBench's Gemini-on-Vertex model config (`vertex_model`, `gcp_project_id`, `gcp_region`)."""
 DEFAULT_RUNNERS = 10
 DEFAULT_TIMEOUT_S = 300.0
 """A CLI target's longest turn, without `timeout_seconds`."""
@@ -109,11 +114,13 @@ def _llm_settings(path: Path, kind: type[JudgeSettings] | type[SimulatedUserSett
     """A model config file as judge or simulated-user settings."""
     data = _mapping(path, "model config")
     generator = data.pop("generator", None)
-    if generator is not None and generator not in PROVIDERS:
+    if generator == VERTEX_GEMINI:
+        data = _vertex_gemini(data, path)
+    elif generator is not None and generator not in PROVIDERS:
         raise InputError(
             str(path),
             f"generator '{generator}' cannot be asked here; give provider and model "
-            f"(providers: {', '.join(PROVIDERS)})",
+            f"(providers: {', '.join(PROVIDERS)}), or generator: {VERTEX_GEMINI} with vertex_model",
             field="generator",
         )
     if "model_id" in data and "model" not in data:
@@ -125,6 +132,22 @@ def _llm_settings(path: Path, kind: type[JudgeSettings] | type[SimulatedUserSett
     except ValidationError as exc:
         error, _ = first_error(exc)
         raise InputError(str(path), error["msg"], field=".".join(map(str, error["loc"])) or None) from None
+
+
+def _vertex_gemini(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """EvalBench's `gcp_vertex_gemini` model config as `provider: vertex` settings: the
+    model is `vertex_model`, `gcp_project_id` / `gcp_region` the project and location
+    (GOOGLE_CLOUD_PROJECT / GOOGLE_CLOUD_LOCATION of the client's environment; without
+    them, the shell's, as EvalBench's get_gcp_project / get_gcp_region read it)."""
+    model = data.get("vertex_model")
+    if not isinstance(model, str) or not model.strip():
+        raise InputError(str(path), f"generator: {VERTEX_GEMINI} names its model in vertex_model", field="vertex_model")
+    env = {str(k): str(v) for k, v in (data.get("env") or {}).items() if v is not None}
+    for key, variable in (("gcp_project_id", VERTEX_PROJECT_ENV), ("gcp_region", VERTEX_LOCATION_ENV)):
+        if data.get(key):
+            env[variable] = str(data[key])
+    kept = {k: v for k, v in data.items() if k not in ("vertex_model", "gcp_project_id", "gcp_region", "env")}
+    return {**kept, "provider": "vertex", "model": model.strip(), "env": env}
 
 
 def _target(path: Path, run_file: Path) -> tuple[EvalConfig | None, AgentTarget | None, list[Any], str]:

@@ -62,9 +62,10 @@ def collect_target_episodes(
     workers = target.workers or suite.workers or concurrency or DEFAULT_WORKERS
     if target.llm is not None:
         here = suite.source.parent
-        key = llm_key(target, project_environ(here), looked_in=f"{dotenv_path(here)} and the shell")
+        environ = project_environ(here)
+        key = llm_key(target, environ, looked_in=f"{dotenv_path(here)} and the shell")
         try:
-            run_llm_target(target, attempts, key=key, workers=workers, on_episode=on_episode)
+            run_llm_target(target, attempts, key=key, workers=workers, on_episode=on_episode, environ=environ)
         except ValueError as exc:  # an unusable base_url, before any request
             raise InputError(target.source, str(exc), field="base_url") from None
     elif target.batch:
