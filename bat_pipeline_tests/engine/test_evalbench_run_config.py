@@ -114,9 +114,16 @@ def test_an_a2a_url_names_its_models(project):
 @pytest.mark.parametrize(
     ("model_config", "says"),
     [
-        ({"generator": "claude_code"}, "generator 'claude_code' (a CLI agent) is not run"),
-        ({"generator": "gemini_cli", "gemini_cli_version": "x"}, "generator 'gemini_cli'"),
-        ({"generator": "vertex"}, "generator 'vertex' is not run here"),
+        ({"generator": "agy_cli"}, "generator 'agy_cli' is not run by this release; these are: claude_code,"),
+        ({"generator": "jetski_cli"}, "generator 'jetski_cli' is not run by this release"),
+        ({"generator": "vertex"}, "generator 'vertex' is not run by this release"),
+        (
+            {"generator": "claude_code", "setup": {"mcp_servers": [{"action": "install_from_repo", "url": "u"}]}},
+            "setup.mcp_servers as a list (install_from_repo",
+        ),
+        ({"generator": "gemini_cli", "setup": {"mcp_servers": {"s": "x"}}}, "setup.mcp_servers.s must be a mapping"),
+        ({"generator": "claude_code", "env": ["A=1"]}, "env: expected a mapping"),
+        ({"generator": "codex_cli", "setup": {"skills": [{"action": "install_from_repo"}]}}, "setup.skills"),
         ({"generator": "a2a"}, "needs url"),
         ({"generator": "a2a", "url": "http://127.0.0.1:1"}, "name the agent's model"),
     ],

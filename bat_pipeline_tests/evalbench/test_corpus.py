@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from bat_pipeline_tests.evalbench.conftest import VERTEX_GEMINI
 from bat_pipeline_tests.evalbench.verify_harness_rules import problems
 from bat_pipeline_tests.support.example_agent import pipeline_env, run
 from bat_pipeline_tests.support.paths import VENV_BIN
@@ -40,7 +41,6 @@ CLI_CONFIGS = (
 GEMINI_CONFIG = "datasets/cloud-sql-cujs/model_configs/gemini_3.1_pro_model.yaml"
 GEMINI_COPIES = ("datasets/model_configs/gemini_3.1_pro_model.yaml",)
 """Where the .ci configs look for the same Gemini model config (not in the corpus)."""
-GEMINI_MODEL = "gemini-3.1-pro-preview"
 
 
 SKILLS_DIR = ".venv/fake_home_claude/.claude/skills"
@@ -75,15 +75,6 @@ def repository(tmp_path: Path) -> Path:
     return repo
 
 
-@pytest.fixture
-def vertex(scripted_llm):
-    """The environment pointing EvalBench's Vertex Gemini model at the scripted server,
-    which answers that model name as its judge (and simulated user)."""
-    with scripted_llm.restoring():
-        scripted_llm.set_model(GEMINI_MODEL, persona="judge")
-        yield {"GOOGLE_VERTEX_BASE_URL": scripted_llm.url, "GOOGLE_OAUTH_ACCESS_TOKEN": "ya29.scripted"}
-
-
 def read(folder: Path, name: str) -> list[dict[str, str]]:
     with (folder / f"{name}.csv").open(newline="", encoding="utf-8") as f:
         return list(csv.DictReader(f))
@@ -94,7 +85,7 @@ def test_a_corpus_run_config_gives_evalbenchs_figures(config, tmp_path, scripted
     case = EXPECTED["cases"][config]
     repo = repository(tmp_path)
     env = {**pipeline_env(repo / config, tmp_path / "home", scripted_llm.url), **VARIABLES, **vertex, **case["env"]}
-    before = scripted_llm.count(model=GEMINI_MODEL)
+    before = scripted_llm.count(model=VERTEX_GEMINI)
     result = run([str(VENV_BIN / "bat-pipeline"), "run", config], env, cwd=repo)
     assert result.returncode == 0, result.stdout
     assert "Traceback" not in result.stdout, result.stdout
@@ -129,7 +120,7 @@ def test_a_corpus_run_config_gives_evalbenchs_figures(config, tmp_path, scripted
     assert "stats" in json.loads(history[0]["agent"])  # EvalBench's history keeps the harness's output
     configs = {line["config"]: line["value"] for line in read(job, "configs")}
     assert configs["model_config.generator"] == "cli" and configs["db_configs"] == "[]"
-    assert scripted_llm.count(model=GEMINI_MODEL) > before  # the judge and user were the Vertex model
+    assert scripted_llm.count(model=VERTEX_GEMINI) > before  # the judge and user were the Vertex model
     assert configs["experiment_config.orchestrator"] == "agent"
 
 

@@ -8,8 +8,9 @@ same EvalConfig an agent folder gives.
   FOLDER`), and optionally `models` (`provider:model`, as in eval.yaml; an agent folder's
   own by default); `generator: cli` with `command` (one invocation per turn, `{PROMPT}`,
   `{SESSION_DIR}`; resources.cli_conversations), `cwd`, `env`, `timeout_seconds`,
-  `isolate_home`, `name`. EvalBench's own CLI generators (`gemini_cli`, `claude_code`,
-  `codex_cli`, `agy_cli`) and any other are refused by name;
+  `isolate_home`, `name`. EvalBench's own CLI generators `claude_code`, `gemini_cli`,
+  `codex_cli` run their CLI as EvalBench does (engine.evalbench_clis); `agy_cli`,
+  `jetski_cli` and any other generator are refused by name;
 - `simulated_user_model_config`: a YAML file `{provider, model, base_url, api_key_env,
   env, max_turns}` (EvalBench's `model_id` is read as `model`), or EvalBench's own
   `generator: gcp_vertex_gemini` with `vertex_model`, `gcp_project_id`, `gcp_region`
@@ -47,10 +48,11 @@ from bat_pipeline.engine.contracts.config import (
     ModelSpec,
     SimulatedUserSettings,
 )
-from bat_pipeline.engine.contracts.evalbench import EvalbenchRun
+from bat_pipeline.engine.contracts.evalbench import CliHarness, EvalbenchRun
 from bat_pipeline.engine.contracts.names import safe_key
 from bat_pipeline.engine.environment import VERTEX_LOCATION_ENV, VERTEX_PROJECT_ENV
 from bat_pipeline.engine.errors import InputError
+from bat_pipeline.engine.evalbench_clis import HARNESSES, harness_from_config
 from bat_pipeline.engine.scorers.registry import registered
 
 RUN_KEYS = (
@@ -69,7 +71,6 @@ RUN_KEYS = (
     "query_types",
     "databases",
 )
-CLI_GENERATORS = ("gemini_cli", "claude_code", "codex_cli", "agy_cli")
 LLM_SCORERS = (
     "goal_completion",
     "behavioral_metrics",
@@ -156,18 +157,24 @@ def _target(path: Path, run_file: Path) -> tuple[EvalConfig | None, AgentTarget 
     generator = data.get("generator")
     if generator == "cli":
         return None, None, [_cli_target(path, data)], f"cli {data.get('command')}"
-    if generator in CLI_GENERATORS:
-        raise InputError(
-            str(path),
-            f"generator '{generator}' (a CLI agent) is not run by this release; an A2A "
-            "agent is: generator: a2a with url or agent",
-            field="generator",
+    if generator in HARNESSES:
+        harness = _harness(path, data)
+        target = AgentvTarget(
+            name=str(data.get("name") or path.stem),
+            provider="cli",
+            command=[harness.cli],
+            cwd=Path.cwd(),
+            source=str(path),
+            timeout_s=float(data.get("timeout_seconds") or DEFAULT_TIMEOUT_S),
         )
+        spec = ModelSpec(target=target, provider="cli", model=target.name, key=safe_key(target.name))
+        return None, None, [spec], f"{generator} {harness.cli}"
     if generator != "a2a":
         raise InputError(
             str(path),
-            f"generator '{generator}' is not run here; generator: a2a with url (an agent "
-            "already running) or agent (an agent folder) is",
+            f"generator '{generator}' is not run by this release; these are: "
+            f"{', '.join(HARNESSES)} (EvalBench's CLI generators), cli (a command of your own), "
+            "a2a with url (an agent already running) or agent (an agent folder)",
             field="generator",
         )
     models = normalize_models(data.get("models"), str(path)) if data.get("models") is not None else []
@@ -181,6 +188,17 @@ def _target(path: Path, run_file: Path) -> tuple[EvalConfig | None, AgentTarget 
     raise InputError(
         str(path), "generator: a2a needs url (an agent already running) or agent (an agent folder)", field="url"
     )
+
+
+def _harness(path: Path, data: dict[str, Any]) -> CliHarness:
+    """An EvalBench CLI generator's model config (engine.evalbench_clis); its fake home
+    under the working directory, as EvalBench keeps it."""
+    try:
+        return harness_from_config(str(data["generator"]), data, Path.cwd())
+    except ValueError as exc:
+        message = str(exc)
+        field, _, _ = message.partition(":")
+        raise InputError(str(path), message, field=field.split(" ")[0]) from None
 
 
 def _cli_target(path: Path, data: dict[str, Any]) -> ModelSpec:
@@ -296,6 +314,7 @@ def load_run_config(path: Path, output_dir: Path | None = None) -> EvalConfig:
         settings=data,
         isolate_home=model_settings.get("isolate_home", True) is not False,
         model_settings=model_settings,
+        harness=_harness(path, model_settings) if model_settings.get("generator") in HARNESSES else None,
     )
     base = folder_config
     spec_models = (
