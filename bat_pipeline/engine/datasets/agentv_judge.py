@@ -41,6 +41,7 @@ JUDGE_PROVIDERS = {
     "deepseek": "deepseek",
     "nvidia": "nvidia",
     "ollama": "ollama",
+    "gemini": "gemini",
 }
 
 
