@@ -40,8 +40,13 @@ from typing import Any
 from bat_pipeline.engine.contracts.evalbench import CliHarness
 
 HARNESSES = ("claude_code", "gemini_cli", "codex_cli")
-UNRUN = ("agy_cli", "jetski_cli")
-"""EvalBench generators named by its configs that this release does not run."""
+UNRUN = {
+    "agy_cli": "EvalBench installs the Antigravity CLI from the network into its fake home "
+    "(curl of antigravity.google/cli/install.sh) and checks it with a probe run; not run by this release",
+    "jetski_cli": "EvalBench's own generator registry (get_generator) has no jetski_cli: "
+    "EvalBench refuses it too (Unknown Generator)",
+}
+"""EvalBench generators of its source that this release does not run, and why."""
 DEFAULT_CLI = {"claude_code": "claude", "gemini_cli": "gemini-cli", "codex_cli": "codex"}
 VERSION_KEY = {
     "claude_code": "claude_code_version",

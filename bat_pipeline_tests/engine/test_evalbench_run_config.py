@@ -114,8 +114,9 @@ def test_an_a2a_url_names_its_models(project):
 @pytest.mark.parametrize(
     ("model_config", "says"),
     [
-        ({"generator": "agy_cli"}, "generator 'agy_cli' is not run by this release; these are: claude_code,"),
-        ({"generator": "jetski_cli"}, "generator 'jetski_cli' is not run by this release"),
+        ({"generator": "agy_cli"}, "generator 'agy_cli': EvalBench installs the Antigravity CLI from the network"),
+        ({"generator": "jetski_cli"}, "generator 'jetski_cli': EvalBench's own generator registry"),
+        ({"generator": "grpc_proxy"}, "generator 'grpc_proxy' is not run by this release; these are: claude_code,"),
         ({"generator": "vertex"}, "generator 'vertex' is not run by this release"),
         (
             {"generator": "claude_code", "setup": {"mcp_servers": [{"action": "install_from_repo", "url": "u"}]}},

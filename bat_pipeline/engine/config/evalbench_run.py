@@ -52,7 +52,7 @@ from bat_pipeline.engine.contracts.evalbench import CliHarness, EvalbenchRun
 from bat_pipeline.engine.contracts.names import safe_key
 from bat_pipeline.engine.environment import VERTEX_LOCATION_ENV, VERTEX_PROJECT_ENV
 from bat_pipeline.engine.errors import InputError
-from bat_pipeline.engine.evalbench_clis import HARNESSES, harness_from_config
+from bat_pipeline.engine.evalbench_clis import HARNESSES, UNRUN, harness_from_config
 from bat_pipeline.engine.scorers.registry import registered
 
 RUN_KEYS = (
@@ -169,6 +169,12 @@ def _target(path: Path, run_file: Path) -> tuple[EvalConfig | None, AgentTarget 
         )
         spec = ModelSpec(target=target, provider="cli", model=target.name, key=safe_key(target.name))
         return None, None, [spec], f"{generator} {harness.cli}"
+    if generator in UNRUN:
+        raise InputError(
+            str(path),
+            f"generator '{generator}': {UNRUN[generator]}; run: {', '.join(HARNESSES)}, cli or a2a",
+            field="generator",
+        )
     if generator != "a2a":
         raise InputError(
             str(path),
