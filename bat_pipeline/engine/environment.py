@@ -153,9 +153,11 @@ def judge_key_variable(judge: JudgeSettings) -> str | None:
 
 def judge_key_names(judge: JudgeSettings) -> set[str]:
     """Every variable that may hold the judge's key or its settings: `api_key_env`, the
-    provider's variable it is copied onto, and the names in `judge.env`."""
+    provider's variable it is copied onto, the variables read in its stead
+    (KEY_FALLBACK_ENV) and the names in `judge.env`."""
     names = set(judge.env)
     names.update(name for name in (judge.api_key_env, JUDGE_KEY_ENV.get(judge.provider)) if name)
+    names.update(KEY_FALLBACK_ENV.get(judge.provider, ()))
     return names
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from bat_pipeline.engine.contracts import JudgeSettings
 from bat_pipeline.engine.contracts.config import SimulatedUserSettings
+from bat_pipeline.engine.environment import judge_key_names
 from bat_pipeline.resources.judge import JudgeClient, JudgeConfigError, judge_episodes
 from bat_pipeline.resources.llm.google_generate import GoogleGenerate, Place
 from bat_pipeline.resources.llm.providers import endpoint_url
@@ -136,3 +137,10 @@ def test_the_request_and_answer_shapes():
         wire.answer_text({"candidates": [{"finishReason": "SAFETY"}]})
     with pytest.raises(UnreadableAnswer, match="blocked"):
         wire.answer_text({"promptFeedback": {"blockReason": "OTHER"}})
+
+
+def test_the_google_keys_never_reach_the_agent():
+    judge = JudgeSettings(provider="gemini", model="g")
+    assert {"GEMINI_API_KEY", "GOOGLE_API_KEY"} <= judge_key_names(judge)
+    vertex = JudgeSettings(provider="vertex", model="g")
+    assert {"GOOGLE_OAUTH_ACCESS_TOKEN", "CLOUDSDK_AUTH_ACCESS_TOKEN"} <= judge_key_names(vertex)
