@@ -21,12 +21,14 @@ import pytest
 import yaml
 
 from bat_pipeline.engine import evalbench_clis as clis
+from bat_pipeline.engine.config.evalbench_run import load_run_config
 from bat_pipeline.engine.contracts.agentv import AgentvTarget
 from bat_pipeline.engine.contracts.config import SimulatedUserSettings
 from bat_pipeline.engine.contracts.evalbench import CliHarness
 from bat_pipeline.engine.contracts.scenario import Scenario
 from bat_pipeline.engine.contracts.tasks import Task
 from bat_pipeline.engine.conversation import Attempt
+from bat_pipeline.engine.redaction import secret_values
 from bat_pipeline.resources.cli_conversations import run_cli_conversations
 from bat_pipeline.resources.simulated_user import SimulatedUserClient
 from bat_pipeline_tests.evalbench.test_corpus import CORPUS, EXPECTED, HARNESS, VARIABLES, read, repository
@@ -309,3 +311,12 @@ def test_each_turn_after_the_first_resumes_the_cli_session(generator, tmp_path, 
         want = [[n if "__" in n else "shell" for n in names] for names in want]
     got = [[s.name for s in turn.steps] for turn in episode.trace.trajectory.turns]
     assert got == want
+
+
+def test_a_key_written_in_the_model_config_is_a_secret_of_the_run(tmp_path):
+    (tmp_path / "model.yaml").write_text(yaml.safe_dump(MODEL_CONFIGS["codex_cli"]))
+    (tmp_path / "set.json").write_text(json.dumps({"scenarios": [{"id": "a", "starting_prompt": "hi"}]}))
+    (tmp_path / "run.yaml").write_text(yaml.safe_dump({"dataset_config": "set.json", "model_config": "model.yaml"}))
+    config = load_run_config(tmp_path / "run.yaml")
+    assert config.evalbench is not None and config.evalbench.harness is not None
+    assert "sk-fake-codex" in secret_values(config, judge_key=None, agent_envs={}, dotenv={})
