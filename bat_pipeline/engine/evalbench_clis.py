@@ -11,16 +11,16 @@ Per generator, as EvalBench's source (`evalbench/generators/models/*.py`) does:
   --fork-session] [--allowedTools T]…`, HOME `.venv/fake_home_claude`, MCP servers in
   `.claude/mcp_servers.json` (Gemini-style `httpUrl` → `url` + `type: http`), `settings`
   in `.claude/settings.json`, `IS_SANDBOX=1`; run in the fake home;
-- `gemini_cli`: `npm exec --yes gemini-cli -- [--resume] --yolo --output-format
-  stream-json --prompt PROMPT` (a `gemini_cli_version` without `/` or `@` is run as a
-  command of its own), HOME `.venv/fake_home`, MCP servers in `.gemini/settings.json`
+- `gemini_cli`: `npm exec --yes <gemini_cli_version, default gemini-cli> -- [--resume]
+  --yolo --output-format stream-json --prompt PROMPT`, HOME `.venv/fake_home`, MCP servers in `.gemini/settings.json`
   named by GEMINI_CLI_SYSTEM_SETTINGS_PATH; extensions' `settings` join the environment;
 - `codex_cli`: `codex exec [resume ID] --json --skip-git-repo-check
   --dangerously-bypass-approvals-and-sandbox [-m M] [--profile P] PROMPT` (or `--sandbox
   MODE --ask-for-approval MODE`), HOME `.venv/fake_home_codex`, CODEX_HOME its `.codex`,
   MCP servers in `.codex/config.toml`; run in the fake home.
 
-A package spec (`@scope/pkg@1.2`, anything with `/`) runs through `npm exec --yes SPEC --`.
+For Claude Code and Codex a package spec (`@scope/pkg@1.2`, anything with `/`) runs
+through `npm exec --yes SPEC --`, another version string as a command.
 MCP servers with `authProviderType: google_credentials` get the bearer token of
 GOOGLE_OAUTH_ACCESS_TOKEN (EvalBench runs gcloud for it) and, for Claude Code, a
 `headersHelper` that asks gcloud on each connection, as EvalBench's; Gemini CLI reads the
@@ -297,7 +297,7 @@ def command(harness: CliHarness, prompt: str, *, resume: bool, session_id: str |
             argv += ["--allowedTools", tool]
         return argv
     if harness.generator == "gemini_cli":
-        argv = _base(cli, npm=package or cli == DEFAULT_CLI["gemini_cli"])
+        argv = _base(cli, npm=True)  # gemini_cli.py always runs `npm exec --yes <version> --`
         if resume:
             argv.append("--resume")
         return [*argv, "--yolo", "--output-format", "stream-json", "--prompt", prompt]

@@ -99,7 +99,7 @@ CASES = {
 MODEL_CONFIGS = {
     "gemini_cli": {
         "generator": "gemini_cli",
-        "gemini_cli_version": "gemini",
+        "gemini_cli_version": "@google/gemini-cli@0.9.0",
         "setup": {"mcp_servers": {"cloud-sql": {"httpUrl": "https://sqladmin.googleapis.com/mcp"}}},
     },
     "codex_cli": {
@@ -142,6 +142,7 @@ def test_an_evalbench_cli_generator_runs_its_cli(generator, tmp_path, scripted_l
     argv = calls[0]["argv"]
     if generator == "claude_code":
         assert calls[0]["cli"] == "claude" and calls[0]["IS_SANDBOX"] == "1"
+        assert (calls[0]["via"], calls[0]["package"]) == ("npm", "@anthropic-ai/claude-code@latest")
         assert calls[0]["CLAUDE_CODE_USE_VERTEX"] == "1" and calls[0]["cwd"] == str(home)
         assert argv[argv.index("--output-format") + 1] == "stream-json" and "--strict-mcp-config" in argv
         assert argv[argv.index("--model") + 1] == "claude-opus-5"
@@ -151,6 +152,7 @@ def test_an_evalbench_cli_generator_runs_its_cli(generator, tmp_path, scripted_l
         assert mcp["headers"]["Authorization"] == "Bearer " + vertex["GOOGLE_OAUTH_ACCESS_TOKEN"]
         assert "gcloud auth" in mcp["headersHelper"] and "oauth" not in mcp
     elif generator == "gemini_cli":
+        assert (calls[0]["via"], calls[0]["package"]) == ("npm", "@google/gemini-cli@0.9.0")
         assert argv[:3] == ["--yolo", "--output-format", "stream-json"] and argv[3] == "--prompt"
         settings = json.loads(Path(calls[0]["GEMINI_CLI_SYSTEM_SETTINGS_PATH"]).read_text())
         assert settings["mcpServers"] == MODEL_CONFIGS["gemini_cli"]["setup"]["mcp_servers"]

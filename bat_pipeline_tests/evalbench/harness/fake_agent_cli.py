@@ -26,6 +26,7 @@ def after(args: list[str], flag: str) -> str | None:
 
 def main() -> None:
     name, args = sys.argv[1], sys.argv[2:]
+    via, package = name, None
     if name == "npm":  # npm exec --yes <package> -- <args>
         package, args = args[2], args[args.index("--") + 1 :]
         name = next(n for n in ("claude", "gemini", "codex") if n in package)
@@ -43,7 +44,15 @@ def main() -> None:
             k: os.environ.get(k)
             for k in ("IS_SANDBOX", "CODEX_HOME", "GEMINI_CLI_SYSTEM_SETTINGS_PATH", "CLAUDE_CODE_USE_VERTEX")
         }
-        log.write(json.dumps({"cli": name, "argv": args, "home": os.environ["HOME"], "cwd": os.getcwd(), **seen}))
+        call = {
+            "cli": name,
+            "via": via,
+            "package": package,
+            "argv": args,
+            "home": os.environ["HOME"],
+            "cwd": os.getcwd(),
+        }
+        log.write(json.dumps({**call, **seen}))
         log.write("\n")
     if resumed:
         eval_id, _, turn = resumed.rpartition("~")
