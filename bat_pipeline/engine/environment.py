@@ -167,12 +167,19 @@ def judge_key(judge: JudgeSettings, environ: Mapping[str, str], *, looked_in: st
     needs none (ollama; its `api_key_env`, when named and set, is still used).
 
     Raises MissingJudgeKey naming the variable and `looked_in` when a key is needed and
-    the variable is unset or empty. A named `api_key_env` that is unset is refused even
-    when the provider's own variable is set: the user asked for that key, not another."""
+    the variable is unset or empty (for `vertex`, also when its project is not set). A
+    named `api_key_env` that is unset is refused even when the provider's own variable is
+    set: the user asked for that key, not another."""
     variable = judge_key_variable(judge)
     if variable is None:
         return None
     value = judge_environment(judge, environ).get(variable)
+    if value and judge.provider == "vertex" and not judge_environment(judge, environ).get(VERTEX_PROJECT_ENV):
+        raise MissingJudgeKey(
+            f"the judge ({judge.provider}:{judge.model}) needs its Google Cloud project in "
+            f"{VERTEX_PROJECT_ENV} (an EvalBench model config's gcp_project_id sets it), and it is "
+            f"not set: looked in {looked_in}"
+        )
     if value:
         return value
     if JUDGE_KEY_ENV.get(judge.provider) is None:

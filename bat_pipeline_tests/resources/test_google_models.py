@@ -5,18 +5,22 @@ that API on 127.0.0.1; credentials and places as Google's conventions name them.
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
 
 import pytest
 
 from bat_pipeline.engine.contracts import JudgeSettings
 from bat_pipeline.engine.contracts.config import SimulatedUserSettings
-from bat_pipeline.engine.environment import judge_key_names
+from bat_pipeline.engine.environment import MissingJudgeKey, judge_key, judge_key_names
 from bat_pipeline.resources.judge import JudgeClient, JudgeConfigError, judge_episodes
 from bat_pipeline.resources.llm.google_generate import GoogleGenerate, Place
 from bat_pipeline.resources.llm.providers import endpoint_url
 from bat_pipeline.resources.llm.wire import ChatRequest, UnreadableAnswer
 from bat_pipeline.resources.simulated_user import SimulatedUserClient
 from bat_pipeline_tests.support.judge_server import weather_episode, weather_task
+from bat_pipeline_tests.support.paths import VENV_BIN
 
 KEY = "AIza-CANARY-5b2d46807f3a9c1e"
 TOKEN = "ya29.CANARY-4680-token"
@@ -139,8 +143,42 @@ def test_the_request_and_answer_shapes():
         wire.answer_text({"promptFeedback": {"blockReason": "OTHER"}})
 
 
+def test_a_vertex_judge_without_its_project_is_refused_before_the_run():
+    with pytest.raises(MissingJudgeKey, match="needs its Google Cloud project in GOOGLE_CLOUD_PROJECT"):
+        judge_key(JudgeSettings(provider="vertex", model="g"), {"GOOGLE_OAUTH_ACCESS_TOKEN": TOKEN})
+    place = JudgeSettings(provider="vertex", model="g", env={"GOOGLE_CLOUD_PROJECT": "p"})
+    assert judge_key(place, {"GOOGLE_OAUTH_ACCESS_TOKEN": TOKEN}) == TOKEN
+
+
 def test_the_google_keys_never_reach_the_agent():
     judge = JudgeSettings(provider="gemini", model="g")
     assert {"GEMINI_API_KEY", "GOOGLE_API_KEY"} <= judge_key_names(judge)
     vertex = JudgeSettings(provider="vertex", model="g")
     assert {"GOOGLE_OAUTH_ACCESS_TOKEN", "CLOUDSDK_AUTH_ACCESS_TOKEN"} <= judge_key_names(vertex)
+
+
+def test_a_run_config_whose_vertex_judge_has_no_token_is_refused_before_it_starts(tmp_path):
+    """Exit 2 naming the file, the entry and the variable; no traceback."""
+    gemini = {"generator": "gcp_vertex_gemini", "vertex_model": "gemini-2.5-pro", "gcp_project_id": "p"}
+    (tmp_path / "gemini.yaml").write_text(json.dumps(gemini))
+    (tmp_path / "agent.yaml").write_text(json.dumps({"generator": "cli", "command": ["true"]}))
+    (tmp_path / "set.json").write_text(json.dumps({"scenarios": [{"id": "a", "starting_prompt": "hi"}]}))
+    run = {
+        "dataset_config": "set.json",
+        "model_config": "agent.yaml",
+        "simulated_user_model_config": "gemini.yaml",
+        "scorers": {"goal_completion": {"model_config": "gemini.yaml"}},
+    }
+    (tmp_path / "run.yaml").write_text(json.dumps(run))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GOOGLE_", "CLOUDSDK_"))}
+    result = subprocess.run(
+        [str(VENV_BIN / "bat-pipeline"), "run", str(tmp_path / "run.yaml")],
+        env={**env, "BAT_PIPELINE_HOME": str(tmp_path / "home")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    said = result.stdout + result.stderr
+    assert result.returncode == 2, said
+    assert "run.yaml" in said and "GOOGLE_OAUTH_ACCESS_TOKEN or CLOUDSDK_AUTH_ACCESS_TOKEN" in said, said
+    assert "Traceback" not in said
