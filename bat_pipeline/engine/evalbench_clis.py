@@ -24,8 +24,9 @@ through `npm exec --yes SPEC --`, another version string as a command.
 MCP servers with `authProviderType: google_credentials` get the bearer token of
 GOOGLE_OAUTH_ACCESS_TOKEN (EvalBench runs gcloud for it) and, for Claude Code, a
 `headersHelper` that asks gcloud on each connection, as EvalBench's; Gemini CLI reads the
-setting itself. Skills and extensions installed from git or npm, and plugin marketplaces,
-need the network: refused by name (`refused_setup`).
+setting itself. Skills and extensions installed from git or npm, plugin marketplaces
+(`skills_dir`, a list of `mcp_servers`) and Codex's `setup.config`: refused by name
+(`refused_setup`).
 """
 
 from __future__ import annotations
@@ -99,6 +100,10 @@ def refused_setup(generator: str, setup: dict[str, Any]) -> str | None:
     for key in ("skills", "extensions"):
         if setup.get(key):
             return f"setup.{key} (installed with git or npm from the network) is not run here"
+    if setup.get("skills_dir"):
+        return "setup.skills_dir (a plugin marketplace installed by the CLI itself) is not run here"
+    if setup.get("config"):
+        return "setup.config (Codex's extra config.toml keys) is not run here"
     if generator != "claude_code" and setup.get("settings"):
         return f"setup.settings is Claude Code's; {generator} has none"
     return None
@@ -109,7 +114,7 @@ def harness_from_config(generator: str, data: dict[str, Any], workdir: Path) -> 
     field when unusable); `workdir` holds `.venv/<fake home>`."""
     setup = data.get("setup") or {}
     if not isinstance(setup, dict):
-        raise ValueError("setup: expected a mapping (mcp_servers, settings, skills_dir)")
+        raise ValueError("setup: expected a mapping (mcp_servers, settings)")
     problem = refused_setup(generator, setup)
     if problem:
         raise ValueError(problem)

@@ -125,6 +125,7 @@ def test_an_a2a_url_names_its_models(project):
         ({"generator": "gemini_cli", "setup": {"mcp_servers": {"s": "x"}}}, "setup.mcp_servers.s must be a mapping"),
         ({"generator": "claude_code", "env": ["A=1"]}, "env: expected a mapping"),
         ({"generator": "codex_cli", "setup": {"skills": [{"action": "install_from_repo"}]}}, "setup.skills"),
+        ({"generator": "claude_code", "setup": {"skills_dir": "plugins"}}, "setup.skills_dir (a plugin marketplace"),
         ({"generator": "a2a"}, "needs url"),
         ({"generator": "a2a", "url": "http://127.0.0.1:1"}, "name the agent's model"),
     ],
