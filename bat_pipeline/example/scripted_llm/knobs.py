@@ -26,7 +26,8 @@ class Knobs(BaseModel):
     malformed: bool | str = False
     """`true`/"body": invalid JSON body; "content": valid envelope, garbage text."""
     no_structured_output: bool = False
-    """Reject requests carrying `response_format` with 400, like servers without it."""
+    """Reject requests carrying `response_format` (Google: `responseJsonSchema`) with 400,
+    like servers without structured output."""
     fail_model: list[str] = []
     """Model names that always get a 400."""
     think: bool = False
