@@ -176,7 +176,8 @@ def column_types(wh: Warehouse) -> dict[tuple[str, str], str]:
     return {
         (r["table_name"], r["column_name"]): r["data_type"]
         for r in wh.query(
-            "SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE schema_name = 'main' AND NOT internal"
+            "SELECT table_name, column_name, data_type FROM duckdb_columns() "
+            "WHERE schema_name = 'main' AND NOT internal"
         )
     }
 
