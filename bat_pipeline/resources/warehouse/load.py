@@ -56,7 +56,7 @@ def partition_rows(
             "finished_at": ref.finished_at or None,
             "k": ref.k,
             "dagster_run_id": ref.dagster_run_id,
-            "written_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "written_at": datetime.now(UTC).replace(microsecond=0),
             **(ref.provenance.model_dump() if ref.provenance else {}),
         }
     )
@@ -87,6 +87,9 @@ def partition_rows(
         )
     for phase, seconds in metrics.timings.items():
         rows["phase_timings"].append({**key, "phase": phase, "seconds": seconds})
+    for table_rows in rows.values():
+        for row in table_rows:
+            row.setdefault("agent_id", agent_id)
     if redactor:
         rows = {table: [redactor.data(row) for row in table_rows] for table, table_rows in rows.items()}
     return rows
