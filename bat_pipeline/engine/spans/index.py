@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from bat_pipeline.engine.spans.lines import AGENT_ROOT, MAX_DEPTH, Span, start_order, to_span, too_deep
+from bat_pipeline.engine.spans.conventions import AGENT_ROOT, conversation_id
+from bat_pipeline.engine.spans.lines import MAX_DEPTH, Span, start_order, to_span, too_deep
 
 _DEEP_LINES_NAMED = 5
 
@@ -171,8 +172,8 @@ class SpanIndex:
                 else:
                     sibs.append(span)
             elif span.role == AGENT_ROOT:
-                conv = span.attributes.get("gen_ai.conversation.id")
-                if isinstance(conv, str):
+                conv = conversation_id(span.attributes)
+                if conv is not None:
                     self._roots.setdefault(conv, []).append(span)
                     self._roots_sorted = False
         stats.spans = seq - self._seq - stats.duplicates
