@@ -1,0 +1,266 @@
+"""An OTLP/HTTP trace receiver for one partition's agent: `POST /v1/traces` on 127.0.0.1,
+protobuf or JSON, gzip or not, each request's spans appended to the partition's span file
+as SPEC §5 lines the moment they arrive (engine.spans.otlp decodes them).
+
+Answers as the OTLP/HTTP specification says: 200 with an `ExportTraceServiceResponse`
+(`partial_success` naming the spans refused: invalid ids, or the span file full), 400 for a
+body that is no trace request, 413 for a body over the request bound, 415 for another
+content type, 404/405 elsewhere; a 4xx carries a `google.rpc.Status`. Each connection is
+served on its own thread and dropped after `read_timeout_s` without a byte, so a slow
+client holds only itself; what was appended before stays.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+import time
+import zlib
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from google.rpc.status_pb2 import Status
+
+from bat_pipeline.engine.spans.otlp import JSON, PROTOBUF, OtlpDecodeError, decode_request, response_body
+from bat_pipeline.resources.ports import LOOPBACK, free_port, release
+
+TRACES_PATH = "/v1/traces"
+MAX_REQUEST_BYTES = 16 * 1024 * 1024
+"""Largest request body, compressed or not (the SDK exporters send batches of 512 spans)."""
+MAX_FILE_BYTES = 1024 * 1024 * 1024
+"""Largest span file the receiver writes; spans past it are refused (partial success)."""
+READ_TIMEOUT_S = 10.0
+
+
+class OtlpReceiver:
+    """Started with `start()` (or as a context manager), stopped with `stop()`."""
+
+    def __init__(
+        self,
+        spans_file: Path,
+        *,
+        max_request_bytes: int = MAX_REQUEST_BYTES,
+        max_file_bytes: int = MAX_FILE_BYTES,
+        read_timeout_s: float = READ_TIMEOUT_S,
+        log: Callable[[str], None] | None = None,
+    ):
+        self.spans_file = Path(spans_file)
+        self.max_request_bytes = max_request_bytes
+        self.max_file_bytes = max_file_bytes
+        self.read_timeout_s = read_timeout_s
+        self.log = log or (lambda message: None)
+        self.port: int | None = None
+        self.spans_written = 0
+        self.spans_rejected = 0
+        self.requests_refused: dict[int, int] = {}
+        """HTTP status → requests answered with it (4xx)."""
+        self.last_received = 0.0
+        """Unix time spans were last appended (0: never)."""
+        self._changed = threading.Condition()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def endpoint(self) -> str:
+        """The base URL (`OTEL_EXPORTER_OTLP_ENDPOINT`); exporters add `/v1/traces`."""
+        assert self.port is not None, "the receiver is not started"
+        return f"http://{LOOPBACK}:{self.port}"
+
+    def environment(self) -> dict[str, str]:
+        """The variables that point an OpenTelemetry SDK's OTLP exporter here."""
+        return {
+            "OTEL_EXPORTER_OTLP_ENDPOINT": self.endpoint,
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": self.endpoint + TRACES_PATH,
+            "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+            "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf",
+        }
+
+    def start(self) -> OtlpReceiver:
+        self.spans_file.parent.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        server = ThreadingHTTPServer((LOOPBACK, self.port), _handler(self))
+        server.daemon_threads = True
+        self._server = server
+        # A short poll: stopping waits for the loop to look at its flag.
+        self._thread = threading.Thread(
+            target=server.serve_forever, args=(0.05,), name=f"otlp-receiver-{self.port}", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        release(self.port)
+
+    def __enter__(self) -> OtlpReceiver:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def wait_until(self, done: Callable[[], bool], timeout_s: float) -> bool:
+        """Wait, at most `timeout_s`, until `done()` holds; it is asked again each time spans
+        arrive. Whether it held."""
+        deadline = time.monotonic() + timeout_s
+        with self._changed:
+            while not done():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._changed.wait(left)
+        return True
+
+    def summary(self) -> str:
+        refused = ", ".join(f"{n} answered {code}" for code, n in sorted(self.requests_refused.items()))
+        return (
+            f"OTLP receiver {self.endpoint}: {self.spans_written} spans written to {self.spans_file}"
+            + (f", {self.spans_rejected} refused" if self.spans_rejected else "")
+            + (f"; requests {refused}" if refused else "")
+        )
+
+    def _append(self, lines: list[bytes]) -> tuple[int, int]:
+        """Append whole lines while the file stays under its bound: (written, refused)."""
+        with self._changed:
+            try:
+                size = os.path.getsize(self.spans_file)
+            except OSError:
+                size = 0
+            kept: list[bytes] = []
+            for line in lines:
+                if size + len(line) > self.max_file_bytes:
+                    break
+                kept.append(line)
+                size += len(line)
+            if kept:
+                fd = os.open(self.spans_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                try:
+                    os.write(fd, b"".join(kept))
+                finally:
+                    os.close(fd)
+                self.spans_written += len(kept)
+                self.last_received = time.time()
+            refused = len(lines) - len(kept)
+            self.spans_rejected += refused
+            self._changed.notify_all()
+            return len(kept), refused
+
+
+def _handler(receiver: OtlpReceiver) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        timeout = receiver.read_timeout_s
+        server_version = "bat-pipeline-otlp"
+
+        def log_message(self, format: str, *args: object) -> None:
+            return None
+
+        def do_POST(self) -> None:
+            if self.path.split("?", 1)[0] != TRACES_PATH:
+                self._refuse(404, f"no such endpoint {self.path}; traces go to {TRACES_PATH}")
+                return
+            content_type = (self.headers.get("Content-Type") or "").split(";", 1)[0].strip().lower()
+            if content_type not in (PROTOBUF, JSON):
+                self._refuse(415, f"content type {content_type or '(none)'} is not {PROTOBUF} or {JSON}")
+                return
+            length = self.headers.get("Content-Length")
+            if length is None or not length.strip().isdigit():
+                self._refuse(411, "a Content-Length is required", content_type)
+                return
+            size = int(length)
+            if size > receiver.max_request_bytes:
+                self._refuse(413, f"request of {size} bytes is over {receiver.max_request_bytes}", content_type)
+                return
+            body = self.rfile.read(size)
+            if len(body) < size:
+                self.close_connection = True
+                return  # the client went away mid-body: nothing to answer
+            encoding = (self.headers.get("Content-Encoding") or "identity").strip().lower()
+            if encoding == "gzip":
+                try:
+                    body = _gunzip(body, receiver.max_request_bytes)
+                except _TooLarge:
+                    self._refuse(
+                        413, f"request over {receiver.max_request_bytes} bytes once decompressed", content_type
+                    )
+                    return
+                except (zlib.error, EOFError) as exc:
+                    self._refuse(400, f"body is not gzip: {exc}", content_type)
+                    return
+            elif encoding != "identity":
+                self._refuse(415, f"content encoding {encoding} is not gzip", content_type)
+                return
+            try:
+                decoded = decode_request(body, content_type)
+            except OtlpDecodeError as exc:
+                self._refuse(400, str(exc), content_type)
+                return
+            lines = [(json.dumps(line, ensure_ascii=False) + "\n").encode() for line in decoded.lines]
+            _, full = receiver._append(lines)
+            reasons = list(decoded.reasons)
+            if full:
+                reasons.append(f"{full} spans refused: the span file reached {receiver.max_file_bytes} bytes")
+            with receiver._changed:
+                receiver.spans_rejected += decoded.rejected
+            self._answer(200, response_body(content_type, decoded.rejected + full, "; ".join(reasons)), content_type)
+
+        def do_GET(self) -> None:
+            self._refuse(405, f"only POST {TRACES_PATH}")
+
+        do_PUT = do_DELETE = do_PATCH = do_GET
+
+        def _refuse(self, code: int, message: str, content_type: str = JSON) -> None:
+            with receiver._changed:
+                receiver.requests_refused[code] = receiver.requests_refused.get(code, 0) + 1
+            status = Status(code=_GRPC_CODES.get(code, 2), message=message)
+            if content_type == PROTOBUF:
+                body = status.SerializeToString()
+            else:
+                content_type = JSON
+                body = json.dumps({"code": status.code, "message": message}).encode()
+            # The body may be unread (413, 415...): the connection cannot be reused.
+            self.close_connection = True
+            self._answer(code, body, content_type)
+
+        def _answer(self, code: int, body: bytes, content_type: str) -> None:
+            with contextlib.suppress(OSError):
+                self.send_response(code)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(body)))
+                if self.close_connection:
+                    self.send_header("Connection", "close")
+                self.end_headers()
+                self.wfile.write(body)
+
+    return Handler
+
+
+_GRPC_CODES = {400: 3, 404: 5, 405: 12, 411: 3, 413: 8, 415: 3}
+"""HTTP status → the google.rpc code its Status body carries (INVALID_ARGUMENT, NOT_FOUND,
+UNIMPLEMENTED, RESOURCE_EXHAUSTED; UNKNOWN otherwise)."""
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _gunzip(body: bytes, limit: int) -> bytes:
+    """Decompressed, refusing (_TooLarge) past `limit` bytes without inflating the rest."""
+    inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    out = inflate.decompress(body, limit + 1)
+    if len(out) > limit or inflate.unconsumed_tail:
+        raise _TooLarge
+    out += inflate.flush()
+    if len(out) > limit:
+        raise _TooLarge
+    if not inflate.eof:
+        raise EOFError("the gzip stream ends early")
+    return out
