@@ -34,6 +34,7 @@ from bat_pipeline.remote_root import StoreError, push_changed
 from bat_pipeline.resources.agent_process import HEAD_STARTS, AgentLauncher, AgentStartError
 from bat_pipeline.resources.cli_conversations import run_cli_conversations
 from bat_pipeline.resources.judge import JudgeConfigError
+from bat_pipeline.resources.otlp_receiver import OtlpReceiver
 from bat_pipeline.resources.provenance import run_provenance
 from bat_pipeline.resources.simulated_user import SimulatedUserClient
 from bat_pipeline.resources.targets import TargetHealthError, collect_target_episodes
@@ -227,6 +228,8 @@ def collect_episodes(
                     )
                 )
                 clock.lap("conversations")
+                if agent.receiver is not None:
+                    _wait_for_exported_spans(agent.receiver, ref, agent_config.evaluation.spans_wait_s, log)
         except BaseException as exc:
             # On an object store the agent's log and span files go up with the failure too
             # (after a step that succeeds, the handoff I/O manager uploads them): whoever
@@ -244,6 +247,22 @@ def collect_episodes(
     ref.finished_at = datetime.now(UTC).isoformat()
     save_ref(ref)
     return CollectedEpisodes(ref=ref, episodes=load_episodes(ref), made=len(attempts), kept=len(kept))
+
+
+def _wait_for_exported_spans(receiver: OtlpReceiver, ref: PartitionRef, wait_s: float, log) -> None:
+    """Before the agent stops: wait, at most `wait_s`, until every episode's turns have
+    their root spans (an exporter batches: the last turn's spans come seconds after its
+    answer). What is still missing then may come with the agent's flush at exit."""
+    episodes = load_episodes(ref)
+
+    def complete() -> bool:
+        return not conversations_missing_spans(episodes, ref.span_paths(), base=ref.dir)
+
+    started = time.monotonic()
+    if not receiver.wait_until(complete, wait_s):
+        log(f"spans of some conversations had not arrived over OTLP after {wait_s:g}s (evaluation.spans_wait_s)")
+    else:
+        log(f"spans over OTLP complete after {time.monotonic() - started:.2f}s")
 
 
 def simulated_user(config: EvalConfig, tasks: list[Task], redactor: Redactor) -> SimulatedUserClient | None:

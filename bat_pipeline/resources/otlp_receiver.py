@@ -60,6 +60,8 @@ class OtlpReceiver:
         self.last_received = 0.0
         """Unix time spans were last appended (0: never)."""
         self._changed = threading.Condition()
+        self._arrivals = 0
+        """Requests whose spans were appended, for `wait_until`."""
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -109,15 +111,19 @@ class OtlpReceiver:
 
     def wait_until(self, done: Callable[[], bool], timeout_s: float) -> bool:
         """Wait, at most `timeout_s`, until `done()` holds; it is asked again each time spans
-        arrive. Whether it held."""
+        arrive (outside the receiver's lock: requests go on meanwhile). Whether it held."""
         deadline = time.monotonic() + timeout_s
-        with self._changed:
-            while not done():
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._changed.wait(left)
-        return True
+        while True:
+            with self._changed:
+                seen = self._arrivals
+            if done():
+                return True
+            with self._changed:
+                while self._arrivals == seen:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return False
+                    self._changed.wait(left)
 
     def summary(self) -> str:
         refused = ", ".join(f"{n} answered {code}" for code, n in sorted(self.requests_refused.items()))
@@ -150,6 +156,7 @@ class OtlpReceiver:
                 self.last_received = time.time()
             refused = len(lines) - len(kept)
             self.spans_rejected += refused
+            self._arrivals += 1
             self._changed.notify_all()
             return len(kept), refused
 

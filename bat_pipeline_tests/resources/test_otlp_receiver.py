@@ -21,8 +21,12 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span
 
+from bat_pipeline.engine.config import load_eval_config
+from bat_pipeline.engine.contracts.agent import OTLP_SPANS
+from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.spans import load_spans
 from bat_pipeline.engine.trajectories import build_trajectory
+from bat_pipeline.resources.agent_process import receives_otlp
 from bat_pipeline.resources.otlp_receiver import OtlpReceiver
 
 PROTO = {"Content-Type": "application/x-protobuf"}
@@ -223,3 +227,38 @@ def test_the_receiver_listens_on_loopback_only(receiver):
                 listening.append(local.split(":")[0])
     assert listening == ["0100007F"]  # 127.0.0.1, and nothing on other addresses or IPv6
     assert receiver.endpoint.startswith("http://127.0.0.1:")
+
+
+def eval_folder(tmp_path: Path, agent_block: str, *, config_yaml: bool = False) -> Path:
+    folder = tmp_path / "agent"
+    (folder / "eval").mkdir(parents=True)
+    (folder / "eval" / "eval.yaml").write_text(f"models: ['openai:m']\nagent:\n{agent_block}")
+    if config_yaml:
+        (folder / "config.yaml").write_text("telemetry: {output: []}\n")
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("agent_block", "config_yaml", "receives"),
+    [
+        ("  spans: otlp\n", True, True),  # asked for, even beside a config.yaml
+        ("  command: [run-me]\n  spans: [otlp, more.jsonl]\n", False, True),
+        ("  command: [run-me]\n", False, True),  # no other way to hand over spans: automatic
+        ("  command: [run-me, --spans, '{spans}']\n", False, False),  # writes the span file itself
+        ("  command: [run-me]\n  spans: [own.jsonl]\n", False, False),
+        ("  command: [run-me]\n", True, False),  # its config.yaml's telemetry says where
+        ("  url: http://127.0.0.1:9\n", False, False),
+    ],
+)
+def test_when_a_partition_runs_a_receiver(tmp_path, agent_block, config_yaml, receives):
+    config = load_eval_config(eval_folder(tmp_path, agent_block, config_yaml=config_yaml), environ={})
+    assert receives_otlp(config) is receives
+    assert OTLP_SPANS not in config.agent.span_files
+
+
+def test_spans_otlp_for_an_agent_at_a_url_is_refused_naming_the_field(tmp_path):
+    folder = eval_folder(tmp_path, "  url: http://127.0.0.1:9\n  spans: otlp\n")
+    with pytest.raises(InputError) as caught:
+        load_eval_config(folder, environ={})
+    assert str(folder / "eval" / "eval.yaml") in str(caught.value) and "otlp" in str(caught.value)
+    assert (caught.value.entry, caught.value.field) == ("agent", "spans")
