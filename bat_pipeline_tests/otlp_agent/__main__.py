@@ -207,6 +207,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--role", default="weather", choices=["weather", "forecaster"])
+    # Exit without flushing the batch processor, like an agent killed hard: only spans
+    # exported while it ran reach the receiver.
+    parser.add_argument("--no-flush-at-exit", action="store_true")
     args = parser.parse_args()
     name = CARD["name"] if args.role == "weather" else "Forecaster"
     provider = TracerProvider(resource=Resource.create({"service.name": name}))
@@ -224,6 +227,8 @@ def main() -> None:
     async def shutdown() -> None:
         if forecaster is not None:
             await asyncio.to_thread(forecaster.stop)
+        if args.no_flush_at_exit:
+            os._exit(0)  # skips the provider's own flush at exit too
         provider.shutdown()  # flushes what the batch processor still holds
 
     _serve(build_app(card, executor, None, shutdown), "127.0.0.1", args.port)
