@@ -4,10 +4,13 @@ with the OpenTelemetry SDK."""
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from pathlib import Path
 
+from google.protobuf import json_format
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from bat_pipeline.engine.contracts import AgentStep, ErrorStep, ModelStep, ToolStep
@@ -253,3 +256,34 @@ def test_convention_keys_are_listed_in_formats_section_6():
             keys.add(value)
     missing = sorted(k for k in keys if f"`{k.rstrip('.')}" not in section)
     assert not missing, f"not in docs/formats.md §6: {missing}"
+
+
+def collector_line(agent: Agent) -> str:
+    """The agent's spans as one line of the OpenTelemetry Collector's file exporter:
+    OTLP/JSON with hex ids."""
+    message = json_format.MessageToDict(encode_spans(agent.exporter.get_finished_spans()))
+    for resource in message["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            for s in scope["spans"]:
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if key in s:
+                        s[key] = base64.b64decode(s[key]).hex()
+    return json.dumps(message)
+
+
+def test_a_collector_file_of_otlp_json_requests_reads_as_its_span_lines(tmp_path):
+    a = Agent()
+    with a.root(CONV), a.graph("react"):
+        a.llm("Looking.", [("c1", "get_weather", {"city": "Oslo"})], tokens=(8, 2))
+        with a.tool("get_weather", output="rain"):
+            pass
+    lines_file = write_lines(tmp_path / "agent.jsonl", a.lines())
+    collector = tmp_path / "traces.json"
+    collector.write_text(collector_line(a) + "\n" + '{"resourceSpans": "not a list"}\n', encoding="utf-8")
+    from_lines = build_trajectory(load_spans([lines_file]), CONV, ["hi"])
+    index = load_spans([collector])
+    assert build_trajectory(index, CONV, ["hi"]) == from_lines
+    model, tool = from_lines.turns[0].steps
+    assert (model.tokens_in, tool.name, tool.args, tool.result) == (8, "get_weather", {"city": "Oslo"}, "rain")
+    (stats,) = index.files
+    assert (stats.spans, stats.malformed) == (len(a.lines()), 1)

@@ -8,10 +8,11 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from bat_pipeline.engine.spans.conventions import AGENT_ROOT, conversation_id
 from bat_pipeline.engine.spans.lines import MAX_DEPTH, Span, start_order, to_span, too_deep
+from bat_pipeline.engine.spans.otlp import OtlpDecodeError, decode_json, is_json_request
 
 _DEEP_LINES_NAMED = 5
 
@@ -145,37 +146,49 @@ class SpanIndex:
                 else:
                     stats.torn += 1
                 continue
+            if type(obj) is dict and is_json_request(obj):
+                # An OTLP/JSON request per line (the Collector's file exporter): its spans as lines.
+                try:
+                    decoded = decode_json(obj)
+                except OtlpDecodeError:
+                    stats.malformed += 1
+                    continue
+                stats.malformed += decoded.rejected
+                objs: list[Any] | tuple[Any] = decoded.lines
             # Counting brackets is cheap and bounds the depth; only lines with many are walked.
-            if line.count("{") + line.count("[") > MAX_DEPTH and too_deep(obj):
+            elif line.count("{") + line.count("[") > MAX_DEPTH and too_deep(obj):
                 stats.too_deep.append(number)
                 continue
-            span = to_span(obj, seq)
-            if span is None:
-                stats.malformed += 1
-                continue
-            seq += 1
-            sid = span.span_id
-            if sid in by_id:
-                stats.duplicates += 1
-                continue
-            by_id[sid] = span
-            trace = by_trace.get(span.trace_id)
-            if trace is None:
-                by_trace[span.trace_id] = [span]
             else:
-                trace.append(span)
-            parent = span.parent_id
-            if parent is not None:
-                sibs = children.get(parent)
-                if sibs is None:
-                    children[parent] = [span]
+                objs = (obj,)
+            for item in objs:
+                span = to_span(item, seq)
+                if span is None:
+                    stats.malformed += 1
+                    continue
+                seq += 1
+                sid = span.span_id
+                if sid in by_id:
+                    stats.duplicates += 1
+                    continue
+                by_id[sid] = span
+                trace = by_trace.get(span.trace_id)
+                if trace is None:
+                    by_trace[span.trace_id] = [span]
                 else:
-                    sibs.append(span)
-            elif span.role == AGENT_ROOT:
-                conv = conversation_id(span.attributes)
-                if conv is not None:
-                    self._roots.setdefault(conv, []).append(span)
-                    self._roots_sorted = False
+                    trace.append(span)
+                parent = span.parent_id
+                if parent is not None:
+                    sibs = children.get(parent)
+                    if sibs is None:
+                        children[parent] = [span]
+                    else:
+                        sibs.append(span)
+                elif span.role == AGENT_ROOT:
+                    conv = conversation_id(span.attributes)
+                    if conv is not None:
+                        self._roots.setdefault(conv, []).append(span)
+                        self._roots_sorted = False
         stats.spans = seq - self._seq - stats.duplicates
         self._seq = seq
 

@@ -64,19 +64,35 @@ def decode_request(body: bytes, content_type: str) -> Decoded:
             request.ParseFromString(body)
         except (DecodeError, RecursionError) as exc:
             raise OtlpDecodeError(f"not an OTLP protobuf trace request: {exc}") from None
-    elif content_type == JSON:
+        return _spans_of(request)
+    if content_type == JSON:
         try:
             value = json.loads(body)
         except (ValueError, RecursionError) as exc:
             raise OtlpDecodeError(f"not JSON: {exc}") from None
-        if not isinstance(value, dict):
-            raise OtlpDecodeError("not an OTLP JSON trace request: the top level is not an object")
-        try:
-            json_format.ParseDict(_hex_ids_to_base64(value), request, ignore_unknown_fields=True)
-        except (json_format.ParseError, RecursionError, TypeError, ValueError) as exc:
-            raise OtlpDecodeError(f"not an OTLP JSON trace request: {exc}") from None
-    else:
-        raise OtlpDecodeError(f"unsupported content type {content_type!r}")
+        return decode_json(value)
+    raise OtlpDecodeError(f"unsupported content type {content_type!r}")
+
+
+def is_json_request(value: object) -> bool:
+    """Whether a decoded JSON value looks like an OTLP/JSON trace request (a line of the
+    OpenTelemetry Collector's file exporter)."""
+    return type(value) is dict and ("resourceSpans" in value or "resource_spans" in value)
+
+
+def decode_json(value: object) -> Decoded:
+    """The spans of an OTLP/JSON trace request already decoded from JSON (it is changed)."""
+    if not isinstance(value, dict):
+        raise OtlpDecodeError("not an OTLP JSON trace request: the top level is not an object")
+    request = ExportTraceServiceRequest()
+    try:
+        json_format.ParseDict(_hex_ids_to_base64(value), request, ignore_unknown_fields=True)
+    except (json_format.ParseError, RecursionError, TypeError, ValueError) as exc:
+        raise OtlpDecodeError(f"not an OTLP JSON trace request: {exc}") from None
+    return _spans_of(request)
+
+
+def _spans_of(request: ExportTraceServiceRequest) -> Decoded:
     out = Decoded()
     bad_ids = 0
     for resource_spans in request.resource_spans:
