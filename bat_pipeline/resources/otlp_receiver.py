@@ -83,7 +83,8 @@ class OtlpReceiver:
     def start(self) -> OtlpReceiver:
         self.spans_file.parent.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
-        server = ThreadingHTTPServer((LOOPBACK, self.port), _handler(self))
+        server = _Server((LOOPBACK, self.port), _handler(self))
+        server.log = self.log
         server.daemon_threads = True
         self._server = server
         # A short poll: stopping waits for the loop to look at its flag.
@@ -161,6 +162,14 @@ class OtlpReceiver:
             return len(kept), refused
 
 
+class _Server(ThreadingHTTPServer):
+    log: Callable[[str], None]
+
+    def handle_error(self, request: object, client_address: tuple[str, int]) -> None:
+        """One line in the log, never a traceback: a client's fault ends its connection."""
+        self.log(f"OTLP receiver: a request from {client_address[0]} failed and was dropped")
+
+
 def _handler(receiver: OtlpReceiver) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -186,10 +195,16 @@ def _handler(receiver: OtlpReceiver) -> type[BaseHTTPRequestHandler]:
             if size > receiver.max_request_bytes:
                 self._refuse(413, f"request of {size} bytes is over {receiver.max_request_bytes}", content_type)
                 return
-            body = self.rfile.read(size)
+            try:
+                body = self.rfile.read(size)
+            except OSError:  # a read timeout included
+                body = b""
             if len(body) < size:
+                # Too slow, or gone mid-body: dropped unanswered, counted as a timeout.
                 self.close_connection = True
-                return  # the client went away mid-body: nothing to answer
+                with receiver._changed:
+                    receiver.requests_refused[408] = receiver.requests_refused.get(408, 0) + 1
+                return
             encoding = (self.headers.get("Content-Encoding") or "identity").strip().lower()
             if encoding == "gzip":
                 try:

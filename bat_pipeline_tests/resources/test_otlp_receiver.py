@@ -61,6 +61,31 @@ EXPORTING_AGENT = textwrap.dedent(
 )
 
 
+OPENINFERENCE_AGENT = textwrap.dedent(
+    """
+    import json
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    tracer = provider.get_tracer("openinference-agent")
+    with tracer.start_as_current_span("agent", attributes={"openinference.span.kind": "AGENT", "session.id": "c1"}):
+        out = "llm.output_messages.0.message.tool_calls.0.tool_call."
+        chat = {"openinference.span.kind": "LLM", "llm.model_name": "m", "llm.token_count.prompt": 9,
+                "llm.output_messages.0.message.role": "assistant", out + "id": "k",
+                out + "function.name": "add", out + "function.arguments": json.dumps({"a": 1})}
+        with tracer.start_as_current_span("ChatModel", attributes=chat):
+            pass
+        tool = {"openinference.span.kind": "TOOL", "tool.name": "add", "output.value": "2"}
+        with tracer.start_as_current_span("add", attributes=tool):
+            pass
+    provider.shutdown()
+    """
+)
+
+
 def span(span_id: bytes, name: str = "s", trace_id: bytes = TRACE, parent: bytes = b"", **attrs) -> Span:
     s = Span(trace_id=trace_id, span_id=span_id, parent_span_id=parent, name=name, kind=Span.SPAN_KIND_SERVER)
     s.start_time_unix_nano, s.end_time_unix_nano = 1_000, 2_000
@@ -89,11 +114,19 @@ def post(receiver: OtlpReceiver, body: bytes, headers: dict[str, str], path: str
     return httpx.post(receiver.endpoint + path, content=body, headers=headers, timeout=10)
 
 
-def test_the_stock_exporter_configured_by_environment_alone_lands_spans_in_the_partition_file(receiver):
+@pytest.mark.parametrize(
+    ("script", "names"),
+    [
+        (EXPORTING_AGENT, {"invoke_agent Calc", "chat m", "execute_tool add"}),
+        (OPENINFERENCE_AGENT, {"agent", "ChatModel", "add"}),
+    ],
+    ids=["genai", "openinference"],
+)
+def test_the_stock_exporter_configured_by_environment_alone_lands_spans_in_the_partition_file(receiver, script, names):
     env = {"PATH": "/usr/bin:/bin", **receiver.environment()}
-    subprocess.run([sys.executable, "-c", EXPORTING_AGENT], env=env, check=True, timeout=60)
+    subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=60)
     written = lines(receiver.spans_file)
-    assert {line["name"] for line in written} == {"invoke_agent Calc", "chat m", "execute_tool add"}
+    assert {line["name"] for line in written} == names
     assert receiver.spans_written == 3
     t = build_trajectory(load_spans([receiver.spans_file]), "c1", ["1+1?"])
     model, tool = t.turns[0].steps
@@ -215,6 +248,7 @@ def test_a_slow_request_holds_only_itself_and_is_dropped(receiver):
         # The receiver closes the connection once it has sent nothing for read_timeout_s.
         assert slow.recv(100) == b""
     assert [line["span_id"] for line in lines(receiver.spans_file)] == ["01" * 8]
+    assert receiver.requests_refused == {408: 1}
 
 
 def test_the_receiver_listens_on_loopback_only(receiver):
