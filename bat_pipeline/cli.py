@@ -20,6 +20,12 @@ def _agent(arg: str | None) -> Path:
     return resolve_project(arg, Path.cwd())
 
 
+def _port(text: str) -> int:
+    if not text.isdigit() or not 0 < int(text) < 65536:
+        raise argparse.ArgumentTypeError(f"not a port number (1 to 65535): {text!r}")
+    return int(text)
+
+
 def cmd_init(args) -> int:
     from bat_pipeline.scaffold import init_eval_folder
 
@@ -55,6 +61,7 @@ def cmd_run(args) -> int:
         overrides=overrides,
         executor=args.executor,
         address=args.address,
+        otlp_port=args.otlp_port,
     )
 
 
@@ -187,6 +194,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--address",
         metavar="tcp://HOST:PORT",
         help="the Dask scheduler to run the steps on (implies --executor dask; without: a local cluster)",
+    )
+    p.add_argument(
+        "--otlp-port",
+        type=_port,
+        metavar="PORT",
+        help="keep an OTLP/HTTP receiver on 127.0.0.1:PORT open for the run; agents at agent.url "
+        "(their collector) export there and their trajectories are read from what arrives",
     )
     p.set_defaults(func=cmd_run)
 

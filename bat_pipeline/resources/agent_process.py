@@ -37,6 +37,9 @@ from bat_pipeline.resources.tls import tls_context
 from bat_pipeline.storage import AGENT_LOG, AGENT_SPANS, SPANS_DIR
 
 LOG_TAIL_LINES = 30
+OTLP_SPANS_VAR = "BAT_PIPELINE_OTLP_SPANS"
+"""The span file of the receiver `bat-pipeline run --otlp-port` keeps open for the run:
+read for agents at `agent.url` (their collector exports there)."""
 PORT_VAR = "BAT_AGENT_PORT"
 """The agent's port, in its environment."""
 
@@ -223,6 +226,8 @@ class AgentLauncher:
         spans_dir.mkdir(parents=True, exist_ok=True)
         if self.config.agent.url:
             files = [self.config.resolve(p) for p in self.config.agent.span_files]
+            if self.environ.get(OTLP_SPANS_VAR):
+                files.append(Path(self.environ[OTLP_SPANS_VAR]))
             yield RunningAgent(url=self.config.agent.url.rstrip("/"), spans_files=files, log_file=None)
             return
         receiver = None

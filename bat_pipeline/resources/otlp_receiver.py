@@ -12,9 +12,14 @@ client holds only itself; what was appended before stays.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
+import select
+import signal
+import subprocess
+import sys
 import threading
 import time
 import zlib
@@ -26,6 +31,7 @@ from google.rpc.status_pb2 import Status
 
 from bat_pipeline.engine.spans.otlp import JSON, PROTOBUF, OtlpDecodeError, decode_request, response_body
 from bat_pipeline.resources.ports import LOOPBACK, free_port, release
+from bat_pipeline.resources.process_group import prepare_child, stop_process_group
 
 TRACES_PATH = "/v1/traces"
 MAX_REQUEST_BYTES = 16 * 1024 * 1024
@@ -80,10 +86,16 @@ class OtlpReceiver:
             "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf",
         }
 
-    def start(self) -> OtlpReceiver:
+    def start(self, port: int | None = None) -> OtlpReceiver:
+        """Listen on `port` (OSError when it is taken), else on a free one."""
+        self.port = port or free_port()
+        try:
+            server = _Server((LOOPBACK, self.port), _handler(self))
+        except OSError:
+            if port is None:
+                release(self.port)
+            raise
         self.spans_file.parent.mkdir(parents=True, exist_ok=True)
-        self.port = free_port()
-        server = _Server((LOOPBACK, self.port), _handler(self))
         server.log = self.log
         server.daemon_threads = True
         self._server = server
@@ -102,7 +114,7 @@ class OtlpReceiver:
         if self._thread is not None:
             self._thread.join()
             self._thread = None
-        release(self.port)
+        release(self.port)  # nothing for a port it was given
 
     def __enter__(self) -> OtlpReceiver:
         return self.start()
@@ -286,3 +298,58 @@ def _gunzip(body: bytes, limit: int) -> bytes:
     if not inflate.eof:
         raise EOFError("the gzip stream ends early")
     return out
+
+
+class RunReceiverError(RuntimeError):
+    """The run's receiver (`start_run_receiver`) could not listen."""
+
+
+def start_run_receiver(port: int, spans_file: Path, timeout_s: float = 30.0) -> subprocess.Popen[str]:
+    """A receiver on 127.0.0.1:`port` writing `spans_file`, in a process (and process group)
+    of its own: `bat-pipeline run` forks its partitions and must have no thread of its own
+    then. Stop it with `stop_process_group`; its last stdout line is its summary. Raises
+    RunReceiverError when the port is taken or it does not start."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bat_pipeline.resources.otlp_receiver", "--port", str(port), "--spans", str(spans_file)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+        preexec_fn=prepare_child,
+    )
+    assert process.stdout is not None
+    ready, _, _ = select.select([process.stdout], [], [], timeout_s)
+    line = process.stdout.readline().strip() if ready else ""
+    if line.startswith("LISTENING "):
+        return process
+    stop_process_group(process, 5)
+    raise RunReceiverError(line.removeprefix("REFUSED ") or f"did not start within {timeout_s:g}s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m bat_pipeline.resources.otlp_receiver --port N --spans FILE`: prints
+    `LISTENING <endpoint>` (or `REFUSED <why>` and exits 2), serves until SIGTERM, then
+    prints its summary."""
+    parser = argparse.ArgumentParser(prog="python -m bat_pipeline.resources.otlp_receiver")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--spans", type=Path, required=True)
+    args = parser.parse_args(argv)
+    receiver = OtlpReceiver(args.spans)
+    try:
+        receiver.start(args.port)
+    except OSError as exc:
+        print(f"REFUSED cannot listen on {LOOPBACK}:{args.port} ({exc.strerror or exc})", flush=True)
+        return 2
+    stopping = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
+    signal.signal(signal.SIGINT, lambda *_: stopping.set())
+    print(f"LISTENING {receiver.endpoint}", flush=True)
+    stopping.wait()
+    receiver.stop()
+    print(receiver.summary(), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -7,13 +7,20 @@ same tasks and scripted models."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import socket
 import subprocess
+import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
+from bat_pipeline.resources.ports import free_port, release
 from bat_pipeline_tests.support.example_agent import run
 from bat_pipeline_tests.support.paths import BAT_PIPELINE
+from bat_pipeline_tests.support.polling import wait_for
 from bat_pipeline_tests.support.processes import leftover_agents
 
 pytestmark = pytest.mark.slow(seconds=25)
@@ -91,3 +98,72 @@ def test_spans_came_over_otlp_into_the_partition_span_file(evaluated):
     competent = (run_dir / "openai-competent" / "spans" / "agent.jsonl").read_text()
     assert "execute_tool forecast_table" in competent
     assert leftover_agents(otlp.agent, str(otlp.dagster_home)) == []
+
+
+@pytest.fixture
+def agent_at_url(scripted_llm):
+    """The OTLP test agent already running, exporting to a port nobody listens on yet."""
+    agent_port, otlp_port = free_port(), free_port()
+    release(otlp_port)  # for `bat-pipeline run --otlp-port` to bind
+    env = {
+        **os.environ,
+        "MODEL_PROVIDER": "openai",
+        "MODEL": "competent",
+        "BASE_URL": scripted_llm.url + "/v1",
+        "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{otlp_port}",
+        "OTEL_BSP_SCHEDULE_DELAY": "1000",
+    }
+    command = [sys.executable, "-m", "bat_pipeline_tests.otlp_agent", "--port", str(agent_port)]
+    with subprocess.Popen(command, env=env, start_new_session=True) as process:
+        url = f"http://127.0.0.1:{agent_port}"
+
+        def ready() -> bool:
+            try:
+                return httpx.get(url + "/.well-known/agent-card.json", timeout=2).status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        try:
+            wait_for(ready, 30, what="the OTLP test agent's card")
+            yield url, otlp_port
+        finally:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(30)
+
+
+def test_an_agent_at_a_url_exporting_to_the_runs_otlp_port_gets_its_trajectories(workspace_factory, agent_at_url):
+    url, otlp_port = agent_at_url
+    tasks = ("weather_paris", "add_numbers", "forecast_from_subagent")
+    ws = workspace_factory(
+        "otlp_url",
+        tasks=tasks,
+        models=("competent",),
+        evaluation={"qualitative": False, "extra_spans": []},
+        agent={"command": None, "url": url},
+    )
+    result = ws.bat_pipeline_run("--otlp-port", str(otlp_port))
+    assert result.returncode == 0, result.stdout[-4000:]
+    assert f"OTLP receiver for the run: http://127.0.0.1:{otlp_port}/v1/traces" in result.stdout
+    run_dir = ws.only_run_dir()
+    assert (run_dir / "otlp-spans.jsonl").stat().st_size > 0
+    checks = {}
+    for path in (run_dir / "openai-competent" / "episodes").glob("*.json"):
+        episode = json.loads(path.read_text())
+        checks[episode["task_id"]] = [(c["check"], c["passed"]) for c in episode["verdict"]["checks"]]
+    assert sorted(checks) == sorted(tasks)
+    assert ("tool_call:get_weather", True) in checks["weather_paris"]
+    assert ("tool_call:add", True) in checks["add_numbers"]
+    assert ("agent_call:Forecaster", True) in checks["forecast_from_subagent"]
+    assert all(passed for task_checks in checks.values() for _, passed in task_checks), checks
+
+
+def test_a_taken_otlp_port_is_refused_before_anything_starts(workspace_factory):
+    ws = workspace_factory("otlp_port_taken", tasks=("add_numbers",), models=("competent",))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        result = ws.bat_pipeline_run("--otlp-port", str(taken.getsockname()[1]))
+    assert result.returncode == 2, result.stdout[-4000:]
+    assert "--otlp-port" in result.stdout and "choose a free port" in result.stdout
+    assert "Traceback" not in result.stdout
+    assert not (ws.root / "runs").exists() or not any((ws.root / "runs").iterdir())

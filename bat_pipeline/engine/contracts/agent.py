@@ -58,6 +58,7 @@ class AgentTarget(Strict):
         if OTLP_SPANS in value and info.data.get("url"):
             raise ValueError(
                 "`otlp` starts a receiver for an agent this pipeline starts, not one at `url`: "
-                "list the files its collector writes instead"
+                "run with `bat-pipeline run --otlp-port PORT` and point its exporter there, or list the files "
+                "its collector writes"
             )
         return value
