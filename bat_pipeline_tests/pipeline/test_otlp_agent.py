@@ -16,14 +16,20 @@ from pathlib import Path
 
 import httpx
 import pytest
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
 
+from bat_pipeline.example.loopback import LoopbackServer
 from bat_pipeline.resources.ports import free_port, release
-from bat_pipeline_tests.support.example_agent import run
+from bat_pipeline_tests.support.example_agent import edit_eval, run
 from bat_pipeline_tests.support.paths import BAT_PIPELINE
 from bat_pipeline_tests.support.polling import wait_for
 from bat_pipeline_tests.support.processes import leftover_agents
 
-pytestmark = pytest.mark.slow(seconds=25)
+pytestmark = pytest.mark.slow(seconds=35)
 
 MODELS = ("openai-competent", "openai-sloppy")
 TASKS = ("weather_paris", "add_numbers", "forecast_from_subagent", "compare_two_cities", "madrid_token_budget")
@@ -50,13 +56,44 @@ def verdict_checks(run_dir: Path) -> dict[tuple[str, str], list[tuple[str, bool]
     return out
 
 
+class LogsCollector:
+    """The team's own OTLP/HTTP endpoint: keeps every log record it is sent."""
+
+    def __init__(self) -> None:
+        self.records: list = []
+
+        async def logs(request: Request) -> Response:
+            message = ExportLogsServiceRequest.FromString(await request.body())
+            for resource in message.resource_logs:
+                for scope in resource.scope_logs:
+                    self.records.extend(scope.log_records)
+            return Response(b"", media_type="application/x-protobuf")
+
+        self.server = LoopbackServer(Starlette(routes=[Route("/v1/logs", logs, methods=["POST"])]), name="logs")
+
+
 @pytest.fixture(scope="module")
-def evaluated(workspace_factory):
+def collector():
+    logs = LogsCollector()
+    logs.server.start()
+    try:
+        yield logs
+    finally:
+        logs.server.stop()
+
+
+@pytest.fixture(scope="module")
+def evaluated(workspace_factory, collector):
     common = {"tasks": TASKS, "models": MODELS, "evaluation": {"qualitative": False}}
     bundled = workspace_factory("otlp_bundled", **common)
     otlp = workspace_factory(
-        "otlp_agent", tasks=TASKS, models=MODELS, evaluation={"qualitative": False, "extra_spans": []}, agent=OTLP_AGENT
+        "otlp_agent",
+        tasks=TASKS,
+        models=MODELS,
+        evaluation={"qualitative": False, "extra_spans": []},
+        agent=OTLP_AGENT,
     )
+    edit_eval(otlp.agent, export={"otlp_endpoint": collector.server.base_url})
     # The OTLP agent has no config.yaml and no other span file: its spans come only over OTLP.
     (otlp.agent / "config.yaml").unlink()
     with subprocess.Popen(
@@ -98,6 +135,35 @@ def test_spans_came_over_otlp_into_the_partition_span_file(evaluated):
     competent = (run_dir / "openai-competent" / "spans" / "agent.jsonl").read_text()
     assert "execute_tool forecast_table" in competent
     assert leftover_agents(otlp.agent, str(otlp.dagster_home)) == []
+
+
+def test_every_score_row_reached_the_teams_endpoint_on_the_graded_turns_span(evaluated, collector):
+    _, otlp, _ = evaluated
+    run_dir = otlp.only_run_dir()
+    events = {}
+    for record in collector.records:
+        attrs = {kv.key: kv.value for kv in record.attributes}
+        assert record.event_name == "gen_ai.evaluation.result"
+        key = (attrs["bat.model"].string_value, attrs["gen_ai.conversation.id"].string_value)
+        events.setdefault(key, []).append((record, attrs))
+    graded = set()
+    for model in MODELS:
+        roots = {}
+        for line in (run_dir / model / "spans" / "agent.jsonl").read_text().splitlines():
+            span = json.loads(line)
+            if span["name"] == "invoke_agent OtelWeather":
+                roots[span["attributes"]["gen_ai.conversation.id"]] = (span["trace_id"], span["span_id"])
+        for path in (run_dir / model / "episodes").glob("*.json"):
+            episode = json.loads(path.read_text())
+            conversation = episode["aux"].get("conversation_id") or f"{episode['task_id']}__try0"
+            graded.add((episode["model_name"], conversation))
+            sent = events[(episode["model_name"], conversation)]
+            checks = [c["check"] for c in episode["verdict"]["checks"]]
+            assert [a["gen_ai.evaluation.name"].string_value for _, a in sent][: len(checks)] == checks
+            labels = [a["gen_ai.evaluation.score.label"].string_value for _, a in sent][: len(checks)]
+            assert labels == ["pass" if c["passed"] else "fail" for c in episode["verdict"]["checks"]]
+            assert {(r.trace_id.hex(), r.span_id.hex()) for r, _ in sent} == {roots[conversation]}
+    assert set(events) == graded and len(graded) == len(MODELS) * len(TASKS)
 
 
 @pytest.fixture
