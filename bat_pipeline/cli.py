@@ -52,6 +52,7 @@ def cmd_run(args) -> int:
         output_dir=Path(args.output).resolve() if args.output else None,
         dataset=Path(args.dataset).resolve() if args.dataset else None,
         trust_datasets=args.trust_datasets,
+        export_otlp=args.export_otlp,
     )
     return run_evaluation(
         _agent(args.agent),
@@ -194,6 +195,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--address",
         metavar="tcp://HOST:PORT",
         help="the Dask scheduler to run the steps on (implies --executor dask; without: a local cluster)",
+    )
+    p.add_argument(
+        "--export-otlp",
+        metavar="URL",
+        help="send every score row to this OTLP/HTTP endpoint as a gen_ai.evaluation.result event "
+        "(replaces export.otlp_endpoint)",
     )
     p.add_argument(
         "--otlp-port",

@@ -76,8 +76,10 @@ def evaluate_job(
     from bat_pipeline.engine.config.project import Overrides
     from bat_pipeline.locations import root_path
 
+    # The paths back as paths; `export_otlp` is a URL, kept as text.
     values: dict[str, Any] = {
-        name: Path(value) if isinstance(value, str) else value for name, value in overrides.items()
+        name: Path(value) if isinstance(value, str) and name != "export_otlp" else value
+        for name, value in overrides.items()
     }
     given = Overrides(**values)
     defs = build_definitions(

@@ -31,6 +31,7 @@ from bat_pipeline.locations import (
     AGENT_DIR_VAR,
     DAGSTER_HOME_VAR,
     DATASET_VAR,
+    EXPORT_OTLP_VAR,
     OUTPUT_VAR,
     PROVIDERS_VAR,
     THRESHOLD_VAR,
@@ -168,6 +169,7 @@ def run_evaluation(
         (OUTPUT_VAR, overrides.output_dir),
         (DATASET_VAR, overrides.dataset),
         (TRUST_VAR, "1" if overrides.trust_datasets else None),
+        (EXPORT_OTLP_VAR, overrides.export_otlp),
     ):
         if value is None:
             os.environ.pop(name, None)

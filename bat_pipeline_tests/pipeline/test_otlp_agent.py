@@ -143,6 +143,8 @@ def test_every_score_row_reached_the_teams_endpoint_on_the_graded_turns_span(eva
     events = {}
     for record in collector.records:
         attrs = {kv.key: kv.value for kv in record.attributes}
+        if attrs["bat.run_id"].string_value != run_dir.name:
+            continue  # another test's run
         assert record.event_name == "gen_ai.evaluation.result"
         key = (attrs["bat.model"].string_value, attrs["gen_ai.conversation.id"].string_value)
         events.setdefault(key, []).append((record, attrs))
@@ -197,7 +199,9 @@ def agent_at_url(scripted_llm):
             process.wait(30)
 
 
-def test_an_agent_at_a_url_exporting_to_the_runs_otlp_port_gets_its_trajectories(workspace_factory, agent_at_url):
+def test_an_agent_at_a_url_exporting_to_the_runs_otlp_port_gets_its_trajectories(
+    workspace_factory, agent_at_url, collector
+):
     url, otlp_port = agent_at_url
     tasks = ("weather_paris", "add_numbers", "forecast_from_subagent")
     ws = workspace_factory(
@@ -207,7 +211,7 @@ def test_an_agent_at_a_url_exporting_to_the_runs_otlp_port_gets_its_trajectories
         evaluation={"qualitative": False, "extra_spans": []},
         agent={"command": None, "url": url},
     )
-    result = ws.bat_pipeline_run("--otlp-port", str(otlp_port))
+    result = ws.bat_pipeline_run("--otlp-port", str(otlp_port), "--export-otlp", collector.server.base_url)
     assert result.returncode == 0, result.stdout[-4000:]
     assert f"OTLP receiver for the run: http://127.0.0.1:{otlp_port}/v1/traces" in result.stdout
     run_dir = ws.only_run_dir()
@@ -221,6 +225,15 @@ def test_an_agent_at_a_url_exporting_to_the_runs_otlp_port_gets_its_trajectories
     assert ("tool_call:add", True) in checks["add_numbers"]
     assert ("agent_call:Forecaster", True) in checks["forecast_from_subagent"]
     assert all(passed for task_checks in checks.values() for _, passed in task_checks), checks
+    # --export-otlp: the scores went to the endpoint, on spans that came in over --otlp-port.
+    spans = {json.loads(line)["span_id"] for line in (run_dir / "otlp-spans.jsonl").read_text().splitlines()}
+    exported = [
+        r
+        for r in collector.records
+        if any(kv.key == "bat.run_id" and kv.value.string_value == run_dir.name for kv in r.attributes)
+    ]
+    assert len(exported) >= sum(len(c) for c in checks.values())
+    assert {r.span_id.hex() for r in exported} <= spans and len({r.span_id for r in exported}) == len(tasks)
 
 
 def test_a_taken_otlp_port_is_refused_before_anything_starts(workspace_factory):
