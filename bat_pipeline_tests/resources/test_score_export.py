@@ -9,9 +9,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from bat_pipeline.engine.config.project import load_project
 from bat_pipeline.engine.contracts import Episode
 from bat_pipeline.engine.contracts.scores import ScoreRow
 from bat_pipeline.example.loopback import LoopbackServer
+from bat_pipeline.locations import EXPORT_OTLP_VAR, overrides_from_env
 from bat_pipeline.resources.ports import free_port
 from bat_pipeline.resources.score_export import export_scores, logs_url
 from bat_pipeline.storage import PartitionRef
@@ -96,3 +98,15 @@ def test_an_endpoint_that_refuses_or_is_down_is_a_warning(tmp_path):
     assert said[0].startswith("warning: scores not exported") and "HTTP 503" in said[0]
     assert said[1].startswith("warning: scores not exported") and "ConnectError" in said[1]
     assert logs_url("http://h:4318/") == "http://h:4318/v1/logs" == logs_url("http://h:4318/v1/logs")
+
+
+def test_export_otlp_on_the_command_line_replaces_the_eval_files_endpoint(tmp_path, monkeypatch):
+    folder = tmp_path / "agent"
+    (folder / "eval").mkdir(parents=True)
+    (folder / "eval" / "eval.yaml").write_text(
+        "models: ['openai:m']\nexport:\n  otlp_endpoint: http://127.0.0.1:1/\n", encoding="utf-8"
+    )
+    assert load_project(folder).export.otlp_endpoint == "http://127.0.0.1:1/"
+    monkeypatch.setenv(EXPORT_OTLP_VAR, "http://127.0.0.1:2")
+    overrides = overrides_from_env()  # as bat-pipeline run hands it to the steps' processes
+    assert load_project(folder, overrides).export.otlp_endpoint == "http://127.0.0.1:2"
