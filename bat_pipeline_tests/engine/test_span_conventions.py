@@ -9,6 +9,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from google.protobuf import json_format
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.trace import SpanKind, Status, StatusCode
@@ -287,3 +288,86 @@ def test_a_collector_file_of_otlp_json_requests_reads_as_its_span_lines(tmp_path
     assert (model.tokens_in, tool.name, tool.args, tool.result) == (8, "get_weather", {"city": "Oslo"}, "rain")
     (stats,) = index.files
     assert (stats.spans, stats.malformed) == (len(a.lines()), 1)
+
+
+def zipkin(lines: list[dict]) -> list[dict]:
+    """SPEC lines as Zipkin v2 spans: microseconds, text tags, `error` for a failure."""
+    out = []
+    for s in lines:
+        tags = {k: v if isinstance(v, str) else json.dumps(v) for k, v in s["attributes"].items()}
+        if s["status"] == "ERROR":
+            tags["error"] = s["status_description"] or "true"
+        span = {
+            "traceId": s["trace_id"],
+            "id": s["span_id"],
+            "name": s["name"],
+            "timestamp": s["start_time"] // 1000,
+            "duration": (s["end_time"] - s["start_time"]) // 1000,
+            "localEndpoint": {"serviceName": "agent"},
+            "tags": tags,
+        }
+        if s["kind"] != "INTERNAL":
+            span["kind"] = s["kind"]
+        if s["parent_span_id"]:
+            span["parentId"] = s["parent_span_id"]
+        out.append(span)
+    return out
+
+
+def jaeger(lines: list[dict]) -> dict:
+    """SPEC lines as a Jaeger UI export: typed tags, CHILD_OF references, `span.kind`."""
+    kinds = {str: "string", bool: "bool", int: "int64", float: "float64"}
+    spans = []
+    for s in lines:
+        tags = [{"key": k, "type": kinds[type(v)], "value": v} for k, v in s["attributes"].items()]
+        if s["kind"] != "INTERNAL":
+            tags.append({"key": "span.kind", "type": "string", "value": s["kind"].lower()})
+        if s["status"] == "ERROR":
+            tags += [
+                {"key": "otel.status_code", "type": "string", "value": "ERROR"},
+                {"key": "otel.status_description", "type": "string", "value": s["status_description"]},
+            ]
+        refs = [{"refType": "CHILD_OF", "traceID": s["trace_id"], "spanID": s["parent_span_id"]}]
+        spans.append(
+            {
+                "traceID": s["trace_id"],
+                "spanID": s["span_id"],
+                "operationName": s["name"],
+                "references": refs if s["parent_span_id"] else [],
+                "startTime": s["start_time"] // 1000,
+                "duration": (s["end_time"] - s["start_time"]) // 1000,
+                "tags": tags,
+                "logs": [],
+                "processID": "p1",
+            }
+        )
+    return {"data": [{"traceID": lines[0]["trace_id"], "spans": spans, "processes": {"p1": {"serviceName": "a"}}}]}
+
+
+@pytest.mark.parametrize("indent", [2, None], ids=["pretty", "one-line"])
+@pytest.mark.parametrize("export", [zipkin, jaeger])
+def test_zipkin_and_jaeger_exports_read_as_their_span_lines(tmp_path, export, indent):
+    a = Agent()
+    with a.root(CONV), a.graph("react"):
+        a.llm("Looking.", [("c1", "get_weather", {"city": "Oslo"})], tokens=(8, 2))
+        with a.tool("get_weather", output="rain"):
+            pass
+        with a.tool("get_alerts", error="TimeoutError: no answer"):
+            pass
+    lines = a.lines()
+    expected = build_trajectory(load_spans([write_lines(tmp_path / "agent.jsonl", lines)]), CONV, ["hi"])
+    document = tmp_path / f"{export.__name__}.json"
+    document.write_text(json.dumps(export(lines), indent=indent), encoding="utf-8")
+    index = load_spans([document])
+    assert build_trajectory(index, CONV, ["hi"]) == expected
+    assert [s.error for s in expected.turns[0].steps][-1] == "TimeoutError: no answer"
+    (stats,) = index.files
+    assert (stats.spans, stats.malformed) == (len(lines), 0)
+
+
+def test_a_multi_line_json_document_that_is_no_trace_export_is_one_malformed_entry(tmp_path):
+    document = tmp_path / "other.json"
+    document.write_text(json.dumps({"not": "traces"}, indent=2), encoding="utf-8")
+    (stats,) = load_spans([document]).files
+    assert (stats.spans, stats.malformed) == (0, 1)
+    assert "1 malformed" in stats.message()

@@ -4,6 +4,7 @@ each file held that could not be read."""
 from __future__ import annotations
 
 import gc
+import itertools
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -11,10 +12,13 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from bat_pipeline.engine.spans.conventions import AGENT_ROOT, conversation_id
+from bat_pipeline.engine.spans.foreign import foreign_lines
 from bat_pipeline.engine.spans.lines import MAX_DEPTH, Span, start_order, to_span, too_deep
 from bat_pipeline.engine.spans.otlp import OtlpDecodeError, decode_json, is_json_request
 
 _DEEP_LINES_NAMED = 5
+MAX_DOCUMENT_CHARS = 256 * 1024 * 1024
+"""Largest trace document (a Zipkin or Jaeger export) read whole."""
 
 
 @dataclass
@@ -126,12 +130,29 @@ class SpanIndex:
         return [self.add_file(f) for f in span_files_in(p)] if p.is_dir() else [self.add_file(p)]
 
     def _read(self, f: TextIO, stats: FileStats) -> None:
+        first = f.readline()
+        lines: Iterable[str] = itertools.chain([first], f)
+        if first.strip() in ("[", "{"):
+            # A JSON document over many lines: a Zipkin or Jaeger export, read whole.
+            text = first + f.read(MAX_DOCUMENT_CHARS)
+            if f.read(1):
+                stats.unreadable = f"a JSON document over {MAX_DOCUMENT_CHARS} characters"
+                return
+            try:
+                converted = foreign_lines(json.loads(text))
+            except (ValueError, RecursionError):
+                converted = None
+            if converted is None:
+                stats.malformed += 1
+                return
+            lines = [json.dumps(line) + "\n" for line in converted[0]]
+            stats.malformed += converted[1]
         by_id = self.by_span_id
         by_trace = self.by_trace
         children = self.children
         decode = json.JSONDecoder().decode
         seq = self._seq
-        for number, line in enumerate(f, 1):
+        for number, line in enumerate(lines, 1):
             try:
                 obj = decode(line)
             except RecursionError:
@@ -155,6 +176,14 @@ class SpanIndex:
                     continue
                 stats.malformed += decoded.rejected
                 objs: list[Any] | tuple[Any] = decoded.lines
+            elif type(obj) is list or (type(obj) is dict and "data" in obj):
+                # A Zipkin or Jaeger export on one line.
+                converted = foreign_lines(obj)
+                if converted is None:
+                    stats.malformed += 1
+                    continue
+                stats.malformed += converted[1]
+                objs = converted[0]
             # Counting brackets is cheap and bounds the depth; only lines with many are walked.
             elif line.count("{") + line.count("[") > MAX_DEPTH and too_deep(obj):
                 stats.too_deep.append(number)
