@@ -26,6 +26,7 @@ import zlib
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 from google.rpc.status_pb2 import Status
 
@@ -39,6 +40,8 @@ MAX_REQUEST_BYTES = 16 * 1024 * 1024
 MAX_FILE_BYTES = 1024 * 1024 * 1024
 """Largest span file the receiver writes; spans past it are refused (partial success)."""
 READ_TIMEOUT_S = 10.0
+MAX_CONNECTIONS = 32
+"""Connections served at once; one more is answered 503 (OTLP: retry later) and closed."""
 
 
 class OtlpReceiver:
@@ -50,6 +53,7 @@ class OtlpReceiver:
         *,
         max_request_bytes: int = MAX_REQUEST_BYTES,
         max_file_bytes: int = MAX_FILE_BYTES,
+        max_connections: int = MAX_CONNECTIONS,
         read_timeout_s: float = READ_TIMEOUT_S,
         log: Callable[[str], None] | None = None,
     ):
@@ -57,6 +61,7 @@ class OtlpReceiver:
         self.max_request_bytes = max_request_bytes
         self.max_file_bytes = max_file_bytes
         self.read_timeout_s = read_timeout_s
+        self.max_connections = max_connections
         self.log = log or (lambda message: None)
         self.port: int | None = None
         self.spans_written = 0
@@ -97,6 +102,8 @@ class OtlpReceiver:
             raise
         self.spans_file.parent.mkdir(parents=True, exist_ok=True)
         server.log = self.log
+        server.slots = threading.BoundedSemaphore(self.max_connections)
+        server.receiver = self
         server.daemon_threads = True
         self._server = server
         # A short poll: stopping waits for the loop to look at its flag.
@@ -174,8 +181,31 @@ class OtlpReceiver:
             return len(kept), refused
 
 
+_BUSY = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+
+
 class _Server(ThreadingHTTPServer):
     log: Callable[[str], None]
+    slots: threading.BoundedSemaphore
+    receiver: OtlpReceiver
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """A thread per connection while there is a slot; past that 503 and closed, so a
+        flood of connections holds no more than `max_connections` threads."""
+        if not self.slots.acquire(blocking=False):
+            with self.receiver._changed:
+                self.receiver.requests_refused[503] = self.receiver.requests_refused.get(503, 0) + 1
+            with contextlib.suppress(OSError):
+                request.sendall(_BUSY)
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
 
     def handle_error(self, request: object, client_address: tuple[str, int]) -> None:
         """One line in the log, never a traceback: a client's fault ends its connection."""

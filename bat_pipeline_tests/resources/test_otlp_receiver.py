@@ -28,6 +28,7 @@ from bat_pipeline.engine.spans import load_spans
 from bat_pipeline.engine.trajectories import build_trajectory
 from bat_pipeline.resources.agent_process import receives_otlp
 from bat_pipeline.resources.otlp_receiver import OtlpReceiver
+from bat_pipeline_tests.support.polling import wait_for
 
 PROTO = {"Content-Type": "application/x-protobuf"}
 JSON_CT = {"Content-Type": "application/json"}
@@ -249,6 +250,28 @@ def test_a_slow_request_holds_only_itself_and_is_dropped(receiver):
         assert slow.recv(100) == b""
     assert [line["span_id"] for line in lines(receiver.spans_file)] == ["01" * 8]
     assert receiver.requests_refused == {408: 1}
+
+
+def test_connections_past_the_bound_are_answered_503_and_the_others_served(tmp_path):
+    with OtlpReceiver(tmp_path / "agent.jsonl", max_connections=2, read_timeout_s=5) as receiver:
+        address = ("127.0.0.1", receiver.port)
+        with socket.create_connection(address, timeout=10) as one, socket.create_connection(address, timeout=10) as two:
+            # Both slots held by connections that send nothing: a third is turned away at once.
+            with socket.create_connection(address, timeout=10) as third:
+                assert third.recv(100).startswith(b"HTTP/1.1 503")
+            one.close()
+            two.close()
+        assert receiver.requests_refused == {503: 1}
+        # Slots come back when connections end: the exporter's retry gets through.
+        assert wait_for(lambda: _posted(receiver), 10, what="a slot freed")
+    assert [line["span_id"] for line in lines(receiver.spans_file)][:1] == ["01" * 8]
+
+
+def _posted(receiver: OtlpReceiver) -> bool:
+    try:
+        return post(receiver, request(span(b"\x01" * 8)), PROTO).status_code == 200
+    except httpx.HTTPError:
+        return False
 
 
 def test_the_receiver_listens_on_loopback_only(receiver):
