@@ -32,6 +32,7 @@ from bat_pipeline.locations import (
     AGENT_DIR_VAR,
     DAGSTER_HOME_VAR,
     DATASET_VAR,
+    EXPORT_OTLP_VAR,
     OUTPUT_VAR,
     PROVIDERS_VAR,
     THRESHOLD_VAR,
@@ -113,6 +114,7 @@ def run_evaluation(
     overrides: Overrides | None = None,
     executor: str | None = None,
     address: str | None = None,
+    otlp_port: int | None = None,
 ) -> int:
     """Run the chain for the chosen models in parallel; 0 when every model ran and passed its
     gates, 1 otherwise. `agent_dir` may be an AgentV eval file (its targets are the
@@ -120,8 +122,10 @@ def run_evaluation(
     InputError (exit 2) before anything starts on bad configuration,
     including a judge that is on and has no API key. `executor`, `address`: where the steps
     run, over eval.yaml's `execution` (an address alone means Dask). Every phase is timed (the partitions'
-    timings.json, the run's in `runs/<run id>/timings.json`); `timings` prints them."""
-    from bat_pipeline.resources.agent_process import AgentLauncher
+    timings.json, the run's in `runs/<run id>/timings.json`); `timings` prints them. `otlp_port`:
+    an OTLP receiver on 127.0.0.1:PORT for the whole run, its spans read for agents at
+    `agent.url` (`runs/<run id>/otlp-spans.jsonl`); a port taken is refused (InputError)."""
+    from bat_pipeline.resources.agent_process import OTLP_SPANS_VAR, AgentLauncher
     from bat_pipeline.resources.partition_lock import holding_partitions
     from bat_pipeline.resources.process_group import stop_process_group
     from bat_pipeline.resources.scripted_process import (
@@ -176,11 +180,25 @@ def run_evaluation(
         (OUTPUT_VAR, overrides.output_dir),
         (DATASET_VAR, overrides.dataset),
         (TRUST_VAR, "1" if overrides.trust_datasets else None),
+        (EXPORT_OTLP_VAR, overrides.export_otlp),
     ):
         if value is None:
             os.environ.pop(name, None)
         else:
             os.environ[name] = str(value)
+    receiver = None
+    os.environ.pop(OTLP_SPANS_VAR, None)
+    if otlp_port is not None:
+        from bat_pipeline.resources.otlp_receiver import RunReceiverError, start_run_receiver
+
+        otlp_spans = root / "runs" / run_id / "otlp-spans.jsonl"
+        try:
+            receiver = start_run_receiver(otlp_port, otlp_spans)
+        except RunReceiverError as exc:
+            locks.close()
+            raise InputError("--otlp-port", f"{exc}: choose a free port") from None
+        os.environ[OTLP_SPANS_VAR] = str(otlp_spans)
+        out(f"OTLP receiver for the run: http://127.0.0.1:{otlp_port}/v1/traces, spans to {otlp_spans}")
     total = len(tasks) * config.evaluation.k
     out(
         f"evaluating {agent_dir.name}: {_count(len(keys), 'model')} × {_count(len(tasks), 'task')}"
@@ -214,6 +232,12 @@ def run_evaluation(
             stop_process_group(scripted, STOP_GRACE_S)
             os.environ.pop(URL_VAR, None)
         locks.close()
+        os.environ.pop(OTLP_SPANS_VAR, None)
+        if receiver is not None:
+            stop_process_group(receiver, STOP_GRACE_S)
+            summary = receiver.stdout.read().strip() if receiver.stdout else ""
+            if summary:
+                out(summary)
 
 
 def head_start(config: EvalConfig, keys: list[str], root: Path, run_id: str) -> dict[str, Any]:

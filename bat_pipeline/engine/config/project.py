@@ -52,6 +52,8 @@ class Overrides:
     """`--dataset FILE`: replaces `evaluation.dataset` (tasks.json or an EvalBench evalset)."""
     trust_datasets: bool = False
     """`--trust-datasets`: sets `evaluation.trust_datasets` (engine.datasets.trust)."""
+    export_otlp: str | None = None
+    """`--export-otlp URL`: replaces `export.otlp_endpoint`."""
 
 
 def project_kind(path: Path) -> tuple[ProjectKind, Path]:
@@ -122,6 +124,15 @@ def load_project(path: Path, overrides: Overrides | None = None) -> EvalConfig:
     """The evaluation `path` describes (`project_kind`), with the command line's overrides;
     a bat-cli eval file is read for its agent folder."""
     overrides = overrides or Overrides()
+    config = _load_project(path, overrides)
+    if overrides.export_otlp:
+        config = config.model_copy(
+            update={"export": config.export.model_copy(update={"otlp_endpoint": overrides.export_otlp})}
+        )
+    return config
+
+
+def _load_project(path: Path, overrides: Overrides) -> EvalConfig:
     what, where = project_kind(path)
     if what == "agent":
         named = Path(path).expanduser().resolve()

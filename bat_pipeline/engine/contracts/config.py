@@ -266,6 +266,14 @@ class ExecutionSettings(Strict):
     """Processes of a local Dask cluster (default 2), or steps at once for `multiprocess`."""
 
 
+class ExportSettings(Strict):
+    """Where the run's results go besides its own files (ours)."""
+
+    otlp_endpoint: str | None = None
+    """An OTLP/HTTP endpoint (`http://host:4318`, or its `/v1/logs`): every score row is
+    sent there as a `gen_ai.evaluation.result` event on the graded turn's span."""
+
+
 class EvalConfig(Strict):
     """The whole evaluation of one agent folder, validated."""
 
@@ -276,6 +284,7 @@ class EvalConfig(Strict):
     models: list[ModelSpec] = Field(min_length=1)
     agent: AgentTarget = Field(default_factory=AgentTarget)
     execution: ExecutionSettings = Field(default_factory=ExecutionSettings)
+    export: ExportSettings = Field(default_factory=ExportSettings)
     agent_dir: Path
     """The agent folder; relative paths resolve against it."""
     source: Path
