@@ -206,6 +206,9 @@ def _case(
         raise InputError(
             file, "every test needs an `id` (it routes batch output and names the episode)", entry=entry, field="id"
         )
+    for field in ("vars", "metadata"):
+        if raw.get(field) is not None and not isinstance(raw[field], dict):
+            raise InputError(file, f"expected a mapping, got {kind(raw[field])}", entry=entry, field=field)
     variables = dict(raw.get("vars") or {})
     source_input = variables.get("input", raw.get("input", raw.get("input_messages")))
     if source_input is None:

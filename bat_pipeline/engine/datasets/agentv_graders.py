@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bat_pipeline.engine.config.files import read_text
 from bat_pipeline.engine.config.messages import kind
 from bat_pipeline.engine.contracts.agentv import AgentvFormat
 from bat_pipeline.engine.errors import InputError
@@ -198,11 +199,9 @@ def _prompt_text(prompt: str, at: GraderContext) -> str:
         return prompt
     path = Path(at.file).parent / prompt.removeprefix("file://")
     try:
-        return path.read_text(encoding="utf-8").strip()
-    except UnicodeDecodeError as exc:
-        raise at.refuse(f"the prompt file {path} is not UTF-8 text (byte offset {exc.start})", "prompt") from None
-    except OSError as exc:
-        raise at.refuse(f"cannot read the prompt file {path}: {exc.strerror or exc}", "prompt") from None
+        return read_text(path).strip()
+    except InputError as exc:
+        raise at.refuse(f"the prompt file {exc}", "prompt") from None
 
 
 def _outcomes(items: Any, key: str, at: GraderContext) -> list[str]:
