@@ -50,6 +50,17 @@ class ModelSpec(Strict):
         # `target` is declared first, so it is validated (and known) by now.
         return value if info.data.get("target") is not None else _check_provider(value)
 
+    @field_validator("key")
+    @classmethod
+    def _safe_key(cls, value: str | None) -> str | None:
+        # The key names the partition's folders and files: `..` would be the run's parent.
+        if value is not None and (value != safe_key(value) or value.startswith(".") or not value):
+            raise ValueError(
+                f"'{value}' cannot name a partition: a key is a folder name, of A-Z, a-z, 0-9, "
+                f"'_', '.' and '-', not starting with '.' (e.g. '{safe_key(value).lstrip('.') or 'model'}')"
+            )
+        return value
+
     @property
     def name(self) -> str:
         """`provider:model`, as episodes and summaries name the model; a target's own name."""

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from bat_pipeline.engine.config.files import parse_json, read_text, read_yaml
 from bat_pipeline.engine.config.messages import kind
 from bat_pipeline.engine.contracts.agentv import AgentvCase, AgentvFormat, AgentvSuite, Assertion, Message
+from bat_pipeline.engine.contracts.names import check_id_file_names
 from bat_pipeline.engine.datasets.agentv_composite import composite_options
 from bat_pipeline.engine.datasets.agentv_graders import (
     GRADING_KEY,
@@ -121,6 +122,7 @@ def load_suite(path: Path, options: TargetOptions | None = None) -> AgentvSuite:
             raise InputError(file, f"duplicate id '{case.id}' (also {key}[{seen[case.id]}])", entry=entry, field="id")
         seen[case.id] = index
         tests.append(case)
+    check_id_file_names([t.id for t in tests], str(external or path), key)
     threshold = options.threshold
     if threshold is None:
         threshold = _number(data.get("threshold", execution.get("threshold", 0.8)), file, "threshold")
