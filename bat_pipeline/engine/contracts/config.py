@@ -72,6 +72,10 @@ class ModelSpec(Strict):
         return self.key or safe_key(f"{self.provider}-{self.model}")
 
 
+MAX_K = 1000
+"""Most attempts per task (`k`, EvalBench's `num_trials`, AgentV's `trials`): every attempt
+is planned, held and stored, so a typo of `k: 100000000` would take gigabytes before the
+first episode; pass@k's estimate is flat long before a thousand."""
 MAX_ANSWER_BYTES = 1024 * 1024
 """Longest answer body read from a model, judge or simulated-user server by default (its
 decoded bytes): a judge's answer is a few kilobytes, a reasoning model's thinking some
@@ -225,7 +229,7 @@ class EvaluationSettings(Strict):
     output_dir: str = "eval/output"
     agent_startup_timeout_s: float = Field(default=45, ge=1)
     agent_shutdown_timeout_s: float = Field(default=10, ge=1)
-    k: int = Field(default=1, ge=1)
+    k: int = Field(default=1, ge=1, le=MAX_K)
     """Attempts per task."""
     qualitative: bool = False
     run_name: str = "benchmark"

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from bat_pipeline.engine.config.files import parse_json, read_text, read_yaml
 from bat_pipeline.engine.config.messages import kind
 from bat_pipeline.engine.contracts.agentv import AgentvCase, AgentvFormat, AgentvSuite, Assertion, Message
+from bat_pipeline.engine.contracts.config import MAX_K
 from bat_pipeline.engine.contracts.names import check_id_file_names
 from bat_pipeline.engine.datasets.agentv_composite import composite_options
 from bat_pipeline.engine.datasets.agentv_graders import (
@@ -239,6 +240,14 @@ def _case(
                 options={"written_type": "llm-grader", "required_given": False, GRADING_KEY: ""},
             )
         ]
+    if graders and not any(g.weight > 0 for g in graders):
+        raise InputError(
+            file,
+            f"every grader of the test weighs 0 ({', '.join(g.name for g in graders)}): its score would be 0/0; "
+            "give one a weight above 0",
+            entry=entry,
+            field="assertions",
+        )
     for grader in graders:
         if grader.type in LLM_TYPES and not grader.options[GRADING_KEY] and not criteria.strip():
             raise InputError(
@@ -429,6 +438,8 @@ def _trials(execution: Mapping[str, Any], file: str) -> int:
     trials = execution.get("trials", 1)
     if isinstance(trials, dict):
         trials = trials.get("count", 1)
-    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
-        raise InputError(file, f"expected a whole number of attempts ≥ 1, got {trials!r}", field="execution.trials")
+    if isinstance(trials, bool) or not isinstance(trials, int) or not 1 <= trials <= MAX_K:
+        raise InputError(
+            file, f"expected a whole number of attempts from 1 to {MAX_K}, got {trials!r}", field="execution.trials"
+        )
     return trials

@@ -142,6 +142,6 @@ def _aggregator(raw: Any, at: GraderContext) -> dict[str, Any] | str:
             try:
                 prompt = read_text(source)
             except InputError as exc:
-                raise at.refuse(f"the prompt file {exc}", "aggregator.prompt") from None
+                raise at.refuse(f"cannot read the prompt file {exc}", "aggregator.prompt") from None
         return {"type": kind, "prompt": prompt or None}
     return f"invalid aggregator type '{raw.get('type')}' (weighted_average, threshold, code-grader, llm-grader)"
