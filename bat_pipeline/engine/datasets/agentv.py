@@ -259,20 +259,27 @@ def _case(
     input_messages = messages(source_input, "user", file, entry, "input")
     prompt = render(template, {"input": source_input, **variables}) if fmt == "seed" else messages_text(input_messages)
     threshold = execution.get("threshold", raw.get("threshold"))
-    return AgentvCase(
-        id=str(test_id),
-        prompt=prompt,
-        input=input_messages,
-        expected_output=messages(expected, "assistant", file, entry, "expected_output") if expected is not None else [],
-        criteria=criteria,
-        assertions=graders,
-        threshold=None if threshold is None else _number(threshold, file, "execution.threshold", entry),
-        vars=variables,
-        metadata=dict(raw.get("metadata") or {}),
-        input_files=[str(f) for f in raw.get("input_files") or []],
-        format=fmt,
-        eval_file=path,
-    )
+    try:
+        return AgentvCase(
+            id=str(test_id),
+            prompt=prompt,
+            input=input_messages,
+            expected_output=messages(expected, "assistant", file, entry, "expected_output")
+            if expected is not None
+            else [],
+            criteria=criteria,
+            assertions=graders,
+            threshold=None if threshold is None else _number(threshold, file, "execution.threshold", entry),
+            vars=variables,
+            metadata=dict(raw.get("metadata") or {}),
+            input_files=[str(f) for f in raw.get("input_files") or []],
+            format=fmt,
+            eval_file=path,
+        )
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(p) for p in error["loc"] if p != "[key]")
+        raise InputError(file, error["msg"], entry=entry, field=field or None) from None
 
 
 def messages(value: Any, role: str, file: str, entry: str, field: str) -> list[Message]:
