@@ -18,8 +18,7 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from hypothesis import HealthCheck, example, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline_tests.support.readers import JSON_READERS, YAML_READERS
