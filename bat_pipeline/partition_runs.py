@@ -194,14 +194,20 @@ def run_charts(defs: Any) -> str | None:
     """The charts' run, in this process; None when it succeeded, else why not."""
     from bat_pipeline.automation import CHARTS_JOB
 
-    # In the user's terminal: Dagster's own console log only for what went wrong.
-    quiet = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
+    # Nothing of Dagster's own console log in the user's terminal (a failed step would print
+    # its whole traceback there): what failed is returned, one line a step; the Dagster UI
+    # and the instance's event log keep the tracebacks.
+    quiet = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
     result = defs.resolve_job_def(CHARTS_JOB).execute_in_process(
         instance=instance(), raise_on_error=False, run_config=quiet
     )
     if result.success:
         return None
-    failures = [user_message(e.step_failure_data.error) for e in result.all_events if e.is_step_failure]
+    failures = [
+        f"step {e.step_key} failed: {(user_message(e.step_failure_data.error).splitlines() or [''])[0]}"
+        for e in result.all_events
+        if e.is_step_failure
+    ]
     return "\n".join(failures) or "the charts' run failed"
 
 

@@ -39,7 +39,15 @@ from bat_pipeline.locations import (
 )
 from bat_pipeline.partition_runs import failure_lines, run_charts, start_partition, warm_up
 from bat_pipeline.remote_root import pull_file, pull_tree, root_text, url_of
-from bat_pipeline.run_summary import print_summary, print_tests, print_timings, record_run_timings, write_csv
+from bat_pipeline.run_summary import (
+    print_problems,
+    print_summary,
+    print_tests,
+    print_timings,
+    record_run_timings,
+    report_written,
+    write_csv,
+)
 from bat_pipeline.storage import (
     HOME_VAR,
     charts_dir,
@@ -311,10 +319,11 @@ def _run_partitions(
     charts_s = time.perf_counter() - drawing
     charts = None if problem else charts_dir(root, config.agent_id)
     if problem:
-        out(f"charts could not be drawn: {problem}")
+        out("charts could not be drawn:\n" + "\n".join(f"  ✗ {line}" for line in problem.splitlines()))
     folders = [(p.key, _partition_folder(root, run_id, p.key, resume, config.agent_id)) for p in running]
     run_timings = record_run_timings(root, folders, charts_s, time.time() - started, out)
     print_summary(root, folders, out)
+    print_problems(folders, out)
     write_csv(config, root, folders, out)
     below = print_tests(folders, out) if config.agentv is not None else 0
     if timings:
@@ -328,6 +337,5 @@ def _run_partitions(
     command = Path(sys.executable).parent / PROGRAM
     out(f"UI: {command if command.exists() else PROGRAM} ui {agent_dir}")
     report = root / "runs" / run_id / "report.html"  # resources.reports.FORMATS, written with the charts
-    if report.is_file():
-        out(f"report: {report}")
-    return 1 if failed or (below and overrides.threshold is not None) else 0
+    written = report_written(report, problem, out)
+    return 1 if failed or not written or (below and overrides.threshold is not None) else 0
