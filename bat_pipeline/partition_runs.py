@@ -129,6 +129,7 @@ def start_partition(defs: Any, key: str, tags: dict[str, str], log: Path, recon:
     output (Dagster's log, the failure lines) going to `log`. `recon`: the job as
     executors.reconstructable_evaluate makes it, for steps executed elsewhere; else the
     steps run in the forked process."""
+    from bat_pipeline.resources.agent_process import release_watchdogs
     from bat_pipeline.resources.process_group import die_with_parent
 
     if threading.active_count() > 1:
@@ -144,6 +145,7 @@ def start_partition(defs: Any, key: str, tags: dict[str, str], log: Path, recon:
     code = 1
     try:
         die_with_parent()
+        release_watchdogs()
         output_to(log)
         code = run_partition(defs, key, tags, recon)
     except BaseException:  # noqa: BLE001 - the child reports everything, then exits

@@ -240,6 +240,8 @@ def _release(ahead: dict[str, Any], config: EvalConfig, root: Path, overrides: O
     for agent in ahead.values():
         unused = bool(group_members(agent.process.pid))
         stop_process_group(agent.process, config.evaluation.agent_shutdown_timeout_s)
+        if agent.watchdog is not None:
+            agent.watchdog.reap()
         if unused and agent.log_file is not None:
             if agent.tmpdir is not None:
                 shutil.rmtree(agent.tmpdir, ignore_errors=True)
@@ -336,6 +338,9 @@ def _run_partitions(
 
     command = Path(sys.executable).parent / PROGRAM
     out(f"UI: {command if command.exists() else PROGRAM} ui {agent_dir}")
-    report = root / "runs" / run_id / "report.html"  # resources.reports.FORMATS, written with the charts
-    written = report_written(report, problem, out)
+    # resources.reports.FORMATS, written with the charts for the agent's latest run: this
+    # one, or the run a resume continued.
+    runs = [run_id, *(load_ref(f).run_id for _, f in folders if f is not None and has_ref(f))]
+    reports = [root / "runs" / run / "report.html" for run in dict.fromkeys(runs)]
+    written = report_written(next((r for r in reports if r.is_file()), reports[0]), problem, out)
     return 1 if failed or not written or (below and overrides.threshold is not None) else 0
