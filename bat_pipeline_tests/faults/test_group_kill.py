@@ -97,7 +97,7 @@ def test_a_script_graders_daemonised_child_neither_delays_its_answer_nor_outlive
 
 def test_a_timed_out_script_graders_daemon_is_killed_with_it(tmp_path):
     grader = DAEMONISING_GRADER.replace("os.wait()", f"os.wait(); time.sleep({MARK})")
-    result = GraderRunner().run_script(["python3", "-c", grader], cwd=tmp_path, stdin="{}", timeout_s=2)
+    result = GraderRunner().run_script(["python3", "-c", grader], cwd=tmp_path, stdin="{}", timeout_s=1)
     assert result.timed_out
     assert not _with_mark(f"time.sleep({MARK})"), "the daemonised child escaped"
 
