@@ -31,13 +31,12 @@ def _wait_s() -> float:
 def _scenarios(dataset: Path) -> dict[str, Any]:
     """The evalset's scenarios by id, as EvalBench keeps them (`${VAR}` expanded), for
     evals.csv; {} when the dataset is no evalset."""
-    import json
-
+    from bat_pipeline.engine.config.files import read_json
     from bat_pipeline.engine.datasets.evalbench import evalset_entries, is_evalset
     from bat_pipeline.engine.errors import InputError
 
     try:
-        data = json.loads(dataset.read_text(encoding="utf-8"))
+        data = read_json(dataset)
         if not is_evalset(data):
             return {}
         entries = evalset_entries(data, str(dataset), os.environ)
