@@ -155,6 +155,7 @@ def watch_group(pgid: int, grace_s: float = WATCHDOG_GRACE_S) -> GroupWatchdog |
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
+            env={},  # it needs nothing, and holds none of the run's secrets
         )
     except OSError:
         os.close(write_end)
