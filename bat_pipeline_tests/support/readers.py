@@ -114,11 +114,12 @@ def rubric(tmp: Path, value: bytes) -> tuple[Callable[[], object], Path]:
 
 
 def results_file(tmp: Path, value: bytes) -> tuple[Callable[[], object], Path]:
-    """agentic-v2-eval's results file, reported as `bat-pipeline report results.json` reads it."""
-    from bat_pipeline.report_commands import report_command
+    """agentic-v2-eval's results file, read as `bat-pipeline report results.json` and
+    `evaluate` read it (their commands print the refusal: the reader raises it)."""
+    from bat_pipeline.report_commands import _records
 
     bad = put(tmp / "results.json", b'{"results": [{"input": "x", "output": "y", "Accuracy": ' + value + b"}]}")
-    return lambda: report_command(tmp, str(bad), "markdown", str(tmp / "report.md"), None), bad
+    return lambda: _records(bad), bad
 
 
 YAML_READERS: dict[str, Reader] = {

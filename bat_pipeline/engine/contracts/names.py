@@ -37,18 +37,20 @@ def task_file_stem(task_id: str) -> str:
     return f"{stem[: MAX_FILE_STEM_BYTES - 9]}-{digest}"
 
 
-def check_id_file_names(ids: Sequence[str], file: str, key: str) -> None:
+def check_id_file_names(ids: Sequence[str], file: str, key: str, files: Sequence[str] | None = None) -> None:
     """Refuse (InputError naming `file`, `<key>[i] (id 'x')` and field `id`) ids whose
     episode files would clash, in every format the same way: an id starting with `.` (a
     hidden or relative name) and two ids that become one file name once sanitised (`a/b`
     and `a_b`; both named). Long ids never clash (see `task_file_stem`). `key`: what the
-    file calls its list (`tasks`, `scenarios`, `tests`, ...)."""
+    file calls its list (`tasks`, `scenarios`, `tests`, ...); `files`: the file each id is
+    written in, when they are not all in `file` (an AgentV file's tests from several)."""
     owner: dict[str, tuple[int, str]] = {}
     for index, task_id in enumerate(ids):
         entry = f"{key}[{index}] (id '{task_id}')"
+        file_of = files[index] if files is not None else file
         if task_id.startswith("."):
             raise InputError(
-                file,
+                file_of,
                 f"id '{task_id}' starts with '.': episode files are named after "
                 "the id, and such a name is hidden or points outside its folder",
                 entry=entry,
@@ -58,7 +60,7 @@ def check_id_file_names(ids: Sequence[str], file: str, key: str) -> None:
         if stem in owner:
             other_index, other = owner[stem]
             raise InputError(
-                file,
+                file_of,
                 f"ids '{other}' ({key}[{other_index}]) and '{task_id}' give the same "
                 f"episode file name '{stem}__try<n>.json' (characters outside "
                 "[A-Za-z0-9_.-] become '_'): rename one",
