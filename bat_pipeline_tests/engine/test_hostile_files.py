@@ -29,6 +29,7 @@ from bat_pipeline_tests.support.readers import (
     JSON_READERS,
     TARGETS,
     YAML_READERS,
+    agent_dotenv,
     agentv_file,
     agentv_jsonl,
     eval_yaml,
@@ -85,6 +86,14 @@ def test_the_same_files_load_with_a_harmless_value(reader, tmp_path):
     build = {**YAML_READERS, **JSON_READERS}[reader]
     read, _ = build(tmp_path, b'"harmless"')
     read()
+
+
+def test_an_agent_dotenv_not_utf8_names_the_file(tmp_path):
+    read, bad = agent_dotenv(tmp_path, "café".encode("latin-1"))
+    with pytest.raises(InputError) as caught:
+        read()
+    assert str(bad) in str(caught.value) and "not UTF-8 text: byte 0xe9" in str(caught.value)
+    agent_dotenv(tmp_path, b"fine")[0]()
 
 
 def test_lone_surrogate_in_a_turn_names_the_entry_and_field(tmp_path):

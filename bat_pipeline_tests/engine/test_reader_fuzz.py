@@ -21,7 +21,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from bat_pipeline.engine.errors import InputError
-from bat_pipeline_tests.support.readers import JSON_READERS, YAML_READERS
+from bat_pipeline_tests.support.readers import JSON_READERS, TEXT_READERS, YAML_READERS
 
 HEADROOM = 1 << 30
 """Address space a read may add (1 GiB): an alias bomb expanded takes many times that."""
@@ -56,7 +56,7 @@ values = st.one_of(
     st.builds(_encoded, soup, st.booleans()),
     st.binary(max_size=64),
 )
-READERS = {**YAML_READERS, **JSON_READERS}
+READERS = {**YAML_READERS, **JSON_READERS, **TEXT_READERS}
 
 
 @contextmanager

@@ -122,6 +122,13 @@ def results_file(tmp: Path, value: bytes) -> tuple[Callable[[], object], Path]:
     return lambda: _records(bad), bad
 
 
+def agent_dotenv(tmp: Path, value: bytes) -> tuple[Callable[[], object], Path]:
+    """The agent folder's `.env`, read with eval.yaml when no environment is given."""
+    put(tmp / "eval" / "eval.yaml", "models:\n  - openai:gpt-4o\n")
+    bad = put(tmp / ".env", b"NOTE=" + value + b"\nOTHER=1\n")
+    return lambda: load_eval_config(tmp), bad
+
+
 YAML_READERS: dict[str, Reader] = {
     "eval.yaml": eval_yaml,
     "agent config.yaml": agent_config,
@@ -140,3 +147,5 @@ JSON_READERS: dict[str, Reader] = {
     "AgentV cases.jsonl": agentv_jsonl,
     "agentic-v2-eval results file": results_file,
 }
+TEXT_READERS: dict[str, Reader] = {"agent .env": agent_dotenv}
+"""Readers of files that are text, not a tree: only their bytes can be hostile."""
