@@ -85,6 +85,19 @@ def _partition_folder(root: Path, run_id: str, key: str, resume: bool, agent_id:
     return latest_run_dir(root, key, agent_id) if resume else partition_dir(root, run_id, key)
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' * (n != 1)}"
+
+
+def _layout(config: EvalConfig) -> str:
+    """What the output folder holds: the source tool's own files, in its layout."""
+    if config.agentv is not None:
+        return "AgentV's files (its layout)"
+    if config.evalbench is not None:
+        return "EvalBench's files (its layout)"
+    return "bat eval's files (its layout)"
+
+
 def _live_terminal(out: Any) -> bool:
     """The progress is redrawn in place only on a terminal, when printing to it, outside CI."""
     return out is print and sys.stdout.isatty() and not os.environ.get("CI")
@@ -180,7 +193,8 @@ def run_evaluation(
             os.environ[name] = str(value)
     total = len(tasks) * config.evaluation.k
     out(
-        f"evaluating {agent_dir.name}: {len(keys)} model(s) × {len(tasks)} tasks × k={config.evaluation.k}"
+        f"evaluating {agent_dir.name}: {_count(len(keys), 'model')} × {_count(len(tasks), 'task')}"
+        f" × k={config.evaluation.k}"
         f" ({'resuming the last run' if resume else f'run {run_id}'})"
     )
     # One scripted model server for every partition, when eval.yaml names one: the
@@ -328,7 +342,7 @@ def _run_partitions(
     if timings:
         print_timings(run_timings, out)
     out(f"\nresults: {root_text(root)}/runs")
-    out(f"reference files: {config.resolve(config.evaluation.output_dir)}")
+    out(f"{_layout(config)}: {config.resolve(config.evaluation.output_dir)}")
     if charts:
         out(f"charts: {charts}")
     command = Path(sys.executable).parent / PROGRAM
