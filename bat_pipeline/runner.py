@@ -42,13 +42,23 @@ from bat_pipeline.locations import (
 from bat_pipeline.partition_runs import failure_lines, run_charts, start_partition, warm_up
 from bat_pipeline.progress import Progress, partition_state
 from bat_pipeline.remote_root import pull_file, pull_tree, root_text, url_of
-from bat_pipeline.run_summary import print_summary, print_tests, print_timings, record_run_timings, write_csv
+from bat_pipeline.run_summary import (
+    print_problems,
+    print_summary,
+    print_tests,
+    print_timings,
+    record_run_timings,
+    report_written,
+    write_csv,
+)
 from bat_pipeline.storage import (
     HOME_VAR,
     charts_dir,
     check_result_folders,
     default_root,
+    has_ref,
     latest_run_dir,
+    load_ref,
     new_run_id,
     partition_dir,
 )
@@ -268,6 +278,8 @@ def _release(ahead: dict[str, Any], config: EvalConfig, root: Path, overrides: O
     for agent in ahead.values():
         unused = bool(group_members(agent.process.pid))
         stop_process_group(agent.process, config.evaluation.agent_shutdown_timeout_s)
+        if agent.watchdog is not None:
+            agent.watchdog.reap()
         if unused and agent.log_file is not None:
             if agent.tmpdir is not None:
                 shutil.rmtree(agent.tmpdir, ignore_errors=True)
@@ -344,10 +356,11 @@ def _run_partitions(
     charts_s = time.perf_counter() - drawing
     charts = None if problem else charts_dir(root, config.agent_id)
     if problem:
-        out(f"charts could not be drawn: {problem}")
+        out("charts could not be drawn:\n" + "\n".join(f"  ✗ {line}" for line in problem.splitlines()))
     folders = [(p.key, _partition_folder(root, run_id, p.key, resume, config.agent_id)) for p in running]
     run_timings = record_run_timings(root, folders, charts_s, time.time() - started, out)
     print_summary(root, folders, out)
+    print_problems(folders, out)
     write_csv(config, root, folders, out)
     below = print_tests(folders, out) if config.agentv is not None else 0
     if timings:
@@ -358,7 +371,9 @@ def _run_partitions(
         out(f"charts: {charts}")
     command = Path(sys.executable).parent / PROGRAM
     out(f"UI: {command if command.exists() else PROGRAM} ui {agent_dir}")
-    report = root / "runs" / run_id / "report.html"  # resources.reports.FORMATS, written with the charts
-    if report.is_file():
-        out(f"report: {report}")
-    return 1 if failed or (below and overrides.threshold is not None) else 0
+    # resources.reports.FORMATS, written with the charts for the agent's latest run: this
+    # one, or the run a resume continued.
+    runs = [run_id, *(load_ref(f).run_id for _, f in folders if f is not None and has_ref(f))]
+    reports = [root / "runs" / run / "report.html" for run in dict.fromkeys(runs)]
+    written = report_written(next((r for r in reports if r.is_file()), reports[0]), problem, out)
+    return 1 if failed or not written or (below and overrides.threshold is not None) else 0

@@ -32,7 +32,13 @@ from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.resources.agent_files import scrub_agent_files
 from bat_pipeline.resources.otlp_receiver import OtlpReceiver
 from bat_pipeline.resources.ports import LOOPBACK, free_port, release
-from bat_pipeline.resources.process_group import leads_live_group, prepare_child, wait_or_kill_group
+from bat_pipeline.resources.process_group import (
+    GroupWatchdog,
+    leads_live_group,
+    prepare_child,
+    wait_or_kill_group,
+    watch_group,
+)
 from bat_pipeline.resources.tls import tls_context
 from bat_pipeline.storage import AGENT_LOG, AGENT_SPANS, SPANS_DIR
 
@@ -74,6 +80,8 @@ class RunningAgent:
     `head_start`): this one cannot wait for it, so it watches its process group instead."""
     receiver: OtlpReceiver | None = None
     """The OTLP receiver writing the agent's spans to its span file (`receives_otlp`)."""
+    watchdog: GroupWatchdog | None = None
+    """Stops the agent's whole group if the process that started it dies (even by SIGKILL)."""
 
     def alive(self) -> bool:
         if self.process is None:
@@ -101,6 +109,15 @@ HEAD_STARTS: dict[str, RunningAgent] = {}
 """Agents `bat-pipeline run` launched before importing Dagster, by partition key. Each
 partition's process is a fork of it and adopts its own agent (`AgentLauncher.running`), so
 the agent starts while Dagster does; `bat-pipeline run` reaps them when the partitions end."""
+
+
+def release_watchdogs() -> None:
+    """In a fork of `bat-pipeline run`: close its copies of the head-started agents'
+    watchdog pipes, so that the agents' groups are stopped as soon as `bat-pipeline run`
+    itself is gone (a partition process that outlived it would hold them open)."""
+    for agent in HEAD_STARTS.values():
+        if agent.watchdog is not None:
+            agent.watchdog.release()
 
 
 def log_tail(log_file: Path | None, lines: int = LOG_TAIL_LINES, since: int = 0) -> str:
@@ -328,6 +345,7 @@ class AgentLauncher:
             log_handle.close()
         files = [spans_file, *(self.config.resolve(p) for p in self.config.agent.span_files)]
         return RunningAgent(
+            watchdog=watch_group(process.pid),
             url=f"http://{LOOPBACK}:{port}",
             spans_files=files,
             log_file=log_file,
@@ -390,6 +408,8 @@ class AgentLauncher:
                     process.wait(timeout=5)
             if self.redactor:
                 scrub_agent_files(self.workdir, self.redactor)
+        if agent.watchdog is not None and not agent.adopted:
+            agent.watchdog.reap()  # the group is gone: the watchdog ends with nothing to do
         if agent.tmpdir:
             shutil.rmtree(agent.tmpdir, ignore_errors=True)
         release(agent.port)

@@ -183,7 +183,20 @@ def agentv_config(suite: AgentvSuite, overrides: Overrides) -> EvalConfig:
         agent_id=safe_key(suite.source.stem),
         qualitative=judged,
     )
-    models = [ModelSpec(target=t, provider=t.provider, model=t.name, key=safe_key(t.name)) for t in suite.targets]
+    models = [
+        ModelSpec(target=t, provider=t.provider, model=t.name, key=_target_key(t.name, suite)) for t in suite.targets
+    ]
+    first: dict[str, str] = {}
+    for model in models:
+        key = model.partition_key
+        if key in first:
+            raise InputError(
+                str(suite.source),
+                f"targets '{first[key]}' and '{model.name}' give the same partition key '{key}' (characters "
+                "outside [A-Za-z0-9_.-] become '_'): rename one",
+                field="targets",
+            )
+        first[key] = model.name
     return EvalConfig(
         evaluation=settings,
         models=models,
@@ -193,6 +206,19 @@ def agentv_config(suite: AgentvSuite, overrides: Overrides) -> EvalConfig:
         agentv=suite,
         judge=_judge(suite) if judged else None,
     )
+
+
+def _target_key(name: str, suite: AgentvSuite) -> str:
+    """A target's partition key: its name made safe; a name starting with `.` is refused (its
+    folders would be hidden)."""
+    if name.startswith("."):
+        raise InputError(
+            str(suite.source),
+            f"target '{name}' starts with '.': partition folders are named after the target, "
+            "and such a name is hidden or points outside its folder",
+            field="targets",
+        )
+    return safe_key(name)
 
 
 def _judge(suite: AgentvSuite) -> JudgeSettings | None:
