@@ -16,6 +16,8 @@ from bat_pipeline.engine.contracts.strict import Strict
 
 MatchType = Literal["EXACT", "IN_ORDER", "ANY_ORDER"]
 
+MATCH_TYPES: dict[int, MatchType] = {0: "EXACT", 1: "IN_ORDER", 2: "ANY_ORDER"}
+"""ADK's ToolTrajectoryCriterion.MatchType values."""
 TRAJECTORY = "tool_trajectory_avg_score"
 RESPONSE_MATCH = "response_match_score"
 EFFICIENCY = ("tool_call_count_v1", "inference_call_count_v1", "token_usage_v1")

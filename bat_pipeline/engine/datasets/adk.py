@@ -25,6 +25,7 @@ from bat_pipeline.engine.config.files import parse_json, read_text
 from bat_pipeline.engine.config.messages import kind
 from bat_pipeline.engine.contracts.adk import (
     EFFICIENCY,
+    MATCH_TYPES,
     RESPONSE_MATCH,
     TRAJECTORY,
     AdkCase,
@@ -62,7 +63,6 @@ NOT_SCORED = (
 )
 """ADK's prebuilt metrics (eval_metrics.py PrebuiltMetrics) that bat-pipeline does not
 score yet: refused by name rather than skipped (docs/formats.md)."""
-MATCH_TYPES = {0: "EXACT", 1: "IN_ORDER", 2: "ANY_ORDER"}
 LEGACY_WARNING = (
     "{file}: ADK's older list format (query / expected_tool_use / reference, before "
     "2025-05-15); read as one eval case, as ADK reads it with a warning. ADK's "
@@ -173,7 +173,9 @@ def as_task(task_id: str, case: AdkCase) -> Task:
         turns=turns,
         expected=Expected(expected_outcome=plan),
         meta={"adk_eval_set": case.eval_set_id},
-        scenario=Scenario(conversation_plan=plan, scorers={}),
+        # A conversation's invocations are all sent (a scenario's length is the simulated
+        # user's, eval.yaml's simulated_user.max_turns).
+        scenario=Scenario(conversation_plan=plan, scorers={}, max_turns=None if plan else len(turns)),
         adk=case,
     )
 
