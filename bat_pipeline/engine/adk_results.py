@@ -18,6 +18,7 @@ from typing import Any
 
 from bat_pipeline.engine.contracts.adk import (
     EFFICIENCY,
+    JUDGED,
     MATCH_TYPES,
     RESPONSE_MATCH,
     TRAJECTORY,
@@ -73,6 +74,8 @@ def _criterion(criterion: AdkCriterion | None) -> dict[str, Any] | None:
     if criterion.metric == TRAJECTORY:
         found["match_type"] = {v: k for k, v in MATCH_TYPES.items()}[criterion.match_type]
         found["ignore_args"] = criterion.ignore_args
+    if criterion.metric in JUDGED:
+        found["judge_model_options"] = {"judge_model": criterion.judge_model, "num_samples": criterion.num_samples}
     return found
 
 
@@ -99,7 +102,7 @@ def _status(row: ScoreRow) -> int:
 
 def _metric_rows(rows: list[ScoreRow]) -> list[ScoreRow]:
     """The rows that are ADK metrics: the configured ones' and the efficiency metrics'."""
-    return [r for r in rows if r.criterion in (TRAJECTORY, RESPONSE_MATCH, *EFFICIENCY)]
+    return [r for r in rows if r.criterion in (TRAJECTORY, RESPONSE_MATCH, *JUDGED, *EFFICIENCY)]
 
 
 def case_result(task: Task, episode: Episode, created: float) -> dict[str, Any]:

@@ -16,9 +16,11 @@ from bat_pipeline.engine.contracts.adk import AdkToolCall
 from bat_pipeline.engine.contracts.episode import EpisodeTrace
 from bat_pipeline.engine.contracts.scenario import ConversationLog, ConversationTurn
 from bat_pipeline.engine.contracts.trajectory import ModelStep
+from bat_pipeline.engine.datasets.adk import check_judge
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.scorers.adk_efficiency import adk_efficiency
 from bat_pipeline.engine.scorers.adk_response import response_match_score, rouge_1
+from bat_pipeline.engine.scorers.adk_response_v2 import majority
 from bat_pipeline.engine.scorers.adk_session_state import final_session_state
 from bat_pipeline.engine.scorers.adk_support import ToolCall
 from bat_pipeline.engine.scorers.adk_trajectory import matches, precision_recall, tool_trajectory_avg_score
@@ -365,3 +367,42 @@ def test_final_session_state_cannot_be_checked_over_a2a(tmp_path):
     [task] = load_tasks(path)
     [row] = final_session_state(ScoringInput(task=task, episode=_episode(task, [("hello", [])])))
     assert row.passed is False and row.gating and "not compared" in row.reason
+
+
+@pytest.mark.parametrize(
+    ("labels", "score"),
+    [
+        # final_response_match_v2.py aggregate_per_invocation_samples: the majority of the
+        # samples with a label; a tie is invalid; no label at all, no score.
+        ([True, False, True], 1.0),
+        ([True, False], 0.0),
+        ([False, None, True, True], 1.0),
+        ([None, None], None),
+        ([False, False, True, True, None], 0.0),
+    ],
+)
+def test_num_samples_majority_vote(labels, score):
+    assert majority(labels) == score
+
+
+def test_judged_metric_options_and_no_judge_refused(tmp_path):
+    criteria = {
+        "final_response_match_v2": {"threshold": 0.6, "judge_model_options": {"judge_model": "g", "num_samples": 3}}
+    }
+    path = _write(tmp_path, "j.evalset.json", {"eval_set_id": "s", "eval_cases": [GOOD]})
+    _write(tmp_path, "test_config.json", {"criteria": criteria})
+    tasks = load_tasks(path)
+    [criterion] = tasks[0].adk.criteria
+    assert (criterion.threshold, criterion.judge_model, criterion.num_samples) == (0.6, "g", 3)
+    check_judge(tasks, True, "eval.yaml")
+    with pytest.raises(InputError) as caught:
+        check_judge(tasks, False, "eval.yaml")
+    assert caught.value.field == "criteria.final_response_match_v2" and "judge" in caught.value.detail
+    _write(
+        tmp_path,
+        "test_config.json",
+        {"criteria": {"final_response_match_v2": {"threshold": 1, "judge_model_options": {"num_samples": 0}}}},
+    )
+    with pytest.raises(InputError) as caught:
+        load_tasks(path)
+    assert caught.value.field == "criteria.final_response_match_v2.judge_model_options.num_samples"

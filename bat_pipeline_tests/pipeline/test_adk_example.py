@@ -84,6 +84,10 @@ def test_adk_folder_runs_with_adks_verdicts(adk_run):
     # Replayed turn by turn: each turn's calls against its own invocation (add, then none).
     assert scores[("openai-competent", chained, "tool_trajectory_avg_score")]["value"] == 1.0
     assert scores[("openai-competent", chained, "tool_call_count_v1")]["value"] == 0.5
+    # final_response_match_v2 through the scripted judge, 3 samples a turn: the sloppy
+    # persona's sum misses the reference's figures (invalid), its capital is right: 1 of 2.
+    assert scores[("openai-competent", chained, "final_response_match_v2")]["value"] == 1.0
+    assert scores[("openai-sloppy", chained, "final_response_match_v2")]["value"] == 0.5
     # The sloppy persona answers without the tool: EXACT fails, recall 0, precision n/a.
     assert scores[("openai-sloppy", weather, "tool_trajectory_avg_score")]["value"] == 0.0
     assert scores[("openai-sloppy", weather, "trajectory_recall")]["value"] == 0.0

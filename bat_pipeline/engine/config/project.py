@@ -29,6 +29,7 @@ from bat_pipeline.engine.contracts.tasks import Expected, Task
 from bat_pipeline.engine.datasets.adk import (
     SUFFIXES as ADK_SUFFIXES,
     agent_folder_of,
+    check_judge,
     is_adk_data,
     is_adk_path,
     is_legacy,
@@ -283,6 +284,7 @@ def project_tasks(config: EvalConfig, warnings: list[str] | None = None) -> list
         scorers=run.scorers if run is not None else None,
         adk_config=config.resolve(adk_config) if adk_config else None,
     )
+    check_judge(tasks, config.judge is not None and config.evaluation.qualitative, str(config.source))
     if not config.evaluation.trust_datasets:
         for task in tasks:
             code = [name for name in (task.scenario.env if task.scenario is not None else {}) if loads_code(name)]

@@ -20,6 +20,9 @@ MATCH_TYPES: dict[int, MatchType] = {0: "EXACT", 1: "IN_ORDER", 2: "ANY_ORDER"}
 """ADK's ToolTrajectoryCriterion.MatchType values."""
 TRAJECTORY = "tool_trajectory_avg_score"
 RESPONSE_MATCH = "response_match_score"
+RESPONSE_MATCH_V2 = "final_response_match_v2"
+JUDGED = (RESPONSE_MATCH_V2,)
+"""ADK's LLM-as-a-judge metrics that bat-pipeline scores (through eval.yaml's judge)."""
 EFFICIENCY = ("tool_call_count_v1", "inference_call_count_v1", "token_usage_v1")
 """ADK's informational metrics that bat-pipeline reports: never pass or fail, no threshold."""
 

@@ -25,8 +25,10 @@ from bat_pipeline.engine.config.files import parse_json, read_text
 from bat_pipeline.engine.config.messages import kind
 from bat_pipeline.engine.contracts.adk import (
     EFFICIENCY,
+    JUDGED,
     MATCH_TYPES,
     RESPONSE_MATCH,
+    RESPONSE_MATCH_V2,
     TRAJECTORY,
     AdkCase,
     AdkCriterion,
@@ -44,14 +46,13 @@ CONFIG_FILE = "test_config.json"
 DEFAULT_CRITERIA: dict[str, float] = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
 """ADK's `_DEFAULT_EVAL_CONFIG` (eval_config.py)."""
 
-REFERENCE_METRICS = (TRAJECTORY, RESPONSE_MATCH)
+REFERENCE_METRICS = (TRAJECTORY, RESPONSE_MATCH, RESPONSE_MATCH_V2)
 """Metrics that compare each invocation with the expected one (no scenario has them)."""
 EFFICIENCY_NOT_REPORTED = ("invocation_duration_v1",)
-SCORED = (*REFERENCE_METRICS,)
+SCORED = (TRAJECTORY, RESPONSE_MATCH, *JUDGED)
 NOT_SCORED = (
     "response_evaluation_score",
     "safety_v1",
-    "final_response_match_v2",
     "rubric_based_final_response_quality_v1",
     "hallucinations_v1",
     "rubric_based_tool_use_quality_v1",
@@ -283,6 +284,8 @@ def _criterion(name: str, value: Any, file: str) -> AdkCriterion:
     options: dict[str, Any] = {"metric": name, "threshold": float(threshold)}
     if _has(value, "match_type"):
         options["match_type"] = _match_type(_get(value, "match_type"), file, f"{field}.match_type")
+    if _has(value, "judge_model_options"):
+        options.update(_judge_options(_get(value, "judge_model_options"), file, f"{field}.judge_model_options"))
     if _has(value, "ignore_args"):
         ignore = _get(value, "ignore_args")
         if not isinstance(ignore, bool):
@@ -291,6 +294,41 @@ def _criterion(name: str, value: Any, file: str) -> AdkCriterion:
             )
         options["ignore_args"] = ignore
     return AdkCriterion.model_validate(options)
+
+
+def _judge_options(value: Any, file: str, field: str) -> dict[str, Any]:
+    """`judge_model_options`: the judge model (recorded; eval.yaml's judge answers) and
+    `num_samples` (ADK's default 5), a whole number of at least 1."""
+    if not isinstance(value, dict):
+        raise InputError(file, f"expected an object, got {kind(value, json_words=True)}", field=field)
+    found: dict[str, Any] = {}
+    if _has(value, "judge_model"):
+        found["judge_model"] = str(_get(value, "judge_model"))
+    if _has(value, "num_samples"):
+        samples = _get(value, "num_samples")
+        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+            raise InputError(
+                file, f"expected a whole number of at least 1, got {json.dumps(samples)}", field=f"{field}.num_samples"
+            )
+        found["num_samples"] = samples
+    return found
+
+
+def check_judge(tasks: list[Task], judged: bool, config_file: str) -> None:
+    """Refuse ADK's LLM metrics when the run has no judge (eval.yaml's `judge:` with
+    `evaluation.qualitative: true`): they would give no row, and the case would pass."""
+    if judged:
+        return
+    for task in tasks:
+        case = task.adk
+        found = next((c for c in case.criteria if c.metric in JUDGED), None) if case is not None else None
+        if case is not None and found is not None:
+            raise InputError(
+                case.config_source or case.source,
+                f"'{found.metric}' is asked of a judge, and the run has none: give {config_file} a `judge:` "
+                "block and `evaluation.qualitative: true`",
+                field=f"criteria.{found.metric}",
+            )
 
 
 def _match_type(value: Any, file: str, field: str) -> str:
