@@ -79,8 +79,10 @@ def _criterion(criterion: AdkCriterion | None) -> dict[str, Any] | None:
     return found
 
 
-def _metric(name: str, score: float | None, status: int, criterion: AdkCriterion | None) -> dict[str, Any]:
-    details: dict[str, Any] = {"rubric_scores": None, "token_usage_details": None, "duration_details": None}
+def _metric(
+    name: str, score: float | None, status: int, criterion: AdkCriterion | None, rubrics: Any = None
+) -> dict[str, Any]:
+    details: dict[str, Any] = {"rubric_scores": rubrics, "token_usage_details": None, "duration_details": None}
     if name == "token_usage_v1" and score is not None:
         details["token_usage_details"] = {"total_tokens": score}
     return {
@@ -92,6 +94,20 @@ def _metric(name: str, score: float | None, status: int, criterion: AdkCriterion
         "eval_status": status,
         "details": details,
     }
+
+
+def _rubric_means(row: ScoreRow) -> list[dict[str, Any]] | None:
+    """A rubric metric's score per rubric over the invocations (ADK's overall rubric scores)."""
+    turns = row.details.get("rubric_scores")
+    if not isinstance(turns, list):
+        return None
+    by_id: dict[str, list[float]] = {}
+    for turn in turns:
+        for rubric_id, score in (turn or {}).items():
+            by_id.setdefault(rubric_id, [])
+            if score is not None:
+                by_id[rubric_id].append(score)
+    return [{"rubric_id": k, "rationale": None, "score": sum(v) / len(v) if v else None} for k, v in by_id.items()]
 
 
 def _status(row: ScoreRow) -> int:
@@ -110,7 +126,7 @@ def case_result(task: Task, episode: Episode, created: float) -> dict[str, Any]:
     case = task.adk
     assert case is not None
     rows = [] if episode.eval_error else _metric_rows(episode.scores)
-    overall = [_metric(r.criterion, r.value, _status(r), case.criterion(r.criterion)) for r in rows]
+    overall = [_metric(r.criterion, r.value, _status(r), case.criterion(r.criterion), _rubric_means(r)) for r in rows]
     passed = episode.verdict is not None and episode.verdict.passed and not episode.eval_error
     per_invocation: list[dict[str, Any]] = []
     if not episode.eval_error:
@@ -128,7 +144,10 @@ def case_result(task: Task, episode: Episode, created: float) -> dict[str, Any]:
                     criterion = case.criterion(row.criterion)
                     threshold = criterion.threshold if criterion is not None else None
                     status = PASSED if threshold is not None and value >= threshold else FAILED
-                results.append(_metric(row.criterion, value, status, case.criterion(row.criterion)))
+                turns = row.details.get("rubric_scores")
+                turn = turns[index] if isinstance(turns, list) and index < len(turns) else None
+                rubrics = [{"rubric_id": k, "rationale": None, "score": v} for k, v in turn.items()] if turn else None
+                results.append(_metric(row.criterion, value, status, case.criterion(row.criterion), rubrics))
             per_invocation.append(
                 {
                     "actual_invocation": _actual(index, user, found, episode, created),

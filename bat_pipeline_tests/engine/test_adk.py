@@ -12,7 +12,7 @@ import pytest
 
 from bat_pipeline.engine.config.dataset import load_tasks
 from bat_pipeline.engine.contracts import Episode, Task, ToolStep, Trajectory, Turn
-from bat_pipeline.engine.contracts.adk import AdkToolCall
+from bat_pipeline.engine.contracts.adk import AdkToolCall, effective_rubrics
 from bat_pipeline.engine.contracts.episode import EpisodeTrace
 from bat_pipeline.engine.contracts.scenario import ConversationLog, ConversationTurn
 from bat_pipeline.engine.contracts.trajectory import ModelStep
@@ -163,6 +163,7 @@ GOOD = {"eval_id": "c", "conversation": [_invocation("hi", "hello", [])]}
         ([GOOD], {"tool_trajectory_avg_scor": 1.0}, "criteria.tool_trajectory_avg_scor", "unknown ADK metric"),
         ([GOOD], {"token_usage_v1": 100}, "criteria.token_usage_v1", "takes no threshold"),
         ([GOOD], {"safety_v1": 0.8}, "criteria.safety_v1", "not scored by bat-pipeline yet"),
+        ([GOOD], {"hallucinations_v1": 0.8}, "criteria.hallucinations_v1", "not scored by bat-pipeline yet"),
         (
             [GOOD],
             {"tool_trajectory_avg_score": {"threshold": 1, "match_type": "SOME"}},
@@ -406,3 +407,47 @@ def test_judged_metric_options_and_no_judge_refused(tmp_path):
     with pytest.raises(InputError) as caught:
         load_tasks(path)
     assert caught.value.field == "criteria.final_response_match_v2.judge_model_options.num_samples"
+
+
+def _rubric(rubric_id: str, text: str, kind: str | None = None) -> dict:
+    return {"rubricId": rubric_id, "rubricContent": {"textProperty": text}, **({"type": kind} if kind else {})}
+
+
+def test_effective_rubrics_follow_adks_scopes_and_types(tmp_path):
+    """rubric_based_evaluator.py create_effective_rubrics_list: the criterion's rubrics, then
+    the case's and the invocation's of the metric's type; none, or an id twice, is refused."""
+    invocation = {**_invocation("hi", "hello", []), "rubrics": [_rubric("inv", "polite", "FINAL_RESPONSE_QUALITY")]}
+    case = {
+        "eval_id": "c",
+        "conversation": [invocation],
+        "rubrics": [
+            _rubric("case", "short", "FINAL_RESPONSE_QUALITY"),
+            _rubric("tools", "no tools", "TOOL_USE_QUALITY"),
+        ],
+    }
+    path = _write(tmp_path, "r.evalset.json", {"eval_set_id": "s", "eval_cases": [case]})
+    metric = "rubric_based_final_response_quality_v1"
+    _write(
+        tmp_path,
+        "test_config.json",
+        {"criteria": {metric: {"threshold": 0.5, "rubrics": [_rubric("crit", "in English")]}}},
+    )
+    [task] = load_tasks(path)
+    assert task.adk is not None
+    [criterion] = task.adk.criteria
+    [expected] = task.adk.conversation or []
+    assert [r.rubric_id for r in effective_rubrics(task.adk, criterion, expected)] == ["crit", "case", "inv"]
+    _write(tmp_path, "test_config.json", {"criteria": {"rubric_based_tool_use_quality_v1": 0.5}})
+    assert [
+        r.rubric_id for r in effective_rubrics(load_tasks(path)[0].adk, load_tasks(path)[0].adk.criteria[0], None)
+    ] == ["tools"]
+    _write(
+        tmp_path, "test_config.json", {"criteria": {metric: {"threshold": 0.5, "rubrics": [_rubric("case", "again")]}}}
+    )
+    with pytest.raises(InputError, match="rubric_id 'case' is given twice"):
+        load_tasks(path)
+    bare = _write(tmp_path / "bare", "b.evalset.json", {"eval_set_id": "s", "eval_cases": [GOOD]})
+    _write(tmp_path / "bare", "test_config.json", {"criteria": {metric: 0.5}})
+    with pytest.raises(InputError, match="needs rubrics") as caught:
+        load_tasks(bare)
+    assert caught.value.field == f"criteria.{metric}.rubrics"

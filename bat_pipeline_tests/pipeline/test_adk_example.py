@@ -48,7 +48,14 @@ def adk_run(tmp_path_factory, scripted_llm):
             }
         )
     )
-    (scenarios / "test_config.json").write_text(json.dumps({"criteria": {}}))
+    tool_use = {
+        "threshold": 0.5,
+        "judge_model_options": {"num_samples": 1},
+        "rubrics": [{"rubricId": "weather_tool", "rubricContent": {"textProperty": "the agent calls 'get_weather'"}}],
+    }
+    (scenarios / "test_config.json").write_text(
+        json.dumps({"criteria": {"rubric_based_tool_use_quality_v1": tool_use}})
+    )
     root = tmp / "home"
     result = run(
         [str(VENV_BIN / "bat-pipeline"), "run", str(agent / "adk")], pipeline_env(agent, root, scripted_llm.url)
@@ -57,6 +64,8 @@ def adk_run(tmp_path_factory, scripted_llm):
 
 
 def test_adk_folder_runs_with_adks_verdicts(adk_run):
+    """The bundled evalset and config: trajectory, ROUGE, final_response_match_v2 and a
+    rubric metric through the scripted judge decide each case."""
     _, root, result = adk_run
     assert result.returncode == 0, result.stdout
     warehouse = Warehouse(root / "warehouse.duckdb")
@@ -88,6 +97,9 @@ def test_adk_folder_runs_with_adks_verdicts(adk_run):
     # persona's sum misses the reference's figures (invalid), its capital is right: 1 of 2.
     assert scores[("openai-competent", chained, "final_response_match_v2")]["value"] == 1.0
     assert scores[("openai-sloppy", chained, "final_response_match_v2")]["value"] == 0.5
+    # The rubric names '42' and 'Paris': the sloppy persona's sum and capital give neither.
+    assert scores[("openai-competent", chained, "rubric_based_final_response_quality_v1")]["value"] == 1.0
+    assert scores[("openai-sloppy", chained, "rubric_based_final_response_quality_v1")]["value"] == 0.0
     # The sloppy persona answers without the tool: EXACT fails, recall 0, precision n/a.
     assert scores[("openai-sloppy", weather, "tool_trajectory_avg_score")]["value"] == 0.0
     assert scores[("openai-sloppy", weather, "trajectory_recall")]["value"] == 0.0
@@ -102,6 +114,14 @@ def test_the_scenario_is_driven_by_the_simulated_user(adk_run):
         "AND model_key = 'openai-competent'"
     )
     assert conversation["generated_turns"] >= 1 and conversation["turns"] >= 2
+    [row] = warehouse.query(
+        "SELECT value, passed, details FROM episode_scores WHERE task_id = 'clarify.clarify_city' "
+        "AND model_key = 'openai-competent' AND criterion = 'rubric_based_tool_use_quality_v1'"
+    )
+    # rubric_based_evaluator.py: one vote per rubric and turn, the case's score the mean of
+    # every rubric score: the agent asks for the city first (no call: 0), then calls (1).
+    assert json.loads(row["details"])["per_invocation"] == [0.0, 1.0]
+    assert (row["value"], row["passed"]) == (0.5, True)
 
 
 def test_adk_result_files_beside_ours(adk_run):
@@ -118,6 +138,9 @@ def test_adk_result_files_beside_ours(adk_run):
     metrics = {m["metric_name"]: m for m in chained["overall_eval_metric_results"]}
     assert metrics["tool_trajectory_avg_score"]["criterion"]["match_type"] == 0  # EXACT
     assert metrics["token_usage_v1"]["eval_status"] == 4 and metrics["token_usage_v1"]["threshold"] is None
+    rubric = metrics["rubric_based_final_response_quality_v1"]
+    assert rubric["details"]["rubric_scores"] == [{"rubric_id": "direct_answer", "rationale": None, "score": 1.0}]
+    assert rubric["criterion"]["judge_model_options"]["num_samples"] == 3
     [first, second] = chained["eval_metric_result_per_invocation"]
     assert first["actual_invocation"]["user_content"]["parts"][0]["text"] == "Please add 17 and 25."
     assert [u["name"] for u in first["actual_invocation"]["intermediate_data"]["tool_uses"]] == ["add"]

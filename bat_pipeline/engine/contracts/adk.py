@@ -21,7 +21,9 @@ MATCH_TYPES: dict[int, MatchType] = {0: "EXACT", 1: "IN_ORDER", 2: "ANY_ORDER"}
 TRAJECTORY = "tool_trajectory_avg_score"
 RESPONSE_MATCH = "response_match_score"
 RESPONSE_MATCH_V2 = "final_response_match_v2"
-JUDGED = (RESPONSE_MATCH_V2,)
+RUBRIC_RESPONSE = "rubric_based_final_response_quality_v1"
+RUBRIC_TOOL_USE = "rubric_based_tool_use_quality_v1"
+JUDGED = (RESPONSE_MATCH_V2, RUBRIC_RESPONSE, RUBRIC_TOOL_USE)
 """ADK's LLM-as-a-judge metrics that bat-pipeline scores (through eval.yaml's judge)."""
 EFFICIENCY = ("tool_call_count_v1", "inference_call_count_v1", "token_usage_v1")
 """ADK's informational metrics that bat-pipeline reports: never pass or fail, no threshold."""
@@ -45,12 +47,17 @@ class AdkInvocation(Strict):
     tool_uses: list[AdkToolCall] = Field(default_factory=list)
     intermediate_responses: list[tuple[str, str]] = Field(default_factory=list)
     """(author, text) of the sub-agents' progress messages."""
+    rubrics: list[AdkRubric] = Field(default_factory=list)
+    """The rubrics of this invocation only."""
 
 
 class AdkRubric(Strict):
     rubric_id: str
     text: str
     type: str | None = None
+
+
+AdkInvocation.model_rebuild()
 
 
 class AdkCriterion(Strict):
@@ -96,3 +103,15 @@ class AdkCase(Strict):
 
     def criterion(self, metric: str) -> AdkCriterion | None:
         return next((c for c in self.criteria if c.metric == metric), None)
+
+
+RUBRIC_TYPES = {RUBRIC_RESPONSE: "FINAL_RESPONSE_QUALITY", RUBRIC_TOOL_USE: "TOOL_USE_QUALITY"}
+"""The rubric `type` each rubric metric takes from the case and its invocations (ADK's RUBRIC_TYPE)."""
+
+
+def effective_rubrics(case: AdkCase, criterion: AdkCriterion, invocation: AdkInvocation | None) -> list[AdkRubric]:
+    """ADK's rubrics for one invocation (rubric_based_evaluator.create_effective_rubrics_list):
+    the criterion's, then those of the case and the invocation of the metric's `type`."""
+    kind = RUBRIC_TYPES[criterion.metric]
+    scoped = [*case.rubrics, *(invocation.rubrics if invocation is not None else [])]
+    return [*criterion.rubrics, *(r for r in scoped if r.type == kind)]

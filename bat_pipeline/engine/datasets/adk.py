@@ -29,6 +29,7 @@ from bat_pipeline.engine.contracts.adk import (
     MATCH_TYPES,
     RESPONSE_MATCH,
     RESPONSE_MATCH_V2,
+    RUBRIC_TYPES,
     TRAJECTORY,
     AdkCase,
     AdkCriterion,
@@ -36,6 +37,7 @@ from bat_pipeline.engine.contracts.adk import (
     AdkRubric,
     AdkScenario,
     AdkToolCall,
+    effective_rubrics,
 )
 from bat_pipeline.engine.contracts.scenario import Scenario
 from bat_pipeline.engine.contracts.tasks import Expected, Task
@@ -53,9 +55,7 @@ SCORED = (TRAJECTORY, RESPONSE_MATCH, *JUDGED)
 NOT_SCORED = (
     "response_evaluation_score",
     "safety_v1",
-    "rubric_based_final_response_quality_v1",
     "hallucinations_v1",
-    "rubric_based_tool_use_quality_v1",
     "per_turn_user_simulator_quality_v1",
     "multi_turn_task_success_v1",
     "multi_turn_trajectory_quality_v1",
@@ -286,6 +286,8 @@ def _criterion(name: str, value: Any, file: str) -> AdkCriterion:
         options["match_type"] = _match_type(_get(value, "match_type"), file, f"{field}.match_type")
     if _has(value, "judge_model_options"):
         options.update(_judge_options(_get(value, "judge_model_options"), file, f"{field}.judge_model_options"))
+    if _has(value, "rubrics"):
+        options["rubrics"] = _rubrics(_get(value, "rubrics") or [], file, None, f"{field}.rubrics")
     if _has(value, "ignore_args"):
         ignore = _get(value, "ignore_args")
         if not isinstance(ignore, bool):
@@ -343,6 +345,9 @@ def _match_type(value: Any, file: str, field: str) -> str:
 
 
 def _check_criteria(case: AdkCase, criteria: list[AdkCriterion], config: str) -> None:
+    for criterion in criteria:
+        if criterion.metric in RUBRIC_TYPES:
+            _check_rubrics(case, criterion, config)
     if case.scenario is None:
         return
     for criterion in criteria:
@@ -353,6 +358,27 @@ def _check_criteria(case: AdkCase, criteria: list[AdkCriterion], config: str) ->
                 f"'{case.eval_id}' of {case.source} is a conversation_scenario (it has none): ADK fails it "
                 "when it runs; remove the metric or give the case a conversation",
                 field=f"criteria.{criterion.metric}",
+            )
+
+
+def _check_rubrics(case: AdkCase, criterion: AdkCriterion, config: str) -> None:
+    """A rubric metric needs rubrics for every invocation, each id once (ADK raises later)."""
+    invocations: list[AdkInvocation | None] = list(case.conversation) if case.conversation else [None]
+    for invocation in invocations:
+        rubrics = effective_rubrics(case, criterion, invocation)
+        where = f"eval case '{case.eval_id}' of {case.source}"
+        if not rubrics:
+            raise InputError(
+                config,
+                f"'{criterion.metric}' needs rubrics: none in the criterion, nor of type "
+                f"{RUBRIC_TYPES[criterion.metric]} in {where}",
+                field=f"criteria.{criterion.metric}.rubrics",
+            )
+        ids = [r.rubric_id for r in rubrics]
+        twice = next((i for i in ids if ids.count(i) > 1), None)
+        if twice is not None:
+            raise InputError(
+                config, f"rubric_id '{twice}' is given twice for {where}", field=f"criteria.{criterion.metric}.rubrics"
             )
 
 
@@ -496,6 +522,7 @@ def _invocation(raw: Any, file: str, entry: str, field: str) -> AdkInvocation:
         final_response=_text(_get(raw, "final_response"), file, entry, f"{field}.final_response"),
         tool_uses=calls,
         intermediate_responses=responses,
+        rubrics=_rubrics(_get(raw, "rubrics") or [], file, entry, f"{field}.rubrics"),
     )
 
 
