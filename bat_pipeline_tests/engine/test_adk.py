@@ -135,14 +135,20 @@ def test_starter_pack_layout_with_config_flag_camel_case_and_a_scenario(tmp_path
             ],
         },
     )
-    config = _write(tmp_path / "tests" / "eval", "eval_config.json", {"criteria": {}})
-    tasks = load_tasks(evalsets, adk_config=config)
+    config = _write(
+        tmp_path / "tests" / "eval", "eval_config.json", {"criteria": {}, "user_simulator_config": {"model": "g"}}
+    )
+    warnings: list[str] = []
+    tasks = load_tasks(evalsets, warnings, adk_config=config)
     weather, plan = tasks
     assert weather.adk is not None and weather.adk.session_state == {"unit": "C"}
     assert plan.adk is not None and plan.adk.scenario is not None
     assert plan.turns == ["Hi"] and plan.scenario is not None
     assert plan.scenario.conversation_plan == "Ask for Rome's weather."
     assert weather.adk.criteria == [] and weather.adk.config_source == str(config)
+    # What an A2A run cannot use is said, not dropped silently.
+    assert any("'session_input.state': not given to the agent" in w and "'weather'" in w for w in warnings)
+    assert any("'user_simulator_config': not used" in w for w in warnings)
 
 
 def _refusal(tmp_path: Path, cases: list, criteria: object = None) -> InputError:

@@ -186,7 +186,8 @@ def read_eval_file(file: Path, config: Path | None = None) -> tuple[list[AdkCase
     where = str(file)
     data = parse_json(read_text(file, missing="ADK eval file not found"), where, check=False)
     notes: list[str] = []
-    criteria, config_source = read_config(config or file.parent / CONFIG_FILE, explicit=config is not None)
+    config_path = config or file.parent / CONFIG_FILE
+    criteria, config_source = read_config(config_path, explicit=config is not None)
     if config_source is None:
         notes.append(
             f"{where}: no {CONFIG_FILE} beside it (nor --config): ADK's default criteria apply "
@@ -207,7 +208,36 @@ def read_eval_file(file: Path, config: Path | None = None) -> tuple[list[AdkCase
         )
     for case in cases:
         _check_criteria(case, criteria, config_source or where)
+    notes += _unused(cases, criteria, where, config_source)
+    if config_source is not None and _user_simulator(config_path):
+        notes.append(
+            f"{config_source}, field 'user_simulator_config': not used; eval.yaml's simulated_user "
+            "plays the user of conversation_scenario cases"
+        )
     return [c.model_copy(update={"criteria": criteria, "config_source": config_source}) for c in cases], notes
+
+
+def _unused(cases: list[AdkCase], criteria: list[AdkCriterion], file: str, config: str | None) -> list[str]:
+    """Warnings for what ADK would use and an A2A run cannot: the initial session state,
+    the judge model named in the config (eval.yaml's judge answers)."""
+    notes = [
+        f"{file}, eval case '{c.eval_id}', field 'session_input.state': not given to the agent (an A2A "
+        "agent's session cannot be set from outside); ADK would start the session with it"
+        for c in cases
+        if c.session_state
+    ]
+    notes += [
+        f"{config}, field 'criteria.{c.metric}.judge_model_options.judge_model': '{c.judge_model}' is not "
+        "asked; eval.yaml's judge answers"
+        for c in criteria
+        if c.judge_model is not None
+    ]
+    return notes
+
+
+def _user_simulator(path: Path) -> bool:
+    data = parse_json(read_text(path, missing="test_config.json not found"), str(path), check=False)
+    return isinstance(data, dict) and _get(data, "user_simulator_config") is not None
 
 
 def read_config(path: Path, *, explicit: bool = False) -> tuple[list[AdkCriterion], str | None]:
