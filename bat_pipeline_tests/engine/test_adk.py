@@ -169,7 +169,13 @@ GOOD = {"eval_id": "c", "conversation": [_invocation("hi", "hello", [])]}
         ([GOOD], {"tool_trajectory_avg_scor": 1.0}, "criteria.tool_trajectory_avg_scor", "unknown ADK metric"),
         ([GOOD], {"token_usage_v1": 100}, "criteria.token_usage_v1", "takes no threshold"),
         ([GOOD], {"safety_v1": 0.8}, "criteria.safety_v1", "not scored by bat-pipeline yet"),
-        ([GOOD], {"hallucinations_v1": 0.8}, "criteria.hallucinations_v1", "not scored by bat-pipeline yet"),
+        ([GOOD], {"multi_turn_task_success_v1": 0.8}, "criteria.multi_turn_task_success_v1", "not scored by"),
+        (
+            [GOOD],
+            {"hallucinations_v1": {"threshold": 0.8, "evaluate_intermediate_nl_responses": True}},
+            "criteria.hallucinations_v1.evaluate_intermediate_nl_responses",
+            "final answer only",
+        ),
         (
             [GOOD],
             {"tool_trajectory_avg_score": {"threshold": 1, "match_type": "SOME"}},
@@ -457,3 +463,15 @@ def test_effective_rubrics_follow_adks_scopes_and_types(tmp_path):
     with pytest.raises(InputError, match="needs rubrics") as caught:
         load_tasks(bare)
     assert caught.value.field == f"criteria.{metric}.rubrics"
+
+
+def test_sentences_as_hallucinations_v1_judges_them():
+    from bat_pipeline.engine.scorers.adk_hallucinations import sentences
+
+    assert sentences("Weather in Paris: sunny, 22°C. Anything else?\n- Berlin: rain") == [
+        "Weather in Paris: sunny, 22°C.",
+        "Anything else?",
+        "- Berlin: rain",
+    ]
+    assert sentences("東京は晴れ。大阪は雨。") == ["東京は晴れ。", "大阪は雨。"]
+    assert sentences("...") == []

@@ -64,8 +64,8 @@ def adk_run(tmp_path_factory, scripted_llm):
 
 
 def test_adk_folder_runs_with_adks_verdicts(adk_run):
-    """The bundled evalset and config: trajectory, ROUGE, final_response_match_v2 and a
-    rubric metric through the scripted judge decide each case."""
+    """The bundled evalset and config: trajectory, ROUGE, final_response_match_v2, a rubric
+    metric and hallucinations_v1 through the scripted judge decide each case."""
     _, root, result = adk_run
     assert result.returncode == 0, result.stdout
     warehouse = Warehouse(root / "warehouse.duckdb")
@@ -97,6 +97,10 @@ def test_adk_folder_runs_with_adks_verdicts(adk_run):
     # persona's sum misses the reference's figures (invalid), its capital is right: 1 of 2.
     assert scores[("openai-competent", chained, "final_response_match_v2")]["value"] == 1.0
     assert scores[("openai-sloppy", chained, "final_response_match_v2")]["value"] == 0.5
+    # hallucinations_v1: each sentence against the user's message and the tool results; the
+    # competent sum and capital are backed, the sloppy persona's chatter mostly not.
+    assert scores[("openai-competent", chained, "hallucinations_v1")]["value"] == 1.0
+    assert scores[("openai-sloppy", chained, "hallucinations_v1")]["value"] == pytest.approx(0.375)
     # The rubric names '42' and 'Paris': the sloppy persona's sum and capital give neither.
     assert scores[("openai-competent", chained, "rubric_based_final_response_quality_v1")]["value"] == 1.0
     assert scores[("openai-sloppy", chained, "rubric_based_final_response_quality_v1")]["value"] == 0.0

@@ -23,7 +23,8 @@ RESPONSE_MATCH = "response_match_score"
 RESPONSE_MATCH_V2 = "final_response_match_v2"
 RUBRIC_RESPONSE = "rubric_based_final_response_quality_v1"
 RUBRIC_TOOL_USE = "rubric_based_tool_use_quality_v1"
-JUDGED = (RESPONSE_MATCH_V2, RUBRIC_RESPONSE, RUBRIC_TOOL_USE)
+HALLUCINATIONS = "hallucinations_v1"
+JUDGED = (RESPONSE_MATCH_V2, RUBRIC_RESPONSE, RUBRIC_TOOL_USE, HALLUCINATIONS)
 """ADK's LLM-as-a-judge metrics that bat-pipeline scores (through eval.yaml's judge)."""
 EFFICIENCY = ("tool_call_count_v1", "inference_call_count_v1", "token_usage_v1")
 """ADK's informational metrics that bat-pipeline reports: never pass or fail, no threshold."""

@@ -55,7 +55,6 @@ SCORED = (TRAJECTORY, RESPONSE_MATCH, *JUDGED)
 NOT_SCORED = (
     "response_evaluation_score",
     "safety_v1",
-    "hallucinations_v1",
     "per_turn_user_simulator_quality_v1",
     "multi_turn_task_success_v1",
     "multi_turn_trajectory_quality_v1",
@@ -318,6 +317,14 @@ def _criterion(name: str, value: Any, file: str) -> AdkCriterion:
         options.update(_judge_options(_get(value, "judge_model_options"), file, f"{field}.judge_model_options"))
     if _has(value, "rubrics"):
         options["rubrics"] = _rubrics(_get(value, "rubrics") or [], file, None, f"{field}.rubrics")
+    for flag in ("evaluate_intermediate_nl_responses", "include_intermediate_responses_in_final"):
+        if _get(value, flag):
+            raise InputError(
+                file,
+                "the agent's intermediate messages are not kept apart from its answer over A2A: "
+                "bat-pipeline judges the final answer only",
+                field=f"{field}.{flag}",
+            )
     if _has(value, "ignore_args"):
         ignore = _get(value, "ignore_args")
         if not isinstance(ignore, bool):
