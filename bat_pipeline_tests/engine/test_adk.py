@@ -168,8 +168,14 @@ GOOD = {"eval_id": "c", "conversation": [_invocation("hi", "hello", [])]}
     [
         ([GOOD], {"tool_trajectory_avg_scor": 1.0}, "criteria.tool_trajectory_avg_scor", "unknown ADK metric"),
         ([GOOD], {"token_usage_v1": 100}, "criteria.token_usage_v1", "takes no threshold"),
-        ([GOOD], {"safety_v1": 0.8}, "criteria.safety_v1", "not scored by bat-pipeline yet"),
-        ([GOOD], {"multi_turn_task_success_v1": 0.8}, "criteria.multi_turn_task_success_v1", "not scored by"),
+        ([GOOD], {"safety_v1": 0.8}, "criteria.safety_v1", "Vertex AI's evaluation service"),
+        (
+            [GOOD],
+            {"per_turn_user_simulator_quality_v1": 0.8},
+            "criteria.per_turn_user_simulator_quality_v1",
+            "not scored by bat-pipeline yet",
+        ),
+        ([GOOD], {"multi_turn_task_success_v1": 0.8}, "criteria.multi_turn_task_success_v1", "Vertex AI"),
         (
             [GOOD],
             {"hallucinations_v1": {"threshold": 0.8, "evaluate_intermediate_nl_responses": True}},

@@ -63,6 +63,14 @@ NOT_SCORED = (
 )
 """ADK's prebuilt metrics (eval_metrics.py PrebuiltMetrics) that bat-pipeline does not
 score yet: refused by name rather than skipped (docs/formats.md)."""
+VERTEX = (
+    "response_evaluation_score",
+    "safety_v1",
+    "multi_turn_task_success_v1",
+    "multi_turn_trajectory_quality_v1",
+    "multi_turn_tool_use_quality_v1",
+)
+"""Of those, the ones ADK has Vertex AI's evaluation service (Google Cloud) score."""
 LEGACY_WARNING = (
     "{file}: ADK's older list format (query / expected_tool_use / reference, before "
     "2025-05-15); read as one eval case, as ADK reads it with a warning. ADK's "
@@ -288,6 +296,13 @@ def _criterion(name: str, value: Any, file: str) -> AdkCriterion:
             file,
             f"'{name}' is one of ADK's informational efficiency metrics: it reports a value and never passes "
             "or fails, so it takes no threshold (ADK refuses one too); remove it, it is reported anyway",
+            field=field,
+        )
+    if name in VERTEX:
+        raise InputError(
+            file,
+            f"ADK has Vertex AI's evaluation service (Google Cloud) score '{name}'; bat-pipeline does not "
+            f"call it (it scores {', '.join(SCORED)} and reports {', '.join(EFFICIENCY)}; docs/formats.md, Google ADK)",
             field=field,
         )
     if name in NOT_SCORED:
