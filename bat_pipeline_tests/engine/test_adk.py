@@ -481,3 +481,35 @@ def test_sentences_as_hallucinations_v1_judges_them():
     ]
     assert sentences("東京は晴れ。大阪は雨。") == ["東京は晴れ。", "大阪は雨。"]
     assert sentences("...") == []
+
+
+EXAMPLE_AGENT = Path(__file__).resolve().parents[2] / "bat_pipeline" / "example" / "weather_agent"
+
+
+def test_which_agent_an_adk_file_runs_on(tmp_path):
+    """In an agent folder: that agent (ADK keeps an app's eval sets in its folder); the
+    agent-starter-pack layout (tests/eval/evalsets, tests/eval/eval_config.json) outside
+    one: refused, saying to name the agent, which then reads it with --config."""
+    from bat_pipeline.engine.config.project import Overrides, load_project, project_kind, project_tasks
+
+    shipped = EXAMPLE_AGENT / "adk" / "weather.evalset.json"
+    assert project_kind(shipped) == ("adk", shipped)
+    config = load_project(shipped)
+    assert config.agent_dir == EXAMPLE_AGENT and config.evaluation.dataset == str(shipped)
+    assert [t.id for t in project_tasks(config)] == ["weather_paris", "add_then_capital"]
+
+    evalsets = tmp_path / "project" / "tests" / "eval" / "evalsets"
+    file = _write(evalsets, "basic.evalset.json", {"eval_set_id": "basic", "eval_cases": [GOOD]})
+    eval_config = _write(evalsets.parent, "eval_config.json", {"criteria": {"response_match_score": 0.3}})
+    assert project_kind(evalsets) == ("adk", evalsets)
+    with pytest.raises(InputError, match="bat-pipeline run AGENT --dataset"):
+        load_project(file)
+    named = load_project(EXAMPLE_AGENT, Overrides(dataset=evalsets, adk_config=eval_config))
+    [task] = project_tasks(named)
+    assert task.adk is not None and [(c.metric, c.threshold) for c in task.adk.criteria] == [
+        ("response_match_score", 0.3)
+    ]
+    # EvalBench's evalsets are named *.evalset.json too: they stay EvalBench's.
+    bench = _write(tmp_path, "bench.evalset.json", {"scenarios": [{"id": "s", "starting_prompt": "hi"}]})
+    with pytest.raises(InputError, match="EvalBench evalset"):
+        project_kind(bench)
