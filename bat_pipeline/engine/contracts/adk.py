@@ -24,7 +24,8 @@ RESPONSE_MATCH_V2 = "final_response_match_v2"
 RUBRIC_RESPONSE = "rubric_based_final_response_quality_v1"
 RUBRIC_TOOL_USE = "rubric_based_tool_use_quality_v1"
 HALLUCINATIONS = "hallucinations_v1"
-JUDGED = (RESPONSE_MATCH_V2, RUBRIC_RESPONSE, RUBRIC_TOOL_USE, HALLUCINATIONS)
+RUBRIC_TRAJECTORY = "rubric_based_multi_turn_trajectory_quality_v1"
+JUDGED = (RESPONSE_MATCH_V2, RUBRIC_RESPONSE, RUBRIC_TOOL_USE, HALLUCINATIONS, RUBRIC_TRAJECTORY)
 """ADK's LLM-as-a-judge metrics that bat-pipeline scores (through eval.yaml's judge)."""
 EFFICIENCY = ("tool_call_count_v1", "inference_call_count_v1", "token_usage_v1")
 """ADK's informational metrics that bat-pipeline reports: never pass or fail, no threshold."""
@@ -106,7 +107,11 @@ class AdkCase(Strict):
         return next((c for c in self.criteria if c.metric == metric), None)
 
 
-RUBRIC_TYPES = {RUBRIC_RESPONSE: "FINAL_RESPONSE_QUALITY", RUBRIC_TOOL_USE: "TOOL_USE_QUALITY"}
+RUBRIC_TYPES = {
+    RUBRIC_RESPONSE: "FINAL_RESPONSE_QUALITY",
+    RUBRIC_TOOL_USE: "TOOL_USE_QUALITY",
+    RUBRIC_TRAJECTORY: "TRAJECTORY_QUALITY",
+}
 """The rubric `type` each rubric metric takes from the case and its invocations (ADK's RUBRIC_TYPE)."""
 
 

@@ -29,6 +29,7 @@ from bat_pipeline.engine.contracts.adk import (
     MATCH_TYPES,
     RESPONSE_MATCH,
     RESPONSE_MATCH_V2,
+    RUBRIC_TRAJECTORY,
     RUBRIC_TYPES,
     TRAJECTORY,
     AdkCase,
@@ -59,7 +60,6 @@ NOT_SCORED = (
     "multi_turn_task_success_v1",
     "multi_turn_trajectory_quality_v1",
     "multi_turn_tool_use_quality_v1",
-    "rubric_based_multi_turn_trajectory_quality_v1",
 )
 """ADK's prebuilt metrics (eval_metrics.py PrebuiltMetrics) that bat-pipeline does not
 score yet: refused by name rather than skipped (docs/formats.md)."""
@@ -416,6 +416,8 @@ def _check_criteria(case: AdkCase, criteria: list[AdkCriterion], config: str) ->
 def _check_rubrics(case: AdkCase, criterion: AdkCriterion, config: str) -> None:
     """A rubric metric needs rubrics for every invocation, each id once (ADK raises later)."""
     invocations: list[AdkInvocation | None] = list(case.conversation) if case.conversation else [None]
+    if criterion.metric == RUBRIC_TRAJECTORY:
+        invocations = invocations[-1:]  # judged once, as of the last turn
     for invocation in invocations:
         rubrics = effective_rubrics(case, criterion, invocation)
         where = f"eval case '{case.eval_id}' of {case.source}"

@@ -55,12 +55,12 @@ def sentences(text: str) -> list[str]:
 
 
 def context(user: str, actual: Actual) -> str:
-    lines = [f"User: {user}"]
-    for step in actual.steps:
-        if isinstance(step, ToolStep):
-            args = json.dumps(step.args, ensure_ascii=False, default=str)
-            lines.append(f"Tool call: {step.name}({args}) returned: {step.error or step.result or '(nothing)'}")
-    text = "\n".join(lines)
+    """The turn's context as one JSON object: the user's message, the tool calls with their
+    arguments and results."""
+    calls = [
+        {"name": s.name, "args": s.args, "result": s.error or s.result} for s in actual.steps if isinstance(s, ToolStep)
+    ]
+    text = json.dumps({"user": user, "tool_calls": calls}, ensure_ascii=False, default=str)
     return text if len(text) <= MAX_CHARS else text[:MAX_CHARS] + " […]"
 
 
