@@ -513,3 +513,40 @@ def test_which_agent_an_adk_file_runs_on(tmp_path):
     bench = _write(tmp_path, "bench.evalset.json", {"scenarios": [{"id": "s", "starting_prompt": "hi"}]})
     with pytest.raises(InputError, match="EvalBench evalset"):
         project_kind(bench)
+
+
+def test_adk_result_shape_and_a_failed_inference(tmp_path):
+    """eval_result.py EvalSetResult / EvalCaseResult: the verdict as final_eval_status, each
+    metric with ADK's status numbers, per invocation; an attempt that failed is FAILED with
+    no metric results (never NOT_EVALUATED, ADK's 3)."""
+    from bat_pipeline.engine.adk_results import result_files
+    from bat_pipeline.engine.contracts.episode import Verdict
+    from bat_pipeline.engine.verdicts import verdict_from_rows
+
+    task = _multi_turn(tmp_path, {"tool_trajectory_avg_score": {"threshold": 0.5, "match_type": "ANY_ORDER"}})
+    episode = _episode(
+        task,
+        [
+            ("off", [ToolStep(name="set_device_info", args=DEVICE_OFF)]),
+            ("on", [ToolStep(name="get_device_info", args={})]),
+        ],
+    )
+    episode.scores = score_checks(task, episode)
+    episode.verdict = verdict_from_rows(episode.scores)
+    broken = Episode(model_name="m", task_id=task.id, aux={"attempt_index": 1, "eval_error": "agent gone"})
+    broken.verdict = Verdict(passed=False, reason="attempt failed")
+    [(name, result)] = result_files([episode, broken], [task], "app", 1700000000.5).items()
+    assert name == "app_4412cca6-dfcd-43ab-bbc5-9155380c7137_1700000000.5.evalset_result.json"
+    passed, failed = result["eval_case_results"]
+    assert (passed["final_eval_status"], failed["final_eval_status"]) == (1, 2)
+    assert failed["overall_eval_metric_results"] == [] and failed["eval_metric_result_per_invocation"] == []
+    metrics = {m["metric_name"]: m for m in passed["overall_eval_metric_results"]}
+    assert (
+        metrics["tool_trajectory_avg_score"]["score"] == 0.5
+        and metrics["tool_trajectory_avg_score"]["eval_status"] == 1
+    )
+    assert metrics["tool_trajectory_avg_score"]["criterion"]["match_type"] == 2  # ANY_ORDER
+    first, second = passed["eval_metric_result_per_invocation"]
+    per = {m["metric_name"]: m for m in second["eval_metric_results"]}
+    assert (per["tool_trajectory_avg_score"]["score"], per["tool_trajectory_avg_score"]["eval_status"]) == (0.0, 2)
+    assert first["expected_invocation"]["intermediate_data"]["tool_uses"][0]["args"] == DEVICE_OFF
