@@ -386,6 +386,13 @@ def test_final_session_state_cannot_be_checked_over_a2a(tmp_path):
     [task] = load_tasks(path)
     [row] = final_session_state(ScoringInput(task=task, episode=_episode(task, [("hello", [])])))
     assert row.passed is False and row.gating and "not compared" in row.reason
+    exposed = _episode(task, [("hello", [])])
+    exposed.aux["session_state"] = {"lights": "off", "_adk": 1}
+    [row] = final_session_state(ScoringInput(task=task, episode=exposed))
+    assert row.passed is True and row.gating
+    exposed.aux["session_state"] = {"lights": "on"}
+    [row] = final_session_state(ScoringInput(task=task, episode=exposed))
+    assert row.passed is False and '\'lights\' is "on", expected "off"' in row.reason
 
 
 @pytest.mark.parametrize(
