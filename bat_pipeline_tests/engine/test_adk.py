@@ -557,3 +557,14 @@ def test_adk_result_shape_and_a_failed_inference(tmp_path):
     per = {m["metric_name"]: m for m in second["eval_metric_results"]}
     assert (per["tool_trajectory_avg_score"]["score"], per["tool_trajectory_avg_score"]["eval_status"]) == (0.0, 2)
     assert first["expected_invocation"]["intermediate_data"]["tool_uses"][0]["args"] == DEVICE_OFF
+
+
+def test_the_adk_modules_import_first_in_a_fresh_process():
+    """engine.datasets.adk reads files through engine.config, which reads ADK files: neither
+    may need the other imported first."""
+    import subprocess
+    import sys
+
+    for module in ("bat_pipeline.engine.datasets.adk", "bat_pipeline.engine.scorers.adk_rubrics"):
+        done = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr

@@ -22,13 +22,6 @@ from bat_pipeline.engine.config.messages import (
 )
 from bat_pipeline.engine.contracts.names import task_file_stem
 from bat_pipeline.engine.contracts.tasks import Task
-from bat_pipeline.engine.datasets.adk import (
-    SUFFIXES as ADK_SUFFIXES,
-    is_adk_data,
-    is_adk_path,
-    is_legacy,
-    load_adk_tasks,
-)
 from bat_pipeline.engine.datasets.evalbench import (
     as_task_entry,
     evalset_entries,
@@ -73,11 +66,14 @@ def load_tasks(
     """
     path = Path(path)
     file = str(path)
-    if is_adk_path(path):  # a folder of ADK eval files
+    # engine.datasets.adk reads its files through this package: imported here, not above.
+    from bat_pipeline.engine.datasets import adk
+
+    if adk.is_adk_path(path):  # a folder of ADK eval files
         return _adk_tasks(path, warnings, adk_config)
     text = read_text(path, missing="dataset not found (evaluation.dataset in eval.yaml names it)")
     data = parse_json(text, file, check=False)
-    if is_adk_data(data) or (is_legacy(data) and path.name.endswith(ADK_SUFFIXES)):
+    if adk.is_adk_data(data) or (adk.is_legacy(data) and path.name.endswith(adk.SUFFIXES)):
         return _adk_tasks(path, warnings, adk_config)
     if not isinstance(data, list):
         check_tree(data, file)
@@ -132,6 +128,8 @@ def load_tasks(
 
 
 def _adk_tasks(path: Path, warnings: list[str] | None, config: Path | None) -> list[Task]:
+    from bat_pipeline.engine.datasets.adk import load_adk_tasks
+
     tasks = load_adk_tasks(path, warnings, config)
     check_task_file_names(tasks, str(path))
     return tasks
