@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bat_pipeline import PROGRAM
 from bat_pipeline.engine.config.execution import chosen_execution
 from bat_pipeline.engine.config.project import Overrides, load_project, project_tasks
 from bat_pipeline.engine.contracts import EvalConfig
@@ -24,7 +25,7 @@ from bat_pipeline.engine.contracts.config import ExecutionSettings
 from bat_pipeline.engine.contracts.names import safe_key
 from bat_pipeline.engine.contracts.timings import RUN_STARTED_VAR
 from bat_pipeline.engine.conversation import scenarios_needing_user
-from bat_pipeline.engine.environment import dotenv_path, project_environ, require_judge_key, require_simulated_user_key
+from bat_pipeline.engine.environment import require_judge_key, require_simulated_user_key
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.target_inputs import agent_partition, require_target_keys, starts_agent
 from bat_pipeline.locations import (
@@ -38,6 +39,7 @@ from bat_pipeline.locations import (
     dagster_home,
 )
 from bat_pipeline.partition_runs import failure_lines, run_charts, start_partition, warm_up
+from bat_pipeline.progress import Progress, partition_state
 from bat_pipeline.remote_root import pull_file, pull_tree, root_text, url_of
 from bat_pipeline.run_summary import print_summary, print_tests, print_timings, record_run_timings, write_csv
 from bat_pipeline.storage import (
@@ -45,9 +47,7 @@ from bat_pipeline.storage import (
     charts_dir,
     check_result_folders,
     default_root,
-    has_ref,
     latest_run_dir,
-    load_ref,
     new_run_id,
     partition_dir,
 )
@@ -75,9 +75,22 @@ def _partition_folder(root: Path, run_id: str, key: str, resume: bool, agent_id:
     return latest_run_dir(root, key, agent_id) if resume else partition_dir(root, run_id, key)
 
 
-def _episode_count(folder: Path | None) -> int:
-    """Episodes the partition has stored so far, as its record says."""
-    return len(load_ref(folder).episode_files) if folder is not None and has_ref(folder) else 0
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' * (n != 1)}"
+
+
+def _layout(config: EvalConfig) -> str:
+    """What the output folder holds: the source tool's own files, in its layout."""
+    if config.agentv is not None:
+        return "AgentV's files (its layout)"
+    if config.evalbench is not None:
+        return "EvalBench's files (its layout)"
+    return "bat eval's files (its layout)"
+
+
+def _live_terminal(out: Any) -> bool:
+    """The progress is redrawn in place only on a terminal, when printing to it, outside CI."""
+    return out is print and sys.stdout.isatty() and not os.environ.get("CI")
 
 
 def _current_folders(root: Path, run_id: str, keys: list[str], resume: bool, agent_id: str) -> dict[str, Path | None]:
@@ -129,16 +142,14 @@ def run_evaluation(
         print(f"warning: {warning}", file=sys.stderr)
     keys = select_models(config, models)
     execution = chosen_execution(config, executor, address)
-    root = default_root()
+    root = default_root(agent_dir)
     for key in (k for k in keys if starts_agent(config.model(k))):
         for warning in AgentLauncher(*agent_partition(config, key), root).preflight():
             if warning not in warnings:
                 warnings.append(warning)
                 print(f"warning: {warning}", file=sys.stderr)
     require_judge_key(config)
-    require_target_keys(
-        config, project_environ(config.agent_dir), looked_in=f"{dotenv_path(config.agent_dir)} and the shell"
-    )
+    require_target_keys(config)
     if scenarios_needing_user(config, tasks):
         require_simulated_user_key(config)
     check_result_folders(root, config)
@@ -172,7 +183,8 @@ def run_evaluation(
             os.environ[name] = str(value)
     total = len(tasks) * config.evaluation.k
     out(
-        f"evaluating {agent_dir.name}: {len(keys)} model(s) × {len(tasks)} tasks × k={config.evaluation.k}"
+        f"evaluating {agent_dir.name}: {_count(len(keys), 'model')} × {_count(len(tasks), 'task')}"
+        f" × k={config.evaluation.k}"
         f" ({'resuming the last run' if resume else f'run {run_id}'})"
     )
     # One scripted model server for every partition, when eval.yaml names one: the
@@ -271,7 +283,7 @@ def _run_partitions(
     defs = build_definitions(agent_dir, root, overrides, execution=execution)
     recon = None
     if execution.executor != "in_process":
-        from bat_pipeline.executors import reconstructable_evaluate
+        from bat_pipeline.reconstructable import reconstructable_evaluate
 
         recon = reconstructable_evaluate(agent_dir, root, execution, overrides)
     warm_up()
@@ -279,25 +291,22 @@ def _run_partitions(
     running = [
         start_partition(defs, key, tags, logs / f"{safe_key(run_id)}-{safe_key(key)}.log", recon) for key in keys
     ]
-    shown = ""
-    last = fetched = 0.0
+    fetched = 0.0
     remote = url_of(root) is not None  # then the records are fetched every PROGRESS_EVERY_S, not every poll
-    while True:
-        alive = [p for p in running if p.poll() is None]
-        if not remote or not alive or time.monotonic() - fetched >= PROGRESS_EVERY_S:
-            current = _current_folders(root, run_id, keys, resume, config.agent_id)
-            fetched = time.monotonic()
-        line = "  " + " · ".join(
-            f"{p.key} {_episode_count(current[p.key])}/{total}"
-            + ("" if p.returncode is None else (" done" if p.returncode == 0 else " FAILED"))
-            for p in running
-        )
-        if line != shown and (time.monotonic() - last >= PROGRESS_EVERY_S or not alive):
-            out(line)
-            shown, last = line, time.monotonic()
-        if not alive:
-            break
-        time.sleep(POLL_S)
+    progress = Progress(out, live=_live_terminal(out), every_s=PROGRESS_EVERY_S)
+    try:
+        while True:
+            alive = [p for p in running if p.poll() is None]
+            if not remote or not alive or time.monotonic() - fetched >= PROGRESS_EVERY_S:
+                current = _current_folders(root, run_id, keys, resume, config.agent_id)
+                fetched = time.monotonic()
+            states = [partition_state(p.key, current[p.key], total, p.returncode) for p in running]
+            progress.update(states, final=not alive)
+            if not alive:
+                break
+            time.sleep(POLL_S)
+    finally:
+        progress.close()
 
     failed = [p for p in running if p.returncode != 0]
     for folder in current.values():  # what the steps stored on an object store, for the report and summary
@@ -320,11 +329,9 @@ def _run_partitions(
     if timings:
         print_timings(run_timings, out)
     out(f"\nresults: {root_text(root)}/runs")
-    out(f"reference files: {config.resolve(config.evaluation.output_dir)}")
+    out(f"{_layout(config)}: {config.resolve(config.evaluation.output_dir)}")
     if charts:
         out(f"charts: {charts}")
-    from bat_pipeline.cli import PROGRAM
-
     command = Path(sys.executable).parent / PROGRAM
     out(f"UI: {command if command.exists() else PROGRAM} ui {agent_dir}")
     report = root / "runs" / run_id / "report.html"  # resources.reports.FORMATS, written with the charts

@@ -13,15 +13,18 @@ answers).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 from bat_pipeline.engine.contracts.agentv import AgentvCase, AgentvTarget, Message
 from bat_pipeline.engine.contracts.config import EvalConfig, EvaluationSettings, ModelSpec
 from bat_pipeline.engine.datasets.agentv import content_text, messages_text
+from bat_pipeline.engine.datasets.agentv_content import llm_messages
 from bat_pipeline.engine.environment import (
+    KEY_FALLBACK_ENV,
     MODEL_KEY_ENV,
     agent_environment,
+    dotenv_hierarchy,
     find_dotenv,
-    project_environ,
     read_dotenv,
 )
 from bat_pipeline.engine.errors import InputError
@@ -38,8 +41,12 @@ def case_messages(case: AgentvCase) -> list[Message]:
 
 
 def chat_messages(case: AgentvCase) -> list[dict[str, str]]:
-    """`case_messages` for a chat API: text content (structured content as JSON), roles
-    other than system and assistant sent as user."""
+    """The messages an LLM target is sent: a 4.x test's as AgentV 4.42.4 sends them (its
+    file parts' text embedded, engine.datasets.agentv_content.llm_messages); a seed test's
+    `case_messages` as text (structured content as JSON), roles other than system and
+    assistant sent as user."""
+    if case.format == "v4":
+        return llm_messages(case.input)
     return [
         {"role": m.role if m.role in CHAT_ROLES else "user", "content": content_text(m.content)}
         for m in case_messages(case)
@@ -112,19 +119,32 @@ def llm_key(target: AgentvTarget, environ: Mapping[str, str], looked_in: str) ->
     value = environ.get(variable) if variable else None
     if value:
         return value
+    named = target.llm is not None and target.llm.api_key_env
+    fallbacks = () if named else KEY_FALLBACK_ENV.get(target.provider, ())
+    for name in fallbacks:
+        if environ.get(name):
+            return environ[name]
     if target.provider == "ollama" and not (target.llm and target.llm.api_key_env):
         return None
     raise InputError(
         target.source,
         f"target '{target.name}' ({target.provider}:"
-        f"{target.llm.model if target.llm else ''}) needs an API key in {variable}, and it is not "
+        f"{target.llm.model if target.llm else ''}) needs an API key in "
+        f"{' or '.join([str(variable), *fallbacks])}, and it is not "
         f"set: looked in {looked_in}",
         field="api_key",
     )
 
 
-def require_target_keys(config: EvalConfig, environ: Mapping[str, str], looked_in: str) -> None:
+def target_keys_looked_in(folder: Path) -> str:
+    """Where an LLM target's key is looked for (agentv_targets.folder_environ), in words."""
+    return f"the shell and the .env files from {folder} up to the repository root"
+
+
+def require_target_keys(config: EvalConfig, shell: Mapping[str, str] | None = None) -> None:
     """Refuse, before anything starts, an LLM target without its key (InputError)."""
+    environ = dotenv_hierarchy(config.agent_dir, shell)
+    looked_in = target_keys_looked_in(config.agent_dir)
     for model in config.models:
         if model.target is not None and model.target.llm is not None:
             llm_key(model.target, environ, looked_in)
@@ -139,7 +159,7 @@ def target_secrets(config: EvalConfig, shell: Mapping[str, str]) -> list[str]:
         target = model.target
         if target is not None and target.llm is not None:
             variable = llm_key_variable(target)
-            found = project_environ(config.agent_dir, shell).get(variable) if variable else None
+            found = dotenv_hierarchy(config.agent_dir, shell).get(variable) if variable else None
             values += [found] if found else []
         elif target is not None and target.a2a is not None:
             agent_config, spec = agent_partition(config, model.partition_key)

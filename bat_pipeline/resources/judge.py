@@ -41,8 +41,14 @@ from typing import Any, TypeVar
 import httpx
 from dagster import ConfigurableResource
 
-from bat_pipeline.engine.contracts import Episode, JudgeSettings, Task
-from bat_pipeline.engine.environment import MissingJudgeKey, judge_key, judge_key_sources, project_environ
+from bat_pipeline.engine.contracts import Episode, EvalConfig, JudgeSettings, Task
+from bat_pipeline.engine.environment import (
+    MissingJudgeKey,
+    config_environ,
+    config_key_sources,
+    judge_environment,
+    judge_key,
+)
 from bat_pipeline.engine.judge import JudgeRunResult, JudgeStats, run_llm_scorers
 from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.engine.scorers.judging import JudgeAnswer, JudgeQuestion
@@ -141,13 +147,15 @@ class JudgeClient:
         `max_concurrency`."""
         self.settings = settings
         self.cache = cache
+        place = judge_environment(settings, os.environ if environ is None else environ)
         try:
-            self.url = endpoint_url(settings.provider, settings.base_url)
+            self.url = endpoint_url(settings.provider, settings.base_url, settings.model, place)
         except ValueError as exc:
-            raise JudgeConfigError(f"judge.{exc}") from None
+            message = str(exc)
+            raise JudgeConfigError(f"judge.{message}" if message.startswith("base_url") else message) from None
         self.backoff_base_s = backoff_base_s
         self.slots = slots
-        self._wire = wire_format(settings.provider)
+        self._wire = wire_format(settings.provider, place)
         self._key = resolve_api_key(settings, environ, looked_in)
         self.redactor = (redactor or Redactor()).plus(self._key)
         self._transport = transport
@@ -385,7 +393,8 @@ class JudgeResource(ConfigurableResource):
 
     storage_root: str | None = None
     """Root of the pipeline's storage; the cache is `<root>/judge_cache`. Default:
-    `$BAT_PIPELINE_HOME`, else `.bat_pipeline` in the current folder."""
+    `$BAT_PIPELINE_HOME`, else `.bat_pipeline` in the current folder (the definitions
+    always set it: the run's root)."""
     use_cache: bool = True
     """False: ask every question again (answers are still not stored)."""
 
@@ -395,18 +404,19 @@ class JudgeResource(ConfigurableResource):
         return JudgeCache(Path(self.storage_root) if self.storage_root else default_root())
 
     def client(
-        self, settings: JudgeSettings, redactor: Redactor | None = None, agent_dir: Path | None = None
+        self, settings: JudgeSettings, redactor: Redactor | None = None, config: EvalConfig | None = None
     ) -> JudgeClient:
-        """A client for `settings` reading its key from the agent folder's `.env` overlaid by
-        the shell, as under `bat eval` (without `agent_dir`: from the shell alone); raises
-        JudgeConfigError naming where it looked when the key is missing. `redactor`: the
-        evaluation's other secrets."""
+        """A client for `settings` reading its key from the project's environment
+        (engine.environment.config_environ: the agent folder's `.env` overlaid by the shell,
+        as under `bat eval`; an AgentV file's `.env` files upward; without `config`: the
+        shell alone); raises JudgeConfigError naming where it looked when the key is
+        missing. `redactor`: the evaluation's other secrets."""
         root = Path(self.storage_root) if self.storage_root else default_root()
         return JudgeClient(
             settings,
             cache=self.cache(),
             redactor=redactor,
-            environ=None if agent_dir is None else project_environ(agent_dir),
-            looked_in=None if agent_dir is None else judge_key_sources(agent_dir),
+            environ=None if config is None else config_environ(config),
+            looked_in=None if config is None else config_key_sources(config),
             slots=SlotPool(root / JUDGE_SLOTS, settings.max_concurrency),
         )

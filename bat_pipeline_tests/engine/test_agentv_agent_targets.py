@@ -185,8 +185,8 @@ def test_llm_key_is_read_by_name_and_never_kept(tmp_path):
     assert llm_key(config.model("l").target, {}, "") is None  # a local ollama takes none
     keys = {"MY_KEY": "sk-1", "E_KEY": "e", "BARE_KEY": "b"}
     with pytest.raises(InputError, match="ANTHROPIC_API_KEY"):
-        require_target_keys(config, keys, "the shell")
-    require_target_keys(config, {**keys, "ANTHROPIC_API_KEY": "sk-a"}, "the shell")
+        require_target_keys(config, keys)
+    require_target_keys(config, {**keys, "ANTHROPIC_API_KEY": "sk-a"})
     # The redactor learns the keys, from the .env beside the file too.
     (tmp_path / ".env").write_text("MY_KEY=sk-from-dotenv-123\n", encoding="utf-8")
     assert {"sk-from-dotenv-123", "sk-a-from-shell"} <= set(

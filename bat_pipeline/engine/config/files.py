@@ -98,6 +98,8 @@ def _construct_unique_mapping(
 ) -> dict[Hashable, Any]:
     seen: set[str | int | float | bool] = set()
     for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue  # `<<: *anchor`: SafeLoader merges it (its keys may be overridden)
         key = loader.construct_object(key_node, deep=deep)
         if not isinstance(key, (str, int, float, bool)):
             continue
@@ -158,16 +160,77 @@ def _env_loader(base: type[yaml.SafeLoader], environ: Mapping[str, str]) -> type
     return EnvTagLoader
 
 
+_CORE_RESOLVERS: list[tuple[str, str, str]] = [
+    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", "~nN"),
+    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+    ("tag:yaml.org,2002:int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789"),
+    (
+        "tag:yaml.org,2002:float",
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+        "-+.0123456789",
+    ),
+]
+"""YAML 1.2's core schema, as the `yaml` npm package (AgentV's parser) types plain scalars:
+only these are not text. So `yes`/`no`/`on`/`off`, dates and times, `1_000`, `0b1`,
+`1:20` stay strings; `0o17` and `0x1F` are numbers, `0777` is 777 and `1e3` is 1000."""
+
+
+def _core_int(loader: yaml.SafeLoader, node: yaml.Node) -> int:
+    text = str(loader.construct_scalar(node))  # type: ignore[arg-type]
+    if text.startswith("0o"):
+        return int(text[2:], 8)
+    if text.startswith("0x"):
+        return int(text[2:], 16)
+    return int(text, 10)
+
+
+def _core_float(loader: yaml.SafeLoader, node: yaml.Node) -> float | int:
+    """A JavaScript number: a whole one (`1.0`, `1e3`) is the integer it is."""
+    text = str(loader.construct_scalar(node)).lower()  # type: ignore[arg-type]
+    value = float(text.replace(".inf", "inf").replace(".nan", "nan"))
+    return int(value) if value.is_integer() else value
+
+
+def _core_schema(base: type[yaml.SafeLoader]) -> type[yaml.SafeLoader]:
+    """`base` typing plain scalars by _CORE_RESOLVERS instead of YAML 1.1's rules (PyYAML's)."""
+
+    class CoreSchemaLoader(base):  # type: ignore[valid-type,misc]
+        pass
+
+    typed = {tag for tag, _, _ in _CORE_RESOLVERS} | {"tag:yaml.org,2002:timestamp"}
+    CoreSchemaLoader.yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in resolvers if tag not in typed]
+        for first, resolvers in base.yaml_implicit_resolvers.items()
+    }
+    for tag, pattern, first in _CORE_RESOLVERS:
+        CoreSchemaLoader.add_implicit_resolver(tag, re.compile(pattern), list(first))
+    # The empty scalar is null too: PyYAML keys it under the empty string.
+    CoreSchemaLoader.add_implicit_resolver("tag:yaml.org,2002:null", re.compile(r"^$"), [""])
+    CoreSchemaLoader.add_constructor("tag:yaml.org,2002:int", _core_int)
+    CoreSchemaLoader.add_constructor("tag:yaml.org,2002:float", _core_float)
+    return CoreSchemaLoader
+
+
 def read_yaml(
-    path: Path, *, unique_keys: bool = True, env_tags: bool = False, environ: Mapping[str, str] | None = None
+    path: Path,
+    *,
+    unique_keys: bool = True,
+    env_tags: bool = False,
+    environ: Mapping[str, str] | None = None,
+    core_schema: bool = False,
 ) -> Any:
     """The YAML document of a file (None when empty). Refuses (InputError) a missing or
     unreadable file, invalid YAML (with its line and column), the limits of the module's
     docstring and, with `unique_keys`, a key written twice in one mapping. `env_tags`: values
     tagged `!ENV` (EvalBench's files, read with pyaml-env there) are expanded from `environ`
-    (default: the process environment)."""
+    (default: the process environment). `core_schema`: plain scalars typed as YAML 1.2's
+    core schema types them (_CORE_RESOLVERS; AgentV's files, read with the `yaml` npm
+    package there), not as YAML 1.1 (PyYAML)."""
     text = read_text(path)
     loader: type[yaml.SafeLoader] = _UniqueKeyLoader if unique_keys else _BoundedLoader
+    if core_schema:
+        loader = _core_schema(loader)
     if env_tags:
         loader = _env_loader(loader, os.environ if environ is None else environ)
     try:

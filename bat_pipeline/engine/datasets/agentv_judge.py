@@ -12,7 +12,6 @@ copied out of the environment.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,13 @@ from typing import Any
 from bat_pipeline.engine.config.messages import kind
 from bat_pipeline.engine.contracts.agentv import AgentvCase, Assertion
 from bat_pipeline.engine.datasets.agentv_agents import KEY_VARIABLE
-from bat_pipeline.engine.datasets.agentv_targets import TargetOptions, defined_targets, expand
+from bat_pipeline.engine.datasets.agentv_targets import (
+    TargetOptions,
+    agentv_environ,
+    defined_targets,
+    expand,
+    resolve_use_target,
+)
 from bat_pipeline.engine.errors import InputError
 
 JUDGE_KEYS = ("judge_target", "grader_target")
@@ -41,6 +46,7 @@ JUDGE_PROVIDERS = {
     "deepseek": "deepseek",
     "nvidia": "nvidia",
     "ollama": "ollama",
+    "gemini": "gemini",
 }
 
 
@@ -55,18 +61,23 @@ def find_judge(
     """The judge block (eval.yaml's `judge:` fields) for the file's LLM graders, or None
     when no test has one (the judge target is then not read at all). `targets`: the names
     of the evaluated targets, in order; the one they name as judge target gives it (two
-    different ones are refused: one judge grades a file). A judge target of a provider we
-    cannot ask (AgentV's `azure`, `gemini`, ...) gives way to the file's `judge:` block,
-    with a warning."""
+    different ones are refused: one judge grades a file); an LLM target that names none
+    grades its own answers when the file has no `judge:` block (AgentV 4.42.4's
+    `graderTarget ?? name`). Targets and judge targets are followed through `use_target`.
+    A judge target of a provider we cannot ask (AgentV's `azure`, `gemini`, ...) gives way
+    to the file's `judge:` block, with a warning."""
     graded = [(t, g) for t in tests for g in t.assertions if asks_judge(g)]
     if not graded:
         return None
     block = data.get("judge")
     defined = defined_targets(data, path, options)
+    environ = agentv_environ(path, options)
     named = {}
     for name in targets:
-        body, where = defined.get(name, ({}, ""))
+        body, where = resolve_use_target(name, defined, environ) if name in defined else ({}, "")
         judge = next((body[k] for k in JUDGE_KEYS if body.get(k)), None)
+        if judge is None and block is None and str(body.get("provider") or "") in JUDGE_PROVIDERS:
+            judge = name
         if judge is not None:
             named[str(judge)] = where
     if len(named) > 1:
@@ -79,11 +90,16 @@ def find_judge(
     if named:
         [(name, where)] = named.items()
         if name not in defined:
-            raise InputError(where, f"judge target '{name}' is not defined", field="judge_target")
-        body, at = defined[name]
+            raise InputError(
+                where,
+                f"judge target '{name}' is not defined in the targets files read (as AgentV, the nearest "
+                ".agentv/targets.yaml): define it there, or add a `judge:` block to the eval file",
+                field="judge_target",
+            )
+        body, at = resolve_use_target(name, defined, environ)
         provider = str(body.get("provider") or "")
         if provider in JUDGE_PROVIDERS or block is None:
-            return judge_from_target(body, at, options)
+            return judge_from_target(body, at, environ)
         warnings.append(
             f"{at}: judge target of provider '{provider}' cannot be asked here (judge providers: "
             f"{', '.join(JUDGE_PROVIDERS)}): the eval file's judge block grades instead"
@@ -102,9 +118,9 @@ def find_judge(
     )
 
 
-def judge_from_target(body: Mapping[str, Any], where: str, options: TargetOptions) -> dict[str, Any]:
-    """eval.yaml's judge fields from an LLM target definition (module docstring)."""
-    environ = os.environ if options.environ is None else options.environ
+def judge_from_target(body: Mapping[str, Any], where: str, environ: Mapping[str, str]) -> dict[str, Any]:
+    """eval.yaml's judge fields from an LLM target definition (module docstring);
+    `environ`: what `${{ VAR }}` reads (agentv_targets.agentv_environ)."""
     provider = str(body.get("provider") or "")
     if provider not in JUDGE_PROVIDERS:
         raise InputError(

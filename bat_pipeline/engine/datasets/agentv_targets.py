@@ -2,15 +2,21 @@
 defined.
 
 Which: the seed's `providers:` (a list of names, or a mapping of definitions), 4.x
-`execution.target(s)` / `target`; with none named, every target defined. Where the
-definitions come from, first found wins per name: the `providers:` mapping of the file,
-`--providers FILE`, `agentv-providers.yaml` beside the file, then `.agentv/targets.yaml`
-and `.agentv/providers.yaml` searched upward from the file's folder.
+`execution.target(s)` / `target`; with none named, a 4.x file runs `default` when it is
+defined (as AgentV 4.42.4), else every target defined. Where the definitions come from,
+first found wins per name: the `providers:` mapping of the file, `--providers FILE`,
+`agentv-providers.yaml` beside the file, then `.agentv/targets.yaml` and
+`.agentv/providers.yaml` searched upward from the file's folder (also `.agentv/targets.yml`).
+
+A target that says `use_target: NAME` (or `use_target: ${{ VAR }}`, the name read from the
+environment) is the target it names, followed through chains as AgentV 4.42.4 follows
+them (`resolve_use_target`); it keeps its own name. `${{ VAR }}` values come from the shell,
+else the `.env` files from the eval file's folder up to the repository root, the nearest
+winning (`agentv_environ`, AgentV's `loadEnvFromHierarchy`).
 """
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 from collections.abc import Mapping
@@ -33,14 +39,24 @@ from bat_pipeline.engine.datasets.agentv_agents import (
     llm_model,
     validated,
 )
+from bat_pipeline.engine.environment import dotenv_hierarchy
 from bat_pipeline.engine.errors import InputError
 
 BESIDE = "agentv-providers.yaml"
-UPWARD = (Path(".agentv") / "targets.yaml", Path(".agentv") / "providers.yaml")
+UPWARD = (Path(".agentv") / "targets.yaml", Path(".agentv") / "targets.yml", Path(".agentv") / "providers.yaml")
 RUN_PROVIDERS = ("cli", "a2a", *LLM_PROVIDERS)
 """Target kinds this release runs; others are refused by name before a run starts."""
 _VAR = re.compile(r"\$\{\{\s*([A-Za-z_]\w*)\s*\}\}|\{\{\s*env\.([A-Za-z_]\w*)\s*\}\}")
 """`${{ VAR }}` (4.x) and `{{ env.VAR }}` (newer provider files)."""
+_USE_TARGET_VAR = re.compile(r"^\$\{\{\s*([A-Za-z0-9_]+)\s*\}\}$")
+"""A `use_target` that is one `${{ VAR }}` and nothing else (AgentV's USE_TARGET_ENV_PATTERN)."""
+MAX_USE_TARGET_DEPTH = 10
+"""AgentV 4.42.4 follows at most 10 `use_target` steps (providers/targets.ts)."""
+OPTIONAL_ENV_FIELDS = ("cwd", "healthcheck.cwd")
+"""Fields AgentV reads with `optionalEnv`: an unset `${{ VAR }}` leaves the field out (the
+eval file's folder is used) instead of refusing the target."""
+DEFAULT_TARGET = "default"
+"""The target a 4.x file runs when it names none (AgentV's `pickTargetName`)."""
 
 
 @dataclass(frozen=True)
@@ -62,7 +78,7 @@ def load_targets(
 ) -> tuple[list[AgentvTarget], list[str]]:
     """The targets the file evaluates, in the order it names them, and warnings."""
     file = str(path)
-    environ = os.environ if options.environ is None else options.environ
+    environ = agentv_environ(path, options)
     defined = defined_targets(data, path, options)
     named: list[str] = []
     providers = data.get("providers")
@@ -79,7 +95,7 @@ def load_targets(
         if value is not None and not named:
             named = _names(value, file, field)
     if not named:
-        named = list(defined)
+        named = [DEFAULT_TARGET] if fmt == "v4" and DEFAULT_TARGET in defined else list(defined)
     if not named:
         raise InputError(
             file,
@@ -95,14 +111,72 @@ def load_targets(
                 f"--providers, {BESIDE} beside the file and .agentv/targets.yaml upward)",
                 field="providers" if fmt == "seed" else "execution.target",
             )
-        body, where = defined[name]
+        body, where = resolve_use_target(name, defined, environ)
         if body.get("provider") in PROVIDER_ALIASES:
             body = {**body, "provider": PROVIDER_ALIASES[body["provider"]]}
         # The key stays a variable's name: its value is read when the partition runs.
         key_variable = api_key_variable(body, where) if body.get("provider") in LLM_PROVIDERS else None
         body = {k: v for k, v in body.items() if k not in ("api_key", "apiKey")}
+        body = {k: v for k, v in body.items() if k not in ("use_target", "name")}
+        _runnable(name, body, where)
         targets.append(_target(name, _expand(body, environ, where), path, where, key_variable, fmt))
     return targets, []
+
+
+def agentv_environ(path: Path, options: TargetOptions) -> dict[str, str]:
+    """The variables `${{ VAR }}` reads for the eval file at `path` (engine.environment's
+    dotenv_hierarchy of its folder, the shell being `options.environ`, default os.environ)."""
+    return dotenv_hierarchy(path.parent, options.environ)
+
+
+def resolve_use_target(
+    name: str, defined: Mapping[str, tuple[dict[str, Any], str]], environ: Mapping[str, str]
+) -> tuple[dict[str, Any], str]:
+    """The definition target `name` stands for: its own, or, when it says `use_target`,
+    the one that names, followed until a definition without `use_target` (at most
+    MAX_USE_TARGET_DEPTH steps). A `${{ VAR }}` that is unset, a name not defined and a
+    cycle are refused, naming the targets involved."""
+    body, where = defined[name]
+    chain = [name]
+    for _ in range(MAX_USE_TARGET_DEPTH):
+        raw = body.get("use_target")
+        if raw is None:
+            return body, where
+        if not isinstance(raw, str):
+            raise InputError(where, f"use_target names a target, got {kind(raw)}", field="use_target")
+        written = raw.strip()
+        variable = _USE_TARGET_VAR.match(written)
+        target = (environ.get(variable.group(1)) or "").strip() if variable else written
+        if not target:
+            if variable:
+                raise InputError(
+                    where,
+                    f"target '{chain[-1]}' uses use_target: {written}, but {variable.group(1)} is not set: "
+                    "set it (in the shell or a .env) to the name of a target",
+                    field="use_target",
+                )
+            raise InputError(where, f"target '{chain[-1]}' has an empty use_target: name a target", field="use_target")
+        if target not in defined:
+            via = f" ({written} is '{target}')" if variable else ""
+            raise InputError(
+                where,
+                f"target '{chain[-1]}' uses use_target '{target}'{via}, and no target of that name is defined "
+                f"(defined: {', '.join(defined)})",
+                field="use_target",
+            )
+        if target in chain:
+            raise InputError(
+                where,
+                f"use_target cycle: {' -> '.join([*chain, target])}: point one of them at a target with a `provider`",
+                field="use_target",
+            )
+        chain.append(target)
+        body, where = defined[target]
+    raise InputError(
+        where,
+        f"target '{name}' follows more than {MAX_USE_TARGET_DEPTH} use_target steps ({' -> '.join(chain)})",
+        field="use_target",
+    )
 
 
 def defined_targets(
@@ -124,6 +198,12 @@ def defined_targets(
                 defined.setdefault(name, (body, where))
     if options.providers_file is not None and not Path(options.providers_file).is_file():
         raise InputError(str(options.providers_file), "providers file not found (--providers)")
+    execution = data.get("execution")
+    refs = execution.get("targets") if isinstance(execution, dict) else None
+    for i, ref in enumerate(refs if isinstance(refs, list) else []):
+        # as AgentV: `{name, use_target}` in the eval file stands for the target it names
+        if isinstance(ref, dict) and isinstance(ref.get("use_target"), str) and ref.get("name"):
+            defined.setdefault(str(ref["name"]), ({"use_target": ref["use_target"]}, f"{file}, execution.targets[{i}]"))
     return defined
 
 
@@ -155,7 +235,7 @@ def _body(body: Any, file: str, entry: str) -> dict[str, Any]:
 def _definitions(source: Path) -> list[tuple[str, dict[str, Any], str]]:
     """Every definition of a targets file: `targets:`/`providers:` as a list of
     `{name|id|label, ...}` or a mapping name → definition."""
-    data = read_yaml(source)
+    data = read_yaml(source, core_schema=True)
     items = data.get("targets", data.get("providers", data)) if isinstance(data, dict) else data
     out = []
     if isinstance(items, dict):
@@ -193,28 +273,83 @@ def _expand(value: Any, environ: Mapping[str, str], where: str, field: str = "")
         def one(match: re.Match[str]) -> str:
             name = match.group(1) or match.group(2)
             if name not in environ:
-                raise InputError(where, f"{match.group(0)} is not set in the environment", field=field or None)
+                raise InputError(
+                    where,
+                    f"{match.group(0)} is not set: set {name} in the shell or a .env beside the eval file "
+                    "(or in a folder above it)",
+                    field=field or None,
+                )
             return environ[name]
 
         return _VAR.sub(one, value)
     if isinstance(value, dict):
-        return {k: _expand(v, environ, where, f"{field}.{k}" if field else str(k)) for k, v in value.items()}
+        out = {}
+        for k, v in value.items():
+            at = f"{field}.{k}" if field else str(k)
+            if at in OPTIONAL_ENV_FIELDS and isinstance(v, str) and _unset(v, environ):
+                continue  # as AgentV's optionalEnv: the field is left out
+            out[k] = _expand(v, environ, where, at)
+        return out
     if isinstance(value, list):
         return [_expand(v, environ, where, f"{field}[{i}]") for i, v in enumerate(value)]
     return value
+
+
+def _runnable(name: str, body: Mapping[str, Any], where: str) -> None:
+    """Refuse, before its fields are read, a target of a kind this release cannot run."""
+    provider = str(body.get("provider") or "")
+    if not provider:
+        raise InputError(
+            where,
+            f"target '{name}' has no `provider` (nor `use_target` naming a target that has one): "
+            f"add one of {', '.join(RUN_PROVIDERS)}",
+            field="provider",
+        )
+    if provider not in RUN_PROVIDERS:
+        hint = f"; {REFUSED_HINTS[provider]}" if provider in REFUSED_HINTS else ""
+        raise InputError(
+            where,
+            f"target '{name}': provider '{provider}' cannot be run yet "
+            f"(this release runs: {', '.join(RUN_PROVIDERS)}){hint}",
+            field="provider",
+        )
+
+
+_WHOLE_VAR = re.compile(r"^\$\{\{\s*([A-Za-z_]\w*)\s*\}\}$")
+_ONE_VAR = re.compile(r"\$\{\{\s*([A-Za-z_]\w*)\s*\}\}")
+_PLAIN_NUMBER = re.compile(r"^-?(?:0|[1-9]\d*)(?:\.\d+)?$")
+
+
+def interpolate_env(value: Any, environ: Mapping[str, str]) -> Any:
+    """A 4.x eval file's (or external tests file's) values with `${{ VAR }}` filled, as
+    AgentV 4.42.4's interpolateEnv: an unset variable is empty; a value that is one
+    `${{ VAR }}` alone becomes true / false / a number when the variable reads so."""
+    if isinstance(value, str):
+        whole = _WHOLE_VAR.match(value)
+        if whole:
+            text = environ.get(whole.group(1), "")
+            if text in ("true", "false"):
+                return text == "true"
+            if _PLAIN_NUMBER.match(text):
+                number = float(text)
+                return int(number) if number.is_integer() else number
+            return text
+        return _ONE_VAR.sub(lambda m: environ.get(m.group(1), ""), value)
+    if isinstance(value, list):
+        return [interpolate_env(v, environ) for v in value]
+    if isinstance(value, dict):
+        return {k: interpolate_env(v, environ) for k, v in value.items()}
+    return value
+
+
+def _unset(value: str, environ: Mapping[str, str]) -> bool:
+    return any((m.group(1) or m.group(2)) not in environ for m in _VAR.finditer(value))
 
 
 def _target(
     name: str, body: dict[str, Any], path: Path, where: str, key_variable: str | None, fmt: AgentvFormat
 ) -> AgentvTarget:
     provider = str(body.get("provider") or "")
-    if provider not in RUN_PROVIDERS:
-        hint = f"; {REFUSED_HINTS[provider]}" if provider in REFUSED_HINTS else ""
-        raise InputError(
-            where,
-            f"provider '{provider}' cannot be run yet (this release runs: {', '.join(RUN_PROVIDERS)}){hint}",
-            field="provider",
-        )
     common: dict[str, Any] = {
         "name": name,
         "provider": provider,
@@ -244,11 +379,23 @@ def _target(
             batch=bool(body.get("batch_requests", body.get("provider_batching", False))),
             workers=body.get("workers"),
             env={str(k): str(v) for k, v in (body.get("env") or {}).items()},
-            healthcheck=_healthcheck(body.get("healthcheck"), command, cwd, where),
+            files_format=_files_format(body, where),
+            # AgentV 4.42.4 resolves a healthcheck's cwd against the eval file's folder, as the
+            # target's (normalizeCliHealthcheck); the seed's provider files against the target's.
+            healthcheck=_healthcheck(body.get("healthcheck"), command, cwd, where, path.parent if fmt == "v4" else cwd),
             source=where,
         )
     except (ValidationError, ValueError, TypeError) as exc:
         raise InputError(where, str(exc).splitlines()[0]) from None
+
+
+def _files_format(body: Mapping[str, Any], where: str) -> str | None:
+    value = body.get("files_format", body.get("attachments_format"))
+    if value is not None and not isinstance(value, str):
+        raise InputError(
+            where, f"files_format is a template such as '--file {{path}}', got {kind(value)}", field="files_format"
+        )
+    return value
 
 
 def _folder(value: Any, base: Path) -> Path:
@@ -258,9 +405,10 @@ def _folder(value: Any, base: Path) -> Path:
     return (folder if folder.is_absolute() else base / folder).resolve()
 
 
-def _healthcheck(value: Any, command: str | list[str], cwd: Path, where: str) -> Healthcheck | None:
-    """A command (text or argv), `true` (the target's program with `--healthcheck`), or
-    `{command, cwd, timeout_seconds}` / `{url}`."""
+def _healthcheck(value: Any, command: str | list[str], cwd: Path, where: str, base: Path) -> Healthcheck | None:
+    """A command (text or argv), `true` (the target's program with `--healthcheck`), both
+    run in the target's `cwd`, or `{command, cwd, timeout_seconds}` (its `cwd` relative to
+    `base`, default `base`) / `{url}`."""
     if value is None or value is False:
         return None
     if value is True:
@@ -271,7 +419,7 @@ def _healthcheck(value: Any, command: str | list[str], cwd: Path, where: str) ->
         return Healthcheck(
             command=value.get("command", value.get("command_template")),
             url=value.get("url"),
-            cwd=_folder(value.get("cwd"), cwd),
+            cwd=_folder(value.get("cwd"), base),
             timeout_s=float(value.get("timeout_seconds") or value.get("timeout_s") or 60),
         )
     raise InputError(

@@ -18,9 +18,9 @@ from typing import Any
 from bat_pipeline.engine.contracts.agentv import AgentvSuite, AgentvTarget, Healthcheck
 from bat_pipeline.engine.contracts.episode import Episode
 from bat_pipeline.engine.conversation import Attempt
-from bat_pipeline.engine.environment import dotenv_path, project_environ
+from bat_pipeline.engine.environment import dotenv_hierarchy
 from bat_pipeline.engine.errors import InputError
-from bat_pipeline.engine.target_inputs import llm_key
+from bat_pipeline.engine.target_inputs import llm_key, target_keys_looked_in
 from bat_pipeline.engine.target_records import error_episode
 from bat_pipeline.resources.commands import run_command
 from bat_pipeline.resources.targets.batch_cli import run_batch
@@ -62,9 +62,10 @@ def collect_target_episodes(
     workers = target.workers or suite.workers or concurrency or DEFAULT_WORKERS
     if target.llm is not None:
         here = suite.source.parent
-        key = llm_key(target, project_environ(here), looked_in=f"{dotenv_path(here)} and the shell")
+        environ = dotenv_hierarchy(here)
+        key = llm_key(target, environ, looked_in=target_keys_looked_in(here))
         try:
-            run_llm_target(target, attempts, key=key, workers=workers, on_episode=on_episode)
+            run_llm_target(target, attempts, key=key, workers=workers, on_episode=on_episode, environ=environ)
         except ValueError as exc:  # an unusable base_url, before any request
             raise InputError(target.source, str(exc), field="base_url") from None
     elif target.batch:
