@@ -93,6 +93,10 @@ def eval_metrics(
         measured.metrics.model_copy(update={"timings": timings}),
         redactor=evaluation.redactor(),
     )
+    if config.export.otlp_endpoint:
+        from bat_pipeline.resources.score_export import export_scores
+
+        export_scores(config.export.otlp_endpoint, ref, measured.episodes, context.log.info)
     seconds = time.perf_counter() - start
     record_timings(ref.dir, {"metrics": seconds})
     context.log.info(f"phase metrics: {seconds:.2f}s")

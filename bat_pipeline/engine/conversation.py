@@ -66,7 +66,7 @@ def needs_fresh_conversation_ids(config: EvalConfig, resumed: bool) -> bool:
     span files read: a resumed run (the killed run's half-done conversations), an agent
     at `agent.url` or one writing to `agent.spans` (files kept across runs and shared by
     the models' partitions)."""
-    return resumed or bool(config.agent.url) or bool(config.agent.spans)
+    return resumed or bool(config.agent.url) or bool(config.agent.span_files)
 
 
 def normalise_state(state: str | None) -> str | None:

@@ -35,6 +35,8 @@ class EvaluationResource(dg.ConfigurableResource):
     """`--dataset FILE`: replaces `evaluation.dataset`."""
     trust_datasets: bool = False
     """`--trust-datasets` (engine.datasets.trust)."""
+    export_otlp: str | None = None
+    """`--export-otlp URL`: replaces `export.otlp_endpoint`."""
     storage_root: str
     """Shared storage for partition files, the judge cache and the warehouse."""
     scripted_llm: ScriptedLlmResource | None = None
@@ -73,6 +75,7 @@ class EvaluationResource(dg.ConfigurableResource):
             output_dir=Path(self.output_dir) if self.output_dir else None,
             dataset=Path(self.dataset) if self.dataset else None,
             trust_datasets=self.trust_datasets,
+            export_otlp=self.export_otlp,
         )
 
     def tasks(self, warnings: list[str] | None = None) -> list[Task]:

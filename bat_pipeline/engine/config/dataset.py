@@ -20,7 +20,7 @@ from bat_pipeline.engine.config.messages import (
     more_problems,
     where,
 )
-from bat_pipeline.engine.contracts.names import task_file_stem
+from bat_pipeline.engine.contracts.names import check_id_file_names
 from bat_pipeline.engine.contracts.tasks import Task
 from bat_pipeline.engine.datasets.evalbench import (
     as_task_entry,
@@ -160,29 +160,5 @@ def _args_direction(task: Task, file: str, entry: str) -> list[str]:
 
 
 def check_task_file_names(tasks: list[Task], file: str) -> None:
-    """Refuse ids whose episode files would clash: an id starting with `.` (a hidden or
-    relative name), and two ids that become the same file name once sanitised (`a/b`
-    and `a_b`); both ids are named. Long ids never clash (see `task_file_stem`)."""
-    owner: dict[str, tuple[int, str]] = {}
-    for index, task in enumerate(tasks):
-        entry = _task_entry(index, {"id": task.id})
-        if task.id.startswith("."):
-            raise InputError(
-                file,
-                f"id '{task.id}' starts with '.': episode files are named after "
-                "the id, and such a name is hidden or points outside its folder",
-                entry=entry,
-                field="id",
-            )
-        stem = task_file_stem(task.id)
-        if stem in owner:
-            other_index, other = owner[stem]
-            raise InputError(
-                file,
-                f"ids '{other}' (tasks[{other_index}]) and '{task.id}' give the same "
-                f"episode file name '{stem}__try<n>.json' (characters outside "
-                "[A-Za-z0-9_.-] become '_'): rename one",
-                entry=entry,
-                field="id",
-            )
-        owner[stem] = (index, task.id)
+    """`check_id_file_names` of the tasks (entries `tasks[i]`, as both kinds of file are named)."""
+    check_id_file_names([task.id for task in tasks], file, "tasks")

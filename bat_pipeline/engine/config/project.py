@@ -60,6 +60,8 @@ class Overrides:
     """`--dataset FILE`: replaces `evaluation.dataset` (tasks.json or an EvalBench evalset)."""
     trust_datasets: bool = False
     """`--trust-datasets`: sets `evaluation.trust_datasets` (engine.datasets.trust)."""
+    export_otlp: str | None = None
+    """`--export-otlp URL`: replaces `export.otlp_endpoint`."""
     adk_config: Path | None = None
     """`--config FILE`: the ADK test_config.json (sets `evaluation.adk_config`)."""
 
@@ -138,6 +140,15 @@ def load_project(path: Path, overrides: Overrides | None = None) -> EvalConfig:
     """The evaluation `path` describes (`project_kind`), with the command line's overrides;
     a bat-cli eval file is read for its agent folder."""
     overrides = overrides or Overrides()
+    config = _load_project(path, overrides)
+    if overrides.export_otlp:
+        config = config.model_copy(
+            update={"export": config.export.model_copy(update={"otlp_endpoint": overrides.export_otlp})}
+        )
+    return config
+
+
+def _load_project(path: Path, overrides: Overrides) -> EvalConfig:
     what, where = project_kind(path)
     if what == "agent":
         named = Path(path).expanduser().resolve()
@@ -199,7 +210,20 @@ def agentv_config(suite: AgentvSuite, overrides: Overrides) -> EvalConfig:
         agent_id=safe_key(suite.source.stem),
         qualitative=judged,
     )
-    models = [ModelSpec(target=t, provider=t.provider, model=t.name, key=safe_key(t.name)) for t in suite.targets]
+    models = [
+        ModelSpec(target=t, provider=t.provider, model=t.name, key=_target_key(t.name, suite)) for t in suite.targets
+    ]
+    first: dict[str, str] = {}
+    for model in models:
+        key = model.partition_key
+        if key in first:
+            raise InputError(
+                str(suite.source),
+                f"targets '{first[key]}' and '{model.name}' give the same partition key '{key}' (characters "
+                "outside [A-Za-z0-9_.-] become '_'): rename one",
+                field="targets",
+            )
+        first[key] = model.name
     return EvalConfig(
         evaluation=settings,
         models=models,
@@ -209,6 +233,19 @@ def agentv_config(suite: AgentvSuite, overrides: Overrides) -> EvalConfig:
         agentv=suite,
         judge=_judge(suite) if judged else None,
     )
+
+
+def _target_key(name: str, suite: AgentvSuite) -> str:
+    """A target's partition key: its name made safe; a name starting with `.` is refused (its
+    folders would be hidden)."""
+    if name.startswith("."):
+        raise InputError(
+            str(suite.source),
+            f"target '{name}' starts with '.': partition folders are named after the target, "
+            "and such a name is hidden or points outside its folder",
+            field="targets",
+        )
+    return safe_key(name)
 
 
 def _judge(suite: AgentvSuite) -> JudgeSettings | None:
