@@ -7,12 +7,15 @@ ADK's verdicts and figures, and ADK's `*.evalset_result.json` beside our outputs
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from bat_pipeline.resources.warehouse import Warehouse
 from bat_pipeline_tests.support.example_agent import copy_example_agent, edit_eval, pipeline_env, run
 from bat_pipeline_tests.support.paths import VENV_BIN
+
+STARTER_PACK = Path(__file__).resolve().parents[1] / "fixtures" / "adk" / "starter_pack" / "tests" / "eval"
 
 USER = {
     "provider": "openai",
@@ -178,3 +181,32 @@ def test_a_bad_adk_file_is_refused_with_exit_2(tmp_path, scripted_llm):
     assert result.returncode == 2, result.stdout
     assert "eval_cases[0] (eval_id 'c'), field 'conversation'" in result.stdout
     assert "Traceback" not in result.stdout
+
+
+def test_agent_starter_pack_files_as_they_are(tmp_path, scripted_llm):
+    """agent-starter-pack's adk_a2a scaffold (fixtures/adk/starter_pack, copied unchanged):
+    its evalsets folder and eval_config.json (camelCase, a rubric metric, gemini as judge)
+    run on an agent with --dataset and --config; eval.yaml's judge answers, as said."""
+    agent = copy_example_agent(tmp_path / "weather_agent", models=("openai-competent",))
+    command = [
+        str(VENV_BIN / "bat-pipeline"),
+        "run",
+        str(agent),
+        "--dataset",
+        str(STARTER_PACK / "evalsets"),
+        "--config",
+        str(STARTER_PACK / "eval_config.json"),
+    ]
+    root = tmp_path / "home"
+    result = run(command, pipeline_env(agent, root, scripted_llm.url))
+    assert result.returncode == 0, result.stdout
+    assert "'gemini-3-flash-preview' is not asked; eval.yaml's judge answers" in result.stdout
+    rows = Warehouse(root / "warehouse.duckdb").query(
+        "SELECT task_id, value FROM episode_scores WHERE criterion = 'rubric_based_final_response_quality_v1'"
+    )
+    # Both of the scaffold's cases, each judged on its two rubrics (relevance, helpfulness).
+    assert sorted(r["task_id"] for r in rows) == ["capability_query", "greeting"]
+    assert all(r["value"] is not None for r in rows)
+    # The file's criteria, not ADK's defaults, in every step (the code location's too).
+    criteria = Warehouse(root / "warehouse.duckdb").query("SELECT DISTINCT criterion FROM episode_scores")
+    assert "response_match_score" not in {r["criterion"] for r in criteria}
