@@ -84,6 +84,7 @@ def cmd_run(args) -> int:
         dataset=Path(args.dataset).resolve() if args.dataset else None,
         trust_datasets=args.trust_datasets,
         export_otlp=args.export_otlp,
+        adk_config=Path(args.config).resolve() if args.config else None,
     )
     return run_evaluation(
         _agent(args.agent),
@@ -271,7 +272,9 @@ def build_parser() -> argparse.ArgumentParser:
         "run",
         help="evaluate the agent on its models, or an AgentV eval file on its targets (all by default, in parallel)",
     )
-    p.add_argument("agent", nargs="?", help="agent folder or AgentV eval file (default: the current folder)")
+    p.add_argument(
+        "agent", nargs="?", help="agent folder, AgentV eval file or ADK eval file/folder (default: the current folder)"
+    )
     p.add_argument(
         "--model", "--target", action="append", help="a model key or provider:model, or an AgentV target (repeatable)"
     )
@@ -285,7 +288,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--dataset",
         metavar="FILE",
-        help="the tasks: a tasks.json or an EvalBench evalset (replaces evaluation.dataset)",
+        help="the tasks: a tasks.json, an EvalBench evalset or ADK eval files (replaces evaluation.dataset)",
+    )
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        help="an ADK test_config.json for ADK eval files (default: the one beside each file, else ADK's defaults)",
     )
     p.add_argument(
         "--trust-datasets",

@@ -29,6 +29,7 @@ from bat_pipeline.engine.environment import require_judge_key, require_simulated
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.target_inputs import agent_partition, require_target_keys, starts_agent
 from bat_pipeline.locations import (
+    ADK_CONFIG_VAR,
     AGENT_DIR_VAR,
     DAGSTER_HOME_VAR,
     DATASET_VAR,
@@ -190,6 +191,7 @@ def run_evaluation(
         (OUTPUT_VAR, overrides.output_dir),
         (DATASET_VAR, overrides.dataset),
         (TRUST_VAR, "1" if overrides.trust_datasets else None),
+        (ADK_CONFIG_VAR, overrides.adk_config),
         (EXPORT_OTLP_VAR, overrides.export_otlp),
     ):
         if value is None:

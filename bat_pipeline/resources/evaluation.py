@@ -37,6 +37,8 @@ class EvaluationResource(dg.ConfigurableResource):
     """`--trust-datasets` (engine.datasets.trust)."""
     export_otlp: str | None = None
     """`--export-otlp URL`: replaces `export.otlp_endpoint`."""
+    adk_config: str | None = None
+    """`--config FILE`: the Google ADK test_config.json (sets `evaluation.adk_config`)."""
     storage_root: str
     """Shared storage for partition files, the judge cache and the warehouse."""
     scripted_llm: ScriptedLlmResource | None = None
@@ -76,6 +78,7 @@ class EvaluationResource(dg.ConfigurableResource):
             dataset=Path(self.dataset) if self.dataset else None,
             trust_datasets=self.trust_datasets,
             export_otlp=self.export_otlp,
+            adk_config=Path(self.adk_config) if self.adk_config else None,
         )
 
     def tasks(self, warnings: list[str] | None = None) -> list[Task]:

@@ -45,6 +45,7 @@ def load_tasks(
     *,
     environ: Mapping[str, str] | None = None,
     scorers: dict[str, dict[str, Any]] | None = None,
+    adk_config: Path | None = None,
 ) -> list[Task]:
     """The dataset: a JSON array of tasks (SPEC §3), read as `bat eval` reads it, or an
     EvalBench evalset `{"scenarios": [...]}` (SPEC §10; `${VAR}` expanded from `environ`,
@@ -52,7 +53,9 @@ def load_tasks(
     golden_sql, ...}`: engine.datasets.evalbench.nl2sql_entry). Entries of either kind may
     carry scenario fields and mix in one file (engine.datasets.evalbench); a scenario's
     relative `database` is taken from the dataset's folder. `scorers`: the EvalBench run
-    config's selection, for every entry.
+    config's selection, for every entry. A Google ADK eval file or a folder of them
+    (`*.evalset.json`, `*.test.json`) is read by engine.datasets.adk, `adk_config`
+    (`--config`) giving its criteria.
 
     Unknown keys are ignored, each with a warning appended to `warnings` (a key one edit
     away from a known one is refused as a typo); scalars are coerced as bat-cli's records
@@ -63,8 +66,15 @@ def load_tasks(
     """
     path = Path(path)
     file = str(path)
+    # engine.datasets.adk reads its files through this package: imported here, not above.
+    from bat_pipeline.engine.datasets import adk
+
+    if adk.is_adk_path(path):  # a folder of ADK eval files
+        return _adk_tasks(path, warnings, adk_config)
     text = read_text(path, missing="dataset not found (evaluation.dataset in eval.yaml names it)")
     data = parse_json(text, file, check=False)
+    if adk.is_adk_data(data) or (adk.is_legacy(data) and path.name.endswith(adk.SUFFIXES)):
+        return _adk_tasks(path, warnings, adk_config)
     if not isinstance(data, list):
         check_tree(data, file)
     if is_evalset(data):
@@ -114,6 +124,14 @@ def load_tasks(
         first_index[task.id] = index
         tasks.append(_with_database(task, path.parent))
     check_task_file_names(tasks, file)
+    return tasks
+
+
+def _adk_tasks(path: Path, warnings: list[str] | None, config: Path | None) -> list[Task]:
+    from bat_pipeline.engine.datasets.adk import load_adk_tasks
+
+    tasks = load_adk_tasks(path, warnings, config)
+    check_task_file_names(tasks, str(path))
     return tasks
 
 

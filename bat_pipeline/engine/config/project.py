@@ -9,14 +9,14 @@ step after loading works on it unchanged.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from bat_pipeline.engine.agent_folder import EVAL_FILE, resolve_agent_dir
+from bat_pipeline.engine.agent_folder import EVAL_FILE, is_agent_folder, resolve_agent_dir
 from bat_pipeline.engine.config.dataset import load_tasks
 from bat_pipeline.engine.config.eval_file import load_eval_config
 from bat_pipeline.engine.config.evalbench_run import load_run_config
@@ -26,6 +26,14 @@ from bat_pipeline.engine.contracts.agentv import AgentvSuite
 from bat_pipeline.engine.contracts.config import EvalConfig, EvaluationSettings, JudgeSettings, ModelSpec
 from bat_pipeline.engine.contracts.names import safe_key
 from bat_pipeline.engine.contracts.tasks import Expected, Task
+from bat_pipeline.engine.datasets.adk import (
+    SUFFIXES as ADK_SUFFIXES,
+    agent_folder_of,
+    check_judge,
+    is_adk_data,
+    is_adk_path,
+    is_legacy,
+)
 from bat_pipeline.engine.datasets.agentv import CASE_KEYS, load_suite
 from bat_pipeline.engine.datasets.agentv_judge import asks_judge
 from bat_pipeline.engine.datasets.agentv_targets import TargetOptions
@@ -34,7 +42,7 @@ from bat_pipeline.engine.datasets.trust import TRUST_HINT, loads_code
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.target_inputs import case_turns
 
-ProjectKind = Literal["agent", "agentv", "evalbench"]
+ProjectKind = Literal["agent", "agentv", "evalbench", "adk"]
 AGENTV_OUTPUT = str(Path(".agentv") / "results")
 """Where an AgentV file's result files go without `--output` (beside the file)."""
 AGENTV_WORKERS = 4
@@ -54,6 +62,8 @@ class Overrides:
     """`--trust-datasets`: sets `evaluation.trust_datasets` (engine.datasets.trust)."""
     export_otlp: str | None = None
     """`--export-otlp URL`: replaces `export.otlp_endpoint`."""
+    adk_config: Path | None = None
+    """`--config FILE`: the ADK test_config.json (sets `evaluation.adk_config`)."""
 
 
 def project_kind(path: Path) -> tuple[ProjectKind, Path]:
@@ -61,8 +71,12 @@ def project_kind(path: Path) -> tuple[ProjectKind, Path]:
     folder; a YAML file with `dataset_config` is an EvalBench run config; with `evaluation`
     or `models` a bat-cli eval.yaml (its agent folder: the parent of `eval/`); with
     `tests`, `evalcases` or `eval_cases` an AgentV file; a JSON evalset alone is refused
-    (it needs an agent). Else InputError naming the keys found."""
+    (it needs an agent); `adk` and the file: a Google ADK EvalSet (`eval_set_id`), or a
+    `*.test.json` / `*.evalset.json` of ADK's older list (or not JSON: the ADK reader says
+    why), or a folder of them that is no agent folder. Else InputError naming the keys found."""
     path = Path(path).expanduser().resolve()
+    if path.is_dir() and not is_agent_folder(path) and is_adk_path(path):
+        return "adk", path
     if path.is_dir():
         return "agent", path
     if not path.is_file():
@@ -74,6 +88,8 @@ def project_kind(path: Path) -> tuple[ProjectKind, Path]:
             "an EvalBench evalset (scenarios) needs an agent to run against: "
             f"bat-pipeline run AGENT --dataset {path}, or an EvalBench run config naming it",
         )
+    if is_adk_data(data) or (path.name.endswith(ADK_SUFFIXES) and (is_legacy(data) or data is None)):
+        return "adk", path
     if isinstance(data, dict):
         if "dataset_config" in data:
             return "evalbench", path
@@ -116,7 +132,7 @@ def resolve_project(arg: str | None, cwd: Path) -> Path:
             named = candidate.resolve()
             if what == "agent" and named != (where / EVAL_FILE).resolve():
                 return named
-            return where
+            return named if what == "adk" else where
     return resolve_agent_dir(arg, Path(cwd))
 
 
@@ -144,9 +160,13 @@ def _load_project(path: Path, overrides: Overrides) -> EvalConfig:
         }
         if overrides.trust_datasets:
             changes["trust_datasets"] = True
+        if overrides.adk_config is not None:
+            changes["adk_config"] = str(overrides.adk_config)
         if changes:
             config = config.model_copy(update={"evaluation": config.evaluation.model_copy(update=changes)})
         return config
+    if what == "adk":
+        return adk_project(where, overrides)
     if what == "evalbench":
         config = load_run_config(where, overrides.output_dir)
         if overrides.dataset is not None:
@@ -167,6 +187,13 @@ def _load_project(path: Path, overrides: Overrides) -> EvalConfig:
         ),
     )
     return agentv_config(suite, overrides)
+
+
+def adk_project(path: Path, overrides: Overrides) -> EvalConfig:
+    """An ADK eval file or folder (engine.datasets.adk) run on the agent folder that holds
+    it, as ADK keeps an app's eval sets in its folder: that folder's eval.yaml with the file
+    as its dataset (and `--config` as its test_config.json)."""
+    return load_project(agent_folder_of(path), replace(overrides, dataset=path))
 
 
 def agentv_config(suite: AgentvSuite, overrides: Overrides) -> EvalConfig:
@@ -287,9 +314,14 @@ def project_tasks(config: EvalConfig, warnings: list[str] | None = None) -> list
     if config.agentv is not None:
         return suite_tasks(config.agentv)
     run = config.evalbench
+    adk_config = config.evaluation.adk_config
     tasks = load_tasks(
-        config.resolve(config.evaluation.dataset), warnings, scorers=run.scorers if run is not None else None
+        config.resolve(config.evaluation.dataset),
+        warnings,
+        scorers=run.scorers if run is not None else None,
+        adk_config=config.resolve(adk_config) if adk_config else None,
     )
+    check_judge(tasks, config.judge is not None and config.evaluation.qualitative, str(config.source))
     if not config.evaluation.trust_datasets:
         for task in tasks:
             code = [name for name in (task.scenario.env if task.scenario is not None else {}) if loads_code(name)]

@@ -253,6 +253,9 @@ class EvaluationSettings(Strict):
     """Take what a dataset file makes the pipeline run: an EvalBench scenario's variables
     that load code (PYTHONSTARTUP, LD_PRELOAD, ...), script graders of an external AgentV
     tests file (engine.datasets.trust); `bat-pipeline run --trust-datasets` sets it."""
+    adk_config: str | None = None
+    """The Google ADK test_config.json for an ADK dataset (`bat-pipeline run --config`);
+    unset: the one beside each eval file, else ADK's default criteria (engine.datasets.adk)."""
     agent_id: str | None = None
     """Who the agent is in the history (warehouse, gates, trends, charts, UI); default: the
     agent folder's name."""
