@@ -183,7 +183,8 @@ def _report(result: Any) -> int:
                 print(f"{FAILURE_MARK}    {line}")
         if event.event_type_value == "ASSET_CHECK_EVALUATION":
             data = event.event_specific_data  # an AssetCheckEvaluation
-            if not data.passed:
+            # A warning (warn_pass_rate) fails nothing: the end of the run lists failing tasks.
+            if not data.passed and getattr(data.severity, "value", data.severity) != "WARN":
                 message = data.metadata.get("message")
                 print(f"{FAILURE_MARK}gate {data.check_name} failed: {getattr(message, 'value', message) or ''}")
         if event.event_type_value == "PIPELINE_FAILURE" and not any(e.is_step_failure for e in result.all_events):

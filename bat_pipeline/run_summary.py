@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from bat_pipeline.engine.contracts import QUALITATIVE_FIELDS, EvalConfig
+from bat_pipeline.engine.contracts import QUALITATIVE_FIELDS, Episode, EvalConfig
 from bat_pipeline.engine.contracts.timings import PHASES
 from bat_pipeline.locations import WAREHOUSE_WAIT_VAR
 from bat_pipeline.storage import (
@@ -174,6 +174,46 @@ def _cut(text: str, chars: int = 160) -> str:
     return line if len(line) <= chars else line[: chars - 1] + "…"
 
 
+def _stored_episodes(folder: Path | None) -> list[Episode]:
+    """The partition's episodes as stored; [] when there are none to read."""
+    if folder is None or not has_ref(folder):
+        return []
+    try:
+        return load_episodes(load_ref(folder))
+    except (OSError, ValueError):
+        return []
+
+
+FAILURES_SHOWN = 10
+"""Failing tasks listed at the end of a run, over every model; the rest are counted."""
+
+
+def print_failures(partitions: list[tuple[str, Path | None]], out, limit: int = FAILURES_SHOWN) -> int:
+    """The failing tasks of the run, failures first (issue 34): one line per model and
+    task with how many of its attempts failed and the first check that failed, with its
+    reason; at most `limit` lines, then how many more and where to see them. Returns how
+    many tasks failed (attempts ending in an error are print_problems')."""
+    failing: dict[tuple[str, str], list[Episode]] = {}
+    attempts: dict[tuple[str, str], int] = {}
+    for key, folder in partitions:
+        for episode in _stored_episodes(folder):
+            attempts[(key, episode.task_id)] = attempts.get((key, episode.task_id), 0) + 1
+            if episode.verdict is not None and not episode.verdict.passed and not episode.eval_error:
+                failing.setdefault((key, episode.task_id), []).append(episode)
+    if not failing:
+        return 0
+    out(f"\nfailing tasks ({len(failing)}):")
+    for (key, task), episodes in list(failing.items())[:limit]:
+        verdict = episodes[0].verdict
+        assert verdict is not None
+        check = next((c for c in verdict.checks if not c.passed), None)
+        why = f"{check.check}: {check.detail}" if check is not None else verdict.reason
+        out("  " + _cut(f"{key} {task} ({len(episodes)} of {attempts[(key, task)]} attempts): {why}", 200))
+    if len(failing) > limit:
+        out(f"  … {len(failing) - limit} more: every one in the report below, or `bat-pipeline report`")
+    return len(failing)
+
+
 def print_problems(partitions: list[tuple[str, Path | None]], out) -> None:
     """One line a partition for what went wrong without failing it, from its episodes: the
     attempts that ended in an error (an agent that crashed mid-run, a turn that timed out)
@@ -181,11 +221,8 @@ def print_problems(partitions: list[tuple[str, Path | None]], out) -> None:
     from bat_pipeline.engine.scorers.judging import FAILED
 
     for key, folder in partitions:
-        if folder is None or not has_ref(folder):
-            continue
-        try:
-            episodes = load_episodes(load_ref(folder))
-        except (OSError, ValueError):
+        episodes = _stored_episodes(folder)
+        if not episodes:
             continue
         errored = [e for e in episodes if e.eval_error]
         if errored:

@@ -44,6 +44,7 @@ from bat_pipeline.partition_runs import failure_lines, run_charts, start_partiti
 from bat_pipeline.progress import Progress, partition_state
 from bat_pipeline.remote_root import pull_file, pull_tree, root_text, url_of
 from bat_pipeline.run_summary import (
+    print_failures,
     print_problems,
     print_summary,
     print_tests,
@@ -362,6 +363,8 @@ def _run_partitions(
     folders = [(p.key, _partition_folder(root, run_id, p.key, resume, config.agent_id)) for p in running]
     run_timings = record_run_timings(root, folders, charts_s, time.time() - started, out)
     print_summary(root, folders, out)
+    if config.agentv is None:  # an AgentV run lists its tests that did not pass (print_tests)
+        print_failures(folders, out)
     print_problems(folders, out)
     write_csv(config, root, folders, out)
     below = print_tests(folders, out) if config.agentv is not None else 0

@@ -112,12 +112,22 @@ def markdown_table(rows: Sequence[Mapping[str, Any]], headers: Sequence[str]) ->
 
 
 def metadata(figures: Mapping[str, Any]) -> dict[str, Any]:
-    """Plain figures as Dagster metadata: paths as paths, lists and mappings as JSON, the
-    rest as they are."""
+    """Plain figures as Dagster metadata: numbers rounded for reading (`readable`; the
+    files and the warehouse keep them whole), paths as paths, lists and mappings as JSON,
+    the rest as they are."""
     return {name: _value(value) for name, value in figures.items()}
 
 
+def readable(value: float) -> float:
+    """1 decimal from 100 up (124.5 ms), else 4 (0.4386): what a reader of the UI needs."""
+    if value != value or value in (float("inf"), float("-inf")):
+        return value
+    return round(value, 1) if abs(value) >= 100 else round(value, 4)
+
+
 def _value(value: Any) -> Any:
+    if isinstance(value, float):
+        return readable(value)
     if isinstance(value, Path):
         return dg.MetadataValue.path(str(value))
     if isinstance(value, (list, tuple, dict)):

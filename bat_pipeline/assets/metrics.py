@@ -11,7 +11,14 @@ from bat_pipeline.engine.adk_results import result_files
 from bat_pipeline.engine.comparison import outcomes_by_task
 from bat_pipeline.engine.contracts import EvalConfig, Task
 from bat_pipeline.engine.figures import metrics_figures
-from bat_pipeline.engine.gates import evaluate_gates, nothing_ran, paired_against_previous, set_gates
+from bat_pipeline.engine.gates import (
+    WARN_CHECK,
+    evaluate_gates,
+    nothing_ran,
+    paired_against_previous,
+    set_gates,
+    warn_pass_rate,
+)
 from bat_pipeline.engine.measures.partition import partition_measures
 from bat_pipeline.engine.metrics import measure
 from bat_pipeline.engine.results import index_lines, result_lines
@@ -30,21 +37,26 @@ from bat_pipeline.storage import (
 
 
 def gate_specs(config: EvalConfig, partitions: dg.PartitionsDefinition | None = None) -> list[dg.AssetCheckSpec]:
-    """One blocking check per gate set in eval.yaml; partitioned like the asset, so each
+    """One blocking check per gate set in eval.yaml, and the non-blocking warning on the
+    pass rate (`gate.warn_pass_rate`, on by default); partitioned like the asset, so each
     model's last result is kept (and shown) apart from the others'."""
     # Partitioned checks are a Dagster preview (dagster is pinned to one version in
     # pyproject.toml); without them the UI shows one status for all models: the last run's.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dg.PreviewWarning)
+        gate = config.evaluation.gate
+        checks = [(name, limit, True) for name, limit in set_gates(gate).items()]
+        if gate.warn_pass_rate is not None:
+            checks.append((WARN_CHECK, gate.warn_pass_rate, False))
         return [
             dg.AssetCheckSpec(
                 name=name,
                 asset=dg.AssetKey([config.agent_id, "eval_metrics"]),
-                blocking=True,
+                blocking=blocking,
                 partitions_def=partitions,
-                description=f"evaluation.gate.{name} = {limit}",
+                description=f"evaluation.gate.{name} = {limit}" + ("" if blocking else " (a warning, not blocking)"),
             )
-            for name, limit in set_gates(config.evaluation.gate).items()
+            for name, limit, blocking in checks
         ]
 
 
@@ -143,12 +155,15 @@ def eval_metrics(
         previous_pass_rate=previous["pass_rate"] if previous else None,
         paired=paired,
     )
-    for result in (r for r in results if r.name in declared):
-        context.log.info(f"gate {result.name}: {'passed' if result.passed else 'FAILED'} - {result.message}")
+    warning = warn_pass_rate(gate, model_key=ref.model_key, pass_rate=figures.pass_rate)
+    for result in (r for r in [*results, *([warning] if warning else [])] if r.name in declared):
+        warns = result.name == WARN_CHECK
+        verdict = "passed" if result.passed else ("WARNING" if warns else "FAILED")
+        context.log.info(f"{'check' if warns else 'gate'} {result.name}: {verdict} - {result.message}")
         yield dg.AssetCheckResult(
             check_name=result.name,
             passed=result.passed,
-            severity=dg.AssetCheckSeverity.ERROR,
+            severity=dg.AssetCheckSeverity.WARN if warns else dg.AssetCheckSeverity.ERROR,
             metadata={
                 "message": result.message,
                 "model": ref.model_name,

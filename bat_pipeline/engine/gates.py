@@ -98,7 +98,12 @@ def _min_pass_rate(run: GateFigures, limit: float) -> Outcome:
         return _outcome(False, f"{run.model_key}: no episodes, so no pass rate to hold to min_pass_rate {limit:.2f}")
     ok = run.pass_rate >= limit - _EPSILON
     shown, bound = _figures(run.pass_rate, limit)
-    return _outcome(ok, f"{run.model_key}: pass rate {shown} {'>=' if ok else '<'} min_pass_rate {bound}")
+    return _outcome(
+        ok,
+        f"{run.model_key}: pass rate {shown} {'>=' if ok else '<'} min_pass_rate {bound}",
+        pass_rate=run.pass_rate,
+        min_pass_rate=limit,
+    )
 
 
 def _max_error_episodes(run: GateFigures, limit: float) -> Outcome:
@@ -107,6 +112,30 @@ def _max_error_episodes(run: GateFigures, limit: float) -> Outcome:
     return _outcome(
         ok,
         f"{run.model_key}: {count} error episode{'s' * (count != 1)} {'<=' if ok else '>'} max_error_episodes {limit}",
+        error_episodes=count,
+        max_error_episodes=limit,
+    )
+
+
+WARN_CHECK = "warn_pass_rate"
+"""The name of the non-blocking check on a model's pass rate (GateSettings.warn_pass_rate)."""
+
+
+def warn_pass_rate(gate: GateSettings, *, model_key: str, pass_rate: float | None) -> GateResult | None:
+    """The warning on a model's pass rate below `gate.warn_pass_rate` (None when unset)."""
+    limit = gate.warn_pass_rate
+    if limit is None:
+        return None
+    if pass_rate is None:
+        return GateResult(name=WARN_CHECK, passed=False, message=f"{model_key}: no episodes, so no pass rate")
+    ok = pass_rate >= limit - _EPSILON
+    shown, bound = _figures(pass_rate, limit)
+    return GateResult(
+        name=WARN_CHECK,
+        passed=ok,
+        message=f"{model_key}: pass rate {shown} {'>=' if ok else '<'} warn_pass_rate {bound}"
+        + ("" if ok else " (a warning: nothing fails)"),
+        figures={"pass_rate": pass_rate, WARN_CHECK: limit},
     )
 
 

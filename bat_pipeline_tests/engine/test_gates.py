@@ -165,3 +165,31 @@ def test_nothing_ran_when_every_episode_errored():
     assert only_status.endswith("the agent ended in status error: model call failed: 401")
     assert nothing_ran([*episodes, _episode("d", status="completed")], "openai:m") is None
     assert nothing_ran([], "openai:m") is None
+
+
+def test_the_pass_rate_warning_is_on_by_default_and_never_a_gate():
+    from bat_pipeline.engine.gates import WARN_CHECK, set_gates, warn_pass_rate
+
+    assert WARN_CHECK not in set_gates(GateSettings())
+    low = warn_pass_rate(GateSettings(), model_key="m", pass_rate=0.25)
+    assert low is not None and not low.passed
+    assert low.message == "m: pass rate 0.25 < warn_pass_rate 0.50 (a warning: nothing fails)"
+    assert low.figures == {"pass_rate": 0.25, "warn_pass_rate": 0.5}
+    ok = warn_pass_rate(GateSettings(warn_pass_rate=0.2), model_key="m", pass_rate=0.25)
+    assert ok is not None and ok.passed
+    assert warn_pass_rate(GateSettings(warn_pass_rate=None), model_key="m", pass_rate=0.0) is None
+
+
+def test_gate_results_carry_numbers_to_plot():
+    results = {
+        r.name: r
+        for r in evaluate_gates(
+            GateSettings(min_pass_rate=0.8, max_error_episodes=1),
+            model_key="m",
+            pass_rate=0.4,
+            error_episodes=2,
+            previous_pass_rate=None,
+        )
+    }
+    assert results["min_pass_rate"].figures == {"pass_rate": 0.4, "min_pass_rate": 0.8}
+    assert results["max_error_episodes"].figures == {"error_episodes": 2, "max_error_episodes": 1}

@@ -116,6 +116,17 @@ def test_failing_gate_fails_the_command_and_is_recorded(runs):
     assert by_partition[SLOPPY][0] is False
     assert "0.90" in by_partition[SLOPPY][1]
     assert by_partition[GOOD][0] is True
+    # The warning on the pass rate, on by default and not blocking: yellow, with its figures.
+    with dg.DagsterInstance.from_config(str(ws.dagster_home)) as instance:
+        key = dg.AssetCheckKey(dg.AssetKey(["weather_agent", "eval_metrics"]), "warn_pass_rate")
+        warned = {
+            r.event.dagster_event.event_specific_data.partition: r.event.dagster_event.event_specific_data
+            for r in instance.event_log_storage.get_asset_check_execution_history(key, limit=10)
+        }
+    assert warned[SLOPPY].passed is False and warned[SLOPPY].severity == dg.AssetCheckSeverity.WARN
+    assert warned[SLOPPY].metadata["pass_rate"].value == 0.0 and warned[SLOPPY].metadata["warn_pass_rate"].value == 0.5
+    assert warned[GOOD].passed is True
+    assert "gate warn_pass_rate failed" not in out  # a warning is not one of the run's failures
     assert (ws.agent / "config.yaml").read_bytes() == config_before
     assert leftover_agents(ws.agent, str(ws.root)) == []
 

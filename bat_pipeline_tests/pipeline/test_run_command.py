@@ -67,6 +67,10 @@ def test_run_evaluates_every_model_at_once(evaluated):
     for key in COMPETENT:
         assert counts[key] == dict.fromkeys(FEW_TASKS, 1), counts
     assert counts[SLOPPY] == dict.fromkeys(FEW_TASKS, 0), counts
+    # Failures first (issue 34): the run ends listing each failing task, with why.
+    failing = result.stdout.split(f"failing tasks ({len(FEW_TASKS)}):\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert sorted(line.split()[1] for line in failing) == sorted(FEW_TASKS), result.stdout[-3000:]
+    assert all(line.startswith(f"  {SLOPPY} ") and "(1 of 1 attempts): " in line for line in failing), failing
 
     assert (ws.agent / "config.yaml").read_bytes() == config_before
     assert leftover_agents(ws.agent, str(ws.root)) == []
@@ -232,6 +236,9 @@ def test_a_project_scorers_rows_are_in_the_metadata_of_eval_metrics(evaluated):
             assert low <= metadata["pass_rate"].value <= high and high - low > 0, (key, low, high)
             assert metadata["confidence"].value == 0.95
             assert metadata["flaky_task_count"].value == 0  # one attempt per task: nothing to disagree
+            # Numbers rounded for reading (issue 34): 1 decimal from 100 up, else 4.
+            numbers = {k: v.value for k, v in metadata.items() if isinstance(v.value, float)}
+            assert numbers and all(v == round(v, 1 if abs(v) >= 100 else 4) for v in numbers.values()), numbers
 
 
 def test_a_project_scorers_rows_are_in_the_warehouse(evaluated):

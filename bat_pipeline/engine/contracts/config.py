@@ -222,6 +222,9 @@ class GateSettings(Strict):
     max_error_episodes: int | None = Field(default=None, ge=0)
     max_regression: float | None = Field(default=None, ge=0, le=1)
     """Largest allowed pass-rate drop against the previous run of the same model."""
+    warn_pass_rate: float | None = Field(default=0.5, ge=0, le=1)
+    """A non-blocking check (a warning, yellow in the UI) on each model's pass rate, set or
+    not any gate: a bad model shows, though nothing fails. None: no such check."""
     confidence: float | None = Field(default=0.95, gt=0, lt=1)
     """max_regression fails only when the drop is also significant at this level: the
     interval of the paired per-task difference against the previous run lies below 0.
