@@ -112,7 +112,7 @@ def test_markdown_for_a_pull_request_comment():
     text = render_markdown(report())
     assert text.startswith("## Evaluation of `agent` — run `run-2`")
     # Two tasks: the intervals span the whole range (t with 1 df), and the paired drop is noise.
-    assert "| good | openai:good | 2 | 🟡 50% | 0–100% | -50 pts [-100, +100] (noise) | 0 | 0.9s |" in text
+    assert "| good | openai:good | 2 | 🟡 50% | 0–100% | -50 pts [-100, +100] · within noise | 0 | 0.9s |" in text
     assert "### Regressions against run `run-1`" in text and "- **good** pass rate: 1.00 → 0.50" in text
     assert text.index("| t2 |") < text.index("| t1 |")  # worst first
     many = build_report(

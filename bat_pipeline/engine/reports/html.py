@@ -13,7 +13,7 @@ from html import escape
 from typing import Any
 
 from bat_pipeline.engine.judge_samples import MEDIAN
-from bat_pipeline.engine.reports.model import EpisodeReport, PartitionReport, RunReport
+from bat_pipeline.engine.reports.model import EpisodeReport, PartitionReport, RunReport, interval_text, versus_text
 from bat_pipeline.engine.reports.svg import bars, confusion
 
 STYLE = """
@@ -45,26 +45,6 @@ def _pct(value: float | None) -> str:
     return "–" if value is None else f"{value * 100:.0f}%"
 
 
-def _interval(ci: tuple[float, float] | None, percent: bool = False) -> str:
-    if ci is None:
-        return "–"
-    return f"{ci[0] * 100:.0f}–{ci[1] * 100:.0f}%" if percent else f"{ci[0]:.2f}–{ci[1]:.2f}"
-
-
-def _versus(p: PartitionReport) -> str:
-    """The pass rate against the previous run: the paired difference, its interval, and
-    whether the interval says it is real."""
-    v = p.versus_previous
-    if v is None:
-        return "–"
-    if v.difference == 0 and v.low == v.high == 0:
-        return "no change"
-    text = f"{v.difference * 100:+.0f} pts"
-    if v.low is not None and v.high is not None:
-        text += f" [{v.low * 100:+.0f}, {v.high * 100:+.0f}]"
-    return text + (f" · {v.verdict}" if v.significant else " · within noise")
-
-
 def _score_td(report: RunReport, value: float | None, text: str | None = None) -> str:
     return f'<td class="num {_cls(report, value)}">{escape(text if text is not None else _num(value))}</td>'
 
@@ -80,8 +60,8 @@ def _partitions(report: RunReport) -> str:
         rows.append(
             f"<tr><td>{escape(p.key)}</td><td>{escape(p.model)}</td><td class=num>{p.episodes}</td>"
             f"<td class=num>{p.passed}</td>{_score_td(report, p.pass_rate, _pct(p.pass_rate))}"
-            f"<td class=num>{escape(_interval(p.pass_rate_ci, percent=True))}</td>"
-            f"<td class=num>{escape(_versus(p))}</td>{_score_td(report, p.pass_at_k)}"
+            f"<td class=num>{escape(interval_text(p.pass_rate_ci, percent=True))}</td>"
+            f"<td class=num>{escape(versus_text(p.versus_previous))}</td>{_score_td(report, p.pass_at_k)}"
             f"<td class=num>{len(p.flaky_tasks)}</td><td class=num>{p.error_episodes}</td>"
             f"<td class=num>{'–' if p.p50_ms is None else f'{p.p50_ms / 1000:.2f}s'}</td>"
             f"<td class=num>{'–' if p.p95_ms is None else f'{p.p95_ms / 1000:.2f}s'}</td></tr>"
@@ -125,7 +105,7 @@ def _scores(report: RunReport, part: PartitionReport) -> str:
     for s in part.scores:
         rows.append(
             f"<tr><td>{escape(s.scorer)}</td><td>{escape(s.criterion)}</td>{_score_td(report, s.mean)}"
-            f"<td class=num>{escape(_interval(s.ci))}</td>"
+            f"<td class=num>{escape(interval_text(s.ci))}</td>"
             f"<td class=num>{s.passed}</td><td class=num>{s.failed}</td><td class=num>{s.count}</td>"
             f"<td class=num>{_num(s.spread)}</td><td class=num>{_num(s.agreement)}</td></tr>"
         )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from bat_pipeline.engine.reports.model import PartitionReport, RunReport
+from bat_pipeline.engine.reports.model import PartitionReport, RunReport, interval_text, versus_text
 
 MAX_CHARS = 60_000
 MARK = {"high": "🟢", "medium": "🟡", "low": "🔴", "none": "⚪"}
@@ -55,23 +55,6 @@ def _code(text: str) -> str:
     return shown if shown.startswith("`") else f"`{shown}`"
 
 
-def _interval(part: PartitionReport) -> str:
-    ci = part.pass_rate_ci
-    return "–" if ci is None else f"{ci[0] * 100:.0f}–{ci[1] * 100:.0f}%"
-
-
-def _versus(part: PartitionReport) -> str:
-    v = part.versus_previous
-    if v is None:
-        return "–"
-    if v.difference == 0 and v.low == v.high == 0:
-        return "no change"
-    text = f"{v.difference * 100:+.0f} pts"
-    if v.low is not None and v.high is not None:
-        text += f" [{v.low * 100:+.0f}, {v.high * 100:+.0f}]"
-    return text + (f" {v.verdict}" if v.significant else " (noise)")
-
-
 def _headline(partitions: list[PartitionReport]) -> list[tuple[str, str]]:
     """The judged criteria shown as columns: rubric summaries first, then the most scored."""
     seen: dict[tuple[str, str], tuple[bool, int]] = {}
@@ -106,8 +89,8 @@ def render_markdown(report: RunReport, *, worst: int = 10) -> str:
             _id(part.model),
             str(part.episodes),
             f"{MARK[report.colour(part.pass_rate)]} {_pct(part.pass_rate)}",
-            _interval(part),
-            _versus(part),
+            interval_text(part.pass_rate_ci, percent=True),
+            versus_text(part.versus_previous),
             str(len(part.flaky_tasks)),
             "–" if part.p50_ms is None else f"{part.p50_ms / 1000:.1f}s",
             *[f"{MARK[report.colour(means.get(h))]} {_num(means.get(h))}" for h in heads],

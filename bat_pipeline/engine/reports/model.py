@@ -50,6 +50,26 @@ class VersusPrevious(BaseModel):
     verdict: str = "no detectable difference"
 
 
+def versus_text(v: VersusPrevious | None) -> str:
+    """Δ vs previous as both renderings show it: `+92 pts [+80, +100] · better`, `-8 pts
+    [-31, +15] · within noise`, `no change` (the same verdicts), `–` without a previous run."""
+    if v is None:
+        return "–"
+    if v.difference == 0 and v.low == v.high == 0:
+        return "no change"
+    text = f"{v.difference * 100:+.0f} pts"
+    if v.low is not None and v.high is not None:
+        text += f" [{v.low * 100:+.0f}, {v.high * 100:+.0f}]"
+    return text + (f" · {v.verdict}" if v.significant else " · within noise")
+
+
+def interval_text(ci: tuple[float, float] | None, percent: bool = False) -> str:
+    """`44–100%` (a rate) or `0.44–1.00`; `–` without an interval."""
+    if ci is None:
+        return "–"
+    return f"{ci[0] * 100:.0f}–{ci[1] * 100:.0f}%" if percent else f"{ci[0]:.2f}–{ci[1]:.2f}"
+
+
 class PartitionReport(BaseModel):
     key: str
     model: str

@@ -17,18 +17,20 @@ import asyncio
 import json
 import re
 
-from bat_pipeline.engine.contracts.adk import HALLUCINATIONS, AdkCriterion
+from bat_pipeline.engine.contracts.adk import HALLUCINATIONS
 from bat_pipeline.engine.contracts.scores import ScoreRow
 from bat_pipeline.engine.contracts.trajectory import ToolStep
 from bat_pipeline.engine.scorers.adk_support import (
     Actual,
     actual_invocations,
-    case_of,
     configured,
+    criterion_of,
     error_row,
+    not_judged,
     threshold_row,
+    user_turns,
 )
-from bat_pipeline.engine.scorers.judging import Judge, JudgeQuestion, cannot_judge
+from bat_pipeline.engine.scorers.judging import Judge, JudgeQuestion
 from bat_pipeline.engine.scorers.llm_grader import SCHEMA, parse_grade
 from bat_pipeline.engine.scorers.registry import ScoringInput, llm
 
@@ -86,15 +88,12 @@ async def _turn(user: str, actual: Actual, judge: Judge) -> float | None:
 
 @llm(HALLUCINATIONS, applies=configured(HALLUCINATIONS), order=423)
 async def hallucinations_v1(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
-    case = case_of(item)
-    criterion = case.criterion(HALLUCINATIONS)
-    assert isinstance(criterion, AdkCriterion)  # configured
-    why = cannot_judge(item)
-    if why:
-        return [error_row(HALLUCINATIONS, why).model_copy(update={"judge": judge.name})]
+    _, criterion = criterion_of(item, HALLUCINATIONS)
+    unjudged = not_judged(item, HALLUCINATIONS, judge.name)
+    if unjudged:
+        return unjudged
     actual = actual_invocations(item)
-    log = item.episode.conversation
-    users = [t.user for t in log.turns] if log is not None and log.turns else item.task.turns
+    users = user_turns(item)
     if any(a.calls is None for a in actual):
         return [error_row(HALLUCINATIONS, "no trajectory: the context (tool calls and results) is unknown")]
     scores = list(

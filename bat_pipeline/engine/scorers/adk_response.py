@@ -14,12 +14,12 @@ import unicodedata
 
 from rouge_score import rouge_scorer, tokenizers
 
-from bat_pipeline.engine.contracts.adk import RESPONSE_MATCH, AdkCriterion
+from bat_pipeline.engine.contracts.adk import RESPONSE_MATCH
 from bat_pipeline.engine.contracts.scores import ScoreRow
 from bat_pipeline.engine.scorers.adk_support import (
     actual_invocations,
-    case_of,
     configured,
+    criterion_of,
     error_row,
     invocation_count_mismatch,
     threshold_row,
@@ -66,9 +66,7 @@ def rouge_1(response: str, reference: str) -> float:
 
 @check(RESPONSE_MATCH, applies=configured(RESPONSE_MATCH), order=81)
 def response_match_score(item: ScoringInput) -> list[ScoreRow]:
-    case = case_of(item)
-    criterion = case.criterion(RESPONSE_MATCH)
-    assert isinstance(criterion, AdkCriterion)  # configured
+    case, criterion = criterion_of(item, RESPONSE_MATCH)
     actual = actual_invocations(item)
     mismatch = invocation_count_mismatch(case, actual)
     if mismatch:

@@ -15,17 +15,18 @@ from __future__ import annotations
 
 import asyncio
 
-from bat_pipeline.engine.contracts.adk import RESPONSE_MATCH_V2, AdkCriterion, AdkInvocation
+from bat_pipeline.engine.contracts.adk import RESPONSE_MATCH_V2, AdkInvocation
 from bat_pipeline.engine.contracts.scores import ScoreRow
 from bat_pipeline.engine.scorers.adk_support import (
     actual_invocations,
-    case_of,
     configured,
+    criterion_of,
     error_row,
     invocation_count_mismatch,
+    not_judged,
     threshold_row,
 )
-from bat_pipeline.engine.scorers.judging import Judge, JudgeQuestion, cannot_judge
+from bat_pipeline.engine.scorers.judging import Judge, JudgeQuestion
 from bat_pipeline.engine.scorers.llm_grader import SCHEMA, parse_grade
 from bat_pipeline.engine.scorers.registry import ScoringInput, llm
 
@@ -85,12 +86,10 @@ async def _invocation(
 
 @llm(RESPONSE_MATCH_V2, applies=configured(RESPONSE_MATCH_V2), order=420)
 async def final_response_match_v2(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
-    case = case_of(item)
-    criterion = case.criterion(RESPONSE_MATCH_V2)
-    assert isinstance(criterion, AdkCriterion)  # configured
-    why = cannot_judge(item)
-    if why:
-        return [error_row(RESPONSE_MATCH_V2, why).model_copy(update={"judge": judge.name})]
+    case, criterion = criterion_of(item, RESPONSE_MATCH_V2)
+    unjudged = not_judged(item, RESPONSE_MATCH_V2, judge.name)
+    if unjudged:
+        return unjudged
     actual = actual_invocations(item)
     mismatch = invocation_count_mismatch(case, actual)
     if mismatch:

@@ -28,7 +28,6 @@ from bat_pipeline.engine.contracts.adk import (
     RUBRIC_RESPONSE,
     RUBRIC_TOOL_USE,
     RUBRIC_TRAJECTORY,
-    AdkCriterion,
     AdkRubric,
     effective_rubrics,
 )
@@ -38,12 +37,14 @@ from bat_pipeline.engine.scorers.adk_response_v2 import majority
 from bat_pipeline.engine.scorers.adk_support import (
     Actual,
     actual_invocations,
-    case_of,
     configured,
+    criterion_of,
     error_row,
+    not_judged,
     threshold_row,
+    user_turns,
 )
-from bat_pipeline.engine.scorers.judging import Judge, JudgeQuestion, cannot_judge
+from bat_pipeline.engine.scorers.judging import Judge, JudgeQuestion
 from bat_pipeline.engine.scorers.llm_grader import SCHEMA, parse_grade
 from bat_pipeline.engine.scorers.registry import ScoringInput, llm
 
@@ -96,15 +97,12 @@ async def _rubric(metric: str, rubric: AdkRubric, user: str, answer: str, sample
 
 
 async def rubric_rows(item: ScoringInput, judge: Judge, metric: str) -> list[ScoreRow]:
-    case = case_of(item)
-    criterion = case.criterion(metric)
-    assert isinstance(criterion, AdkCriterion)  # configured
-    why = cannot_judge(item)
-    if why:
-        return [error_row(metric, why).model_copy(update={"judge": judge.name})]
+    case, criterion = criterion_of(item, metric)
+    unjudged = not_judged(item, metric, judge.name)
+    if unjudged:
+        return unjudged
     actual = actual_invocations(item)
-    log = item.episode.conversation
-    users = [t.user for t in log.turns] if log is not None and log.turns else item.task.turns
+    users = user_turns(item)
     expected = case.conversation or []
     if metric == RUBRIC_TOOL_USE and any(a.calls is None for a in actual):
         return [error_row(metric, "no trajectory: no spans were found for this conversation's tool calls")]
@@ -159,17 +157,14 @@ def dialogue(users: list[str], actual: list[Actual]) -> str:
 @llm(RUBRIC_TRAJECTORY, applies=configured(RUBRIC_TRAJECTORY), order=424)
 async def rubric_based_multi_turn_trajectory_quality_v1(item: ScoringInput, judge: Judge) -> list[ScoreRow]:
     metric = RUBRIC_TRAJECTORY
-    case = case_of(item)
-    criterion = case.criterion(metric)
-    assert isinstance(criterion, AdkCriterion)  # configured
-    why = cannot_judge(item)
-    if why:
-        return [error_row(metric, why).model_copy(update={"judge": judge.name})]
+    case, criterion = criterion_of(item, metric)
+    unjudged = not_judged(item, metric, judge.name)
+    if unjudged:
+        return unjudged
     actual = actual_invocations(item)
     if any(a.calls is None for a in actual):
         return [error_row(metric, "no trajectory: no spans were found for this conversation's tool calls")]
-    log = item.episode.conversation
-    users = [t.user for t in log.turns] if log is not None and log.turns else item.task.turns
+    users = user_turns(item)
     last = case.conversation[-1] if case.conversation else None
     rubrics = effective_rubrics(case, criterion, last)
     text = dialogue(users, actual)

@@ -18,6 +18,7 @@ from typing import Any
 from bat_pipeline.engine.contracts.adk import AdkCase, AdkCriterion
 from bat_pipeline.engine.contracts.scores import ScoreRow
 from bat_pipeline.engine.contracts.trajectory import ModelStep, ToolStep, Turn
+from bat_pipeline.engine.scorers.judging import cannot_judge
 from bat_pipeline.engine.scorers.registry import ScoringInput
 from bat_pipeline.engine.scorers.support import iter_steps
 
@@ -46,6 +47,28 @@ def case_of(item: ScoringInput) -> AdkCase:
     case = item.task.adk
     assert case is not None  # the scorers apply to ADK tasks only
     return case
+
+
+def criterion_of(item: ScoringInput, metric: str) -> tuple[AdkCase, AdkCriterion]:
+    """The episode's case and the criterion its config gives `metric` (a scorer that
+    applies only when `configured(metric)`)."""
+    case = case_of(item)
+    criterion = case.criterion(metric)
+    assert isinstance(criterion, AdkCriterion)  # configured
+    return case, criterion
+
+
+def not_judged(item: ScoringInput, metric: str, judge_name: str) -> list[ScoreRow] | None:
+    """The error row of an LLM metric whose episode cannot be judged (no answer, an
+    attempt that failed); None when it can be."""
+    why = cannot_judge(item)
+    return None if not why else [error_row(metric, why).model_copy(update={"judge": judge_name})]
+
+
+def user_turns(item: ScoringInput) -> list[str]:
+    """What the user said each turn: the conversation's, else the task's turns."""
+    log = item.episode.conversation
+    return [t.user for t in log.turns] if log is not None and log.turns else list(item.task.turns)
 
 
 def configured(metric: str) -> Callable[[ScoringInput], bool]:

@@ -20,14 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bat_pipeline.engine.contracts.adk import TRAJECTORY, AdkCriterion, AdkToolCall, MatchType
+from bat_pipeline.engine.contracts.adk import TRAJECTORY, AdkToolCall, MatchType
 from bat_pipeline.engine.contracts.scores import ScoreRow
 from bat_pipeline.engine.scorers.adk_support import (
     SCALE,
     ToolCall,
     actual_invocations,
-    case_of,
     configured,
+    criterion_of,
     error_row,
     invocation_count_mismatch,
     threshold_row,
@@ -84,9 +84,7 @@ def precision_recall(
 
 @check(TRAJECTORY, applies=configured(TRAJECTORY), order=80, criteria=(TRAJECTORY, PRECISION, RECALL))
 def tool_trajectory_avg_score(item: ScoringInput) -> list[ScoreRow]:
-    case = case_of(item)
-    criterion = case.criterion(TRAJECTORY)
-    assert isinstance(criterion, AdkCriterion)  # configured
+    case, criterion = criterion_of(item, TRAJECTORY)
     actual = actual_invocations(item)
     mismatch = invocation_count_mismatch(case, actual)
     if mismatch:
