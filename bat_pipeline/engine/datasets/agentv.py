@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from bat_pipeline.engine.config.files import parse_json, read_text, read_yaml
 from bat_pipeline.engine.config.messages import kind
-from bat_pipeline.engine.contracts.agentv import AgentvCase, AgentvFormat, AgentvSuite, Assertion, Message
+from bat_pipeline.engine.contracts.agentv import IMPLICIT_KEY, AgentvCase, AgentvFormat, AgentvSuite, Assertion, Message
 from bat_pipeline.engine.datasets.agentv_composite import composite_options
 from bat_pipeline.engine.datasets.agentv_graders import (
     GRADING_KEY,
@@ -231,7 +231,7 @@ def _case(
             Assertion(
                 name="llm-grader",
                 type="llm-rubric",
-                options={"written_type": "llm-grader", "required_given": False, GRADING_KEY: ""},
+                options={"written_type": "llm-grader", "required_given": False, GRADING_KEY: "", IMPLICIT_KEY: True},
             )
         ]
     for grader in graders:

@@ -91,7 +91,9 @@ def score(conv: Conversation) -> tuple[float, str]:
     notes = [f"scripted stand-in judge (keyword heuristics, not a model); rubric {rubric}"]
     if rubric == "grader":
         criteria = _field(prompt, ["grading[ _]criteria"])
-        answer = _field(prompt, ["answer[ _]to[ _]grade"])
+        # The answer is the question's last field and may run over many lines.
+        found_answer = re.search(r"^Answer to grade:[ \t]*(.*)\Z", prompt, re.MULTILINE | re.DOTALL | re.IGNORECASE)
+        answer = found_answer.group(1).strip() if found_answer else _field(prompt, ["answer[ _]to[ _]grade"])
         share, found = _share(_terms(criteria), answer)
         value = 0.0 if not answer or answer == "(empty)" else (0.5 if share is None else share)
         notes.append(f"criteria terms in the answer: {found} of {_terms(criteria)}")
