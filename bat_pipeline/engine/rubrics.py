@@ -130,6 +130,18 @@ def answer_object(text: str) -> dict[str, Any]:
     return found
 
 
+def answer_with(text: str, key: str) -> dict[str, Any]:
+    """The last top-level JSON object holding `key` in the text after the last `</think>`;
+    JudgeAnswerError when there is none."""
+    if not isinstance(text, str) or not text.strip():
+        raise JudgeAnswerError("the judge's answer is empty")
+    said = text.rsplit(THINK_END, 1)[-1]
+    found = [obj for obj in _json_objects(said) if key in obj]
+    if not found:
+        raise JudgeAnswerError(f"no JSON object with '{key}' in the judge's answer: {_preview(said)}")
+    return found[-1]
+
+
 def checked_score(raw: Any) -> float:
     """A judge's score as a number within 0..1, else JudgeAnswerError (module docstring)."""
     return _score(raw)

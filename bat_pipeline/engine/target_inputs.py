@@ -18,6 +18,7 @@ from pathlib import Path
 from bat_pipeline.engine.contracts.agentv import AgentvCase, AgentvTarget, Message
 from bat_pipeline.engine.contracts.config import EvalConfig, EvaluationSettings, ModelSpec
 from bat_pipeline.engine.datasets.agentv import content_text, messages_text
+from bat_pipeline.engine.datasets.agentv_content import llm_messages
 from bat_pipeline.engine.datasets.agentv_targets import folder_environ
 from bat_pipeline.engine.environment import (
     MODEL_KEY_ENV,
@@ -39,8 +40,12 @@ def case_messages(case: AgentvCase) -> list[Message]:
 
 
 def chat_messages(case: AgentvCase) -> list[dict[str, str]]:
-    """`case_messages` for a chat API: text content (structured content as JSON), roles
-    other than system and assistant sent as user."""
+    """The messages an LLM target is sent: a 4.x test's as AgentV 4.42.4 sends them (its
+    file parts' text embedded, engine.datasets.agentv_content.llm_messages); a seed test's
+    `case_messages` as text (structured content as JSON), roles other than system and
+    assistant sent as user."""
+    if case.format == "v4":
+        return llm_messages(case.input)
     return [
         {"role": m.role if m.role in CHAT_ROLES else "user", "content": content_text(m.content)}
         for m in case_messages(case)

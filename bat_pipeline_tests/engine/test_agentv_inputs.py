@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from bat_pipeline.engine.config.files import read_yaml
 from bat_pipeline.engine.datasets.agentv import load_suite
 from bat_pipeline.engine.datasets.agentv_targets import TargetOptions
@@ -66,6 +68,67 @@ def test_an_unquoted_date_in_a_test_stays_text_as_written(tmp_path):
     [case] = suite.tests
     assert case.assertions[0].value == "2025-01-01" and case.metadata == {"created": "2025-01-01"}
     assert case.expected_output[0].content == "2025-01-02"
-    [message] = chat_messages(case)
+    system, message = chat_messages(case)
+    assert system["role"] == "system" and message["role"] == "user"
     assert json.loads(message["content"]) == {"due": "2025-01-01", "confirmed": "yes", "mode": 15}
     json.dumps(case.model_dump(mode="json"))  # the records serialise (a date used to crash here)
+
+
+def test_file_items_of_tests_are_the_tests_of_those_files(tmp_path):
+    """AgentV 4.42.4's expandFileReferences: `file://PATH` (or a glob) in `tests` splices in
+    the tests of a YAML list or a JSONL file, relative to the eval file."""
+    from bat_pipeline.engine.errors import InputError
+
+    (tmp_path / ".agentv").mkdir()
+    (tmp_path / ".agentv" / "targets.yaml").write_text(TARGETS, encoding="utf-8")
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "a.yaml").write_text("- id: from-yaml\n  input: hi\n  criteria: greets\n", encoding="utf-8")
+    for name in ("b", "c"):
+        line = {"id": f"from-{name}", "input": "q", "assertions": [{"type": "contains", "value": "x"}]}
+        (cases / f"{name}.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
+    scripted = {"id": "scripted", "input": "q", "assertions": [{"type": "code-grader", "command": ["python3", "g.py"]}]}
+    (tmp_path / "scripts.jsonl").write_text(json.dumps(scripted) + "\n", encoding="utf-8")
+    path = tmp_path / "e.eval.yaml"
+    judge = "judge: {provider: openai, model: m, base_url: 'http://127.0.0.1:9/v1'}\n"
+    path.write_text(
+        judge + "tests:\n  - id: inline\n    input: hi\n    criteria: greets\n"
+        "  - file://cases/a.yaml\n  - file://cases/*.jsonl\n",
+        encoding="utf-8",
+    )
+    suite = load_suite(path, TargetOptions(environ={}))
+    assert [t.id for t in suite.tests] == ["inline", "from-yaml", "from-b", "from-c"]
+    # A script grader from an included file runs a command: refused unless trusted, as for `tests: FILE`.
+    path.write_text(judge + "tests:\n  - file://scripts.jsonl\n", encoding="utf-8")
+    with pytest.raises(InputError, match="in an external tests file runs a command") as caught:
+        load_suite(path, TargetOptions(environ={}))
+    assert str(tmp_path / "scripts.jsonl") in str(caught.value)
+    assert [t.id for t in load_suite(path, TargetOptions(environ={}, trust_datasets=True)).tests] == ["scripted"]
+    path.write_text(judge + "tests:\n  - file://cases/nope.yaml\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"external tests file .*nope.yaml not found") as caught:
+        load_suite(path, TargetOptions(environ={}))
+    assert caught.value.field == "tests[0]"
+
+
+def test_variables_in_a_4x_eval_file_are_filled_as_agentv_fills_them(tmp_path):
+    """AgentV 4.42.4's interpolateEnv over the eval file: set from the shell or a .env,
+    unset ones empty, a whole `${{ VAR }}` typed when it reads as true/false or a number."""
+    (tmp_path / ".agentv").mkdir()
+    (tmp_path / ".agentv" / "targets.yaml").write_text(TARGETS, encoding="utf-8")
+    (tmp_path / ".env").write_text("PERSONA=You greet warmly.\nLIMIT=0.5\n", encoding="utf-8")
+    path = tmp_path / "env.eval.yaml"
+    path.write_text(
+        "tests:\n"
+        "  - id: t\n"
+        "    input:\n"
+        "      - {role: system, content: '${{ PERSONA }} Always.'}\n"
+        "      - {role: user, content: 'Hi ${{ NOT_SET_ANYWHERE }}!'}\n"
+        "    expected_output: '${{ NOT_SET_ANYWHERE }}'\n"
+        "    execution: {threshold: '${{ LIMIT }}'}\n"
+        "    assertions: [{type: contains, value: '${{ WORD }}'}]\n",
+        encoding="utf-8",
+    )
+    [case] = load_suite(path, TargetOptions(environ={"WORD": "hello"})).tests
+    assert [m.content for m in case.input] == ["You greet warmly. Always.", "Hi !"]
+    assert case.expected_output[0].content == "" and case.threshold == 0.5
+    assert case.assertions[0].value == "hello"

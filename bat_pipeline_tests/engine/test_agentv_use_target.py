@@ -168,3 +168,9 @@ def test_the_command_line_refuses_an_unset_use_target_with_exit_2(tmp_path, caps
     assert cli.main(["run", str(path)]) == 2
     err = capsys.readouterr().err
     assert "target 'default' uses use_target" in err and "field 'use_target'" in err and "Traceback" not in err
+
+
+def test_the_eval_file_may_name_a_target_by_use_target(tmp_path):
+    path = eval_file(repo(tmp_path), {"targets": [{"name": "mine", "use_target": "${{ LLM_TARGET }}"}]})
+    [target] = load_suite(path, TargetOptions(environ={})).targets
+    assert (target.name, target.provider, target.llm.model) == ("mine", "openai", "gpt-test")

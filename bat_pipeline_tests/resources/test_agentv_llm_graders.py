@@ -195,3 +195,107 @@ def test_4x_llm_graders_prompt_files_and_rubric_items(server, tmp_path):
     rows = [r for r in checked.scores if r.scorer == "llm_grader"]
     assert [(r.value, r.passed) for r in rows] == [(0.85, True)] * 3
     assert checked.verdict.passed is True
+
+
+RANGED = {
+    "type": "rubrics",
+    "criteria": [
+        {
+            "id": "factual_accuracy",
+            "weight": 2.0,
+            "min_score": 0.8,
+            "score_ranges": {0: "Major factual errors.", 3: "One clear error.", 8: "Accurate, minor omissions."},
+        },
+        {
+            "id": "brevity",
+            "outcome": "Under 50 words",
+            "score_ranges": [
+                {"score_range": [0, 4], "outcome": "Too long."},
+                {"score_range": [5, 10], "outcome": "Short and clear."},
+            ],
+        },
+    ],
+}
+
+
+def checks_reply(accuracy: int, brevity: int) -> Reply:
+    checks = [{"id": "factual_accuracy", "score": accuracy, "reasoning": "facts"}, {"id": "brevity", "score": brevity}]
+    return Reply(content=json.dumps({"checks": checks, "overall_reasoning": "summed up"}))
+
+
+@pytest.mark.parametrize(
+    ("accuracy", "brevity", "value", "passed"),
+    [
+        (8, 5, (0.8 * 2 + 0.5) / 3, False),  # below the grader's mark of 0.8
+        (7, 10, 0.8, False),  # at the mark, but factual_accuracy is below its min_score
+        (9, 9, 0.9, True),
+    ],
+)
+def test_score_ranges_items_are_scored_0_to_10_each(server, tmp_path, accuracy, brevity, value, passed):
+    """As AgentV 4.42.4's analytic rubrics: each item 0-10 over its bands, score / 10 weighted."""
+    write(tmp_path / ".agentv" / "targets.yaml", {"targets": [{"name": "local", **TARGET, "judge_target": "j"}]})
+    judge = {"name": "j", "provider": "openai", "model": "grader-5", "base_url": server.base_url}
+    targets = yaml.safe_load((tmp_path / ".agentv" / "targets.yaml").read_text())["targets"] + [judge]
+    write(tmp_path / ".agentv" / "targets.yaml", {"targets": targets})
+    tests = [{"id": "t", "input": "Summarise", "criteria": "An accurate summary.", "assertions": [RANGED]}]
+    config = load_project(write(tmp_path / "eval.yaml", {"execution": {"target": "local"}, "tests": tests}))
+    server.script(default=checks_reply(accuracy, brevity))
+    tasks = suite_tasks(config.agentv)
+    record = answer_from_record({"id": "t", "text": "Ice melts."}, "v4")
+    episode = answered_episode(tasks[0], "local", 0, record, wall_ms=1.0, started_at="2026-01-01T00:00:00Z")
+    [checked] = check_partition([episode], tasks, config)
+    asyncio.run(judge_episodes(JudgeClient(config.judge, environ=ENV), [checked], tasks))
+    [row] = [r for r in checked.scores if r.scorer == "llm_grader"]
+    assert row.value == pytest.approx(value) and row.passed is passed and row.reason == "summed up"
+    texts = [c["text"] for c in row.details["checks"]]
+    assert texts[0] == f"[factual_accuracy] factual_accuracy - {accuracy}/10 (" + (
+        "Accurate, minor omissions.)" if accuracy >= 8 else "One clear error.)"
+    )
+    [body] = server.bodies()
+    user = body["messages"][1]["content"]
+    assert "- factual_accuracy (weight 2) [needs at least 8 of 10]" in user and "    0-2: Major factual errors." in user
+    assert "    8-10: Accurate, minor omissions." in user and "- brevity: Under 50 words" in user
+    assert body["response_format"]["json_schema"]["schema"]["required"] == ["checks", "overall_reasoning"]
+
+
+@pytest.mark.parametrize(
+    ("ranges", "message"),
+    [
+        ({3: "a", 5: "b"}, "the score_ranges map starts at 0, got 3"),
+        ([{"score_range": [0, 6], "outcome": "a"}], r"the bands leave out 7, 8, 9, 10"),
+        ([{"score_range": [0, 6], "outcome": "a"}, {"score_range": [5, 10], "outcome": "b"}], "overlap"),
+        ([{"score_range": [0, 10]}], r"the band \[0, 10\] has no outcome"),
+    ],
+)
+def test_score_ranges_that_do_not_cover_0_to_10_are_refused_by_name(tmp_path, ranges, message):
+    from bat_pipeline.engine.datasets.agentv import load_suite
+    from bat_pipeline.engine.errors import InputError
+
+    write(tmp_path / ".agentv" / "targets.yaml", {"targets": [{"name": "default", **TARGET}]})
+    grader = {"type": "rubrics", "criteria": [{"id": "x", "score_ranges": ranges}]}
+    path = write(tmp_path / "eval.yaml", {"tests": [{"id": "t", "input": "q", "assertions": [grader]}]})
+    with pytest.raises(InputError, match=message) as caught:
+        load_suite(path)
+    assert caught.value.field.startswith("assertions[0].criteria[0].score_ranges")
+    assert "tests[0] (id 't')" in str(caught.value)
+
+
+def test_the_scripted_example_judge_answers_score_range_questions(tmp_path):
+    """The example judge (what the corpus runs against) reads our score-range question and
+    answers in the shape the grader reads: a check per item, its terms found in the answer."""
+    from bat_pipeline.engine.datasets import agentv_score_ranges as score_ranges
+    from bat_pipeline.engine.datasets.agentv import load_suite
+    from bat_pipeline.engine.scorers.llm_grader import grading_messages, parse_checks
+    from bat_pipeline.example.scripted_llm.judge import ranges_answer
+
+    write(tmp_path / ".agentv" / "targets.yaml", {"targets": [{"name": "default", **TARGET}]})
+    tests = [{"id": "t", "input": "Summarise", "criteria": "An accurate summary.", "assertions": [RANGED]}]
+    judge = {"provider": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1"}
+    [case] = load_suite(write(tmp_path / "eval.yaml", {"judge": judge, "tests": tests})).tests
+    [grader] = case.assertions
+    question = "\n".join(m["content"] for m in grading_messages(grader, case, "Accurate, minor omissions; Short."))
+    checks, _ = parse_checks(json.dumps(ranges_answer(question)))
+    assert [c["id"] for c in checks] == ["factual_accuracy", "brevity"]
+    score, below, rows = score_ranges.score_checks(grader.options[score_ranges.KEY], checks)
+    assert [c["score"] for c in checks] == [10, 3] and score == pytest.approx(2.3 / 3) and not below
+    assert [r["pass"] for r in rows] == [True, False]

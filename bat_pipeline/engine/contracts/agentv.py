@@ -100,6 +100,9 @@ class AgentvTarget(_Record):
     healthcheck: Healthcheck | None = None
     env: dict[str, str] = Field(default_factory=dict)
     """Extra variables for the command."""
+    files_format: str | None = None
+    """`files_format` (`attachments_format`): how each input file is written in {FILES},
+    `{path}` and `{basename}` filled (default `{path}`); files space separated."""
     source: str
     """Where the definition was read (file, and entry), for messages."""
 

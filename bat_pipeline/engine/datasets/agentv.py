@@ -22,6 +22,7 @@ from bat_pipeline.engine.config.files import parse_json, read_text, read_yaml
 from bat_pipeline.engine.config.messages import kind
 from bat_pipeline.engine.contracts.agentv import IMPLICIT_KEY, AgentvCase, AgentvFormat, AgentvSuite, Assertion, Message
 from bat_pipeline.engine.datasets.agentv_composite import composite_options
+from bat_pipeline.engine.datasets.agentv_content import file_shorthand, prompt_text, resolve_files, search_roots
 from bat_pipeline.engine.datasets.agentv_graders import (
     GRADING_KEY,
     GraderContext,
@@ -29,11 +30,12 @@ from bat_pipeline.engine.datasets.agentv_graders import (
     fold_rubric_strings,
 )
 from bat_pipeline.engine.datasets.agentv_judge import LLM_TYPES, find_judge
-from bat_pipeline.engine.datasets.agentv_targets import TargetOptions, load_targets
+from bat_pipeline.engine.datasets.agentv_targets import TargetOptions, agentv_environ, interpolate_env, load_targets
 from bat_pipeline.engine.datasets.trust import TRUST_HINT
 from bat_pipeline.engine.errors import InputError
 
 CASE_KEYS = ("tests", "evalcases", "eval_cases")
+FILE_REF = "file://"
 TYPE_ALIASES = {
     "code-grader": "script",
     "code-judge": "script",
@@ -100,23 +102,28 @@ def load_suite(path: Path, options: TargetOptions | None = None) -> AgentvSuite:
     key = next((k for k in CASE_KEYS if k in data), None)
     if key is None:
         raise InputError(file, f"no tests: expected one of {', '.join(CASE_KEYS)}")
-    cases, external = _case_list(data[key], path, key)
+    warnings: list[str] = []
+    cases, sources = _case_list(data[key], path, key, warnings)
     fmt = detect_format(data, cases)
+    if fmt == "v4":  # as AgentV 4.42.4: `${{ VAR }}` anywhere in the file (unset: empty)
+        environ = agentv_environ(path, options)
+        data, cases = interpolate_env(data, environ), interpolate_env(cases, environ)
     execution: dict[str, Any] = data["execution"] if isinstance(data.get("execution"), dict) else {}
     prompts = data.get("prompts") or ["{{ input }}"]
     if isinstance(prompts, str):
         prompts = [prompts]
     if not isinstance(prompts, list) or not all(isinstance(p, str) for p in prompts):
         raise InputError(file, "expected a list of template strings", field="prompts")
-    warnings = [f"{file}: prompts: only the first prompt is used ({len(prompts)} given)"] if len(prompts) > 1 else []
+    if len(prompts) > 1:
+        warnings.append(f"{file}: prompts: only the first prompt is used ({len(prompts)} given)")
     shared = [*_graders(data, file, "top level", fmt, warnings), *_graders(execution, file, "execution", fmt, warnings)]
     tests: list[AgentvCase] = []
     seen: dict[str, int] = {}
-    for index, raw in enumerate(cases):
+    for index, (raw, external) in enumerate(zip(cases, sources, strict=True)):
         entry = _entry(key, index, raw)
         if external is not None and not options.trust_datasets:
             _refuse_scripts(raw, external, entry, fmt)
-        case = _case(raw, index, entry, fmt, prompts[0], shared, path, warnings)
+        case = _case(raw, index, entry, fmt, prompts[0], shared, path, warnings, data.get("input_files"))
         if case.id in seen:
             raise InputError(file, f"duplicate id '{case.id}' (also {key}[{seen[case.id]}])", entry=entry, field="id")
         seen[case.id] = index
@@ -146,21 +153,62 @@ def load_suite(path: Path, options: TargetOptions | None = None) -> AgentvSuite:
         raise InputError(file, error["msg"], field=".".join(map(str, error["loc"]))) from None
 
 
-def _case_list(value: Any, path: Path, key: str) -> tuple[list[Any], Path | None]:
+def _case_list(value: Any, path: Path, key: str, warnings: list[str]) -> tuple[list[Any], list[Path | None]]:
     """`tests` as a list, or a path to a YAML list or a JSONL file (relative to the file);
-    and that file (None for tests written in the eval file)."""
-    source = None
+    a `file://PATH` item of the list is the tests of that file (a glob with `*` / `?`:
+    of each file it matches, in order), as AgentV 4.42.4's expandFileReferences. With
+    each test, the file it is written in (None: the eval file)."""
     if isinstance(value, str):
         source = (path.parent / value).resolve()
-        if source.suffix == ".jsonl":
-            lines = read_text(source).splitlines()
-            return [parse_json(line, str(source), line=n) for n, line in enumerate(lines, 1) if line.strip()], source
-        value = read_yaml(source, core_schema=True)
-        if isinstance(value, dict):
-            value = next((value[k] for k in CASE_KEYS if k in value), value)
+        found = _external_tests(source, str(path), key)
+        if not found:
+            raise InputError(str(path), f"expected a non-empty list of tests in {source}", field=key)
+        return found, [source] * len(found)
     if not isinstance(value, list) or not value:
         raise InputError(str(path), f"expected a non-empty list of tests, got {kind(value)}", field=key)
-    return value, source
+    cases: list[Any] = []
+    sources: list[Path | None] = []
+    for i, item in enumerate(value):
+        if not (isinstance(item, str) and item.startswith(FILE_REF)):
+            cases.append(item)
+            sources.append(None)
+            continue
+        written = item.removeprefix(FILE_REF)
+        if any(c in written for c in "*?"):
+            matches = sorted(p for p in path.parent.glob(written) if p.is_file())
+            if not matches:
+                warnings.append(f"{path}: {key}[{i}]: {item} matches no file; no tests from it (as AgentV)")
+        else:
+            matches = [(path.parent / written).resolve()]
+        for match in matches:
+            found = _external_tests(match.resolve(), str(path), f"{key}[{i}]")
+            if not found:
+                warnings.append(f"{path}: {key}[{i}]: {match} holds no tests")
+            cases += found
+            sources += [match.resolve()] * len(found)
+    if not cases:
+        raise InputError(str(path), "expected a non-empty list of tests", field=key)
+    return cases, sources
+
+
+def _external_tests(source: Path, file: str, field: str) -> list[Any]:
+    """The tests of an external file: JSONL (an object a line) or YAML (a list, or a
+    mapping holding one under `tests`)."""
+    if source.suffix not in (".jsonl", ".yaml", ".yml"):
+        raise InputError(file, f"{source.name}: external tests are .yaml, .yml or .jsonl files", field=field)
+    if not source.is_file():
+        raise InputError(file, f"external tests file {source} not found", field=field)
+    if source.suffix == ".jsonl":
+        lines = read_text(source).splitlines()
+        return [parse_json(line, str(source), line=n) for n, line in enumerate(lines, 1) if line.strip()]
+    value = read_yaml(source, core_schema=True)
+    if isinstance(value, dict):
+        value = next((value[k] for k in CASE_KEYS if k in value), value)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InputError(str(source), f"expected a list of tests, got {kind(value)}")
+    return value
 
 
 def _refuse_scripts(raw: Any, source: Path, entry: str, fmt: AgentvFormat) -> None:
@@ -197,6 +245,7 @@ def _case(
     shared: list[Assertion],
     path: Path,
     warnings: list[str],
+    suite_files: Any = None,
 ) -> AgentvCase:
     file = str(path)
     if not isinstance(raw, dict):
@@ -208,6 +257,8 @@ def _case(
         )
     variables = dict(raw.get("vars") or {})
     source_input = variables.get("input", raw.get("input", raw.get("input_messages")))
+    if fmt == "v4" and "input" in raw:
+        source_input = file_shorthand(raw, None if execution_skips(raw) else suite_files)
     if source_input is None:
         raise InputError(
             file,
@@ -221,8 +272,7 @@ def _case(
         *_graders(raw, file, entry, fmt, warnings),
         *_graders(execution, file, f"{entry} execution", fmt, warnings),
     ]
-    # as AgentV: `execution.skip_defaults: true` leaves the file-level graders out of this test
-    graders = _unique_names([*graders, *([] if execution.get("skip_defaults") is True else shared)])
+    graders = _unique_names([*graders, *([] if execution_skips(raw) else shared)])
     if fmt == "seed":  # issue 15: required unless said otherwise; 4.x: not required
         graders = [g if g.options["required_given"] else g.model_copy(update={"required": True}) for g in graders]
     criteria = str(raw.get("criteria") or raw.get("expected_outcome") or "")
@@ -243,22 +293,36 @@ def _case(
                 field="criteria",
             )
     input_messages = messages(source_input, "user", file, entry, "input")
-    prompt = render(template, {"input": source_input, **variables}) if fmt == "seed" else messages_text(input_messages)
+    expected_messages = messages(expected, "assistant", file, entry, "expected_output") if expected is not None else []
+    input_files = [str(f) for f in raw.get("input_files") or []]
+    if fmt == "v4":  # as AgentV 4.42.4: file parts read, the prompt built from the parts
+        roots = search_roots(path)
+        input_messages, input_files = resolve_files(input_messages, roots, f"{file}: {entry}, input", warnings)
+        expected_messages, _ = resolve_files(expected_messages, roots, f"{file}: {entry}, expected_output", warnings)
+        prompt = prompt_text(input_messages, "agent")
+    else:
+        prompt = render(template, {"input": source_input, **variables})
     threshold = execution.get("threshold", raw.get("threshold"))
     return AgentvCase(
         id=str(test_id),
         prompt=prompt,
         input=input_messages,
-        expected_output=messages(expected, "assistant", file, entry, "expected_output") if expected is not None else [],
+        expected_output=expected_messages,
         criteria=criteria,
         assertions=graders,
         threshold=None if threshold is None else _number(threshold, file, "execution.threshold", entry),
         vars=variables,
         metadata=dict(raw.get("metadata") or {}),
-        input_files=[str(f) for f in raw.get("input_files") or []],
+        input_files=input_files,
         format=fmt,
         eval_file=path,
     )
+
+
+def execution_skips(raw: Mapping[str, Any]) -> bool:
+    """`execution.skip_defaults: true`: the file-level graders and `input_files` are left out."""
+    execution = raw.get("execution")
+    return isinstance(execution, dict) and execution.get("skip_defaults") is True
 
 
 def messages(value: Any, role: str, file: str, entry: str, field: str) -> list[Message]:

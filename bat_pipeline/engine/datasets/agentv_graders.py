@@ -28,6 +28,7 @@ from typing import Any
 
 from bat_pipeline.engine.config.messages import kind
 from bat_pipeline.engine.contracts.agentv import AgentvFormat
+from bat_pipeline.engine.datasets import agentv_score_ranges as score_ranges
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.scorers.trajectory import parse_assertion
 
@@ -186,6 +187,9 @@ def _llm_rubric(options: dict[str, Any], at: GraderContext) -> dict[str, Any]:
         text = _prompt_text(prompt.strip(), at)
     elif prompt is not None:
         raise at.refuse(f"expected the grading prompt as text or file://PATH, got {kind(prompt)}", "prompt")
+    elif items is not None and at.fmt == "v4" and score_ranges.has_score_ranges(items):
+        ranged = score_ranges.score_range_items(items, "rubrics" if "rubrics" in options else "criteria", at.refuse)
+        return {**options, GRADING_KEY: score_ranges.grading_text(ranged), score_ranges.KEY: ranged}
     elif items is not None:
         text = "\n".join(_outcomes(items, "rubrics" if "rubrics" in options else "criteria", at))
     else:

@@ -89,7 +89,12 @@ def find_judge(
     if named:
         [(name, where)] = named.items()
         if name not in defined:
-            raise InputError(where, f"judge target '{name}' is not defined", field="judge_target")
+            raise InputError(
+                where,
+                f"judge target '{name}' is not defined in the targets files read (as AgentV, the nearest "
+                ".agentv/targets.yaml): define it there, or add a `judge:` block to the eval file",
+                field="judge_target",
+            )
         body, at = resolve_use_target(name, defined, environ)
         provider = str(body.get("provider") or "")
         if provider in JUDGE_PROVIDERS or block is None:

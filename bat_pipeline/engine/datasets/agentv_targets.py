@@ -214,6 +214,12 @@ def defined_targets(
                 defined.setdefault(name, (body, where))
     if options.providers_file is not None and not Path(options.providers_file).is_file():
         raise InputError(str(options.providers_file), "providers file not found (--providers)")
+    execution = data.get("execution")
+    refs = execution.get("targets") if isinstance(execution, dict) else None
+    for i, ref in enumerate(refs if isinstance(refs, list) else []):
+        # as AgentV: `{name, use_target}` in the eval file stands for the target it names
+        if isinstance(ref, dict) and isinstance(ref.get("use_target"), str) and ref.get("name"):
+            defined.setdefault(str(ref["name"]), ({"use_target": ref["use_target"]}, f"{file}, execution.targets[{i}]"))
     return defined
 
 
@@ -325,6 +331,33 @@ def _runnable(name: str, body: Mapping[str, Any], where: str) -> None:
         )
 
 
+_WHOLE_VAR = re.compile(r"^\$\{\{\s*([A-Za-z_]\w*)\s*\}\}$")
+_ONE_VAR = re.compile(r"\$\{\{\s*([A-Za-z_]\w*)\s*\}\}")
+_PLAIN_NUMBER = re.compile(r"^-?(?:0|[1-9]\d*)(?:\.\d+)?$")
+
+
+def interpolate_env(value: Any, environ: Mapping[str, str]) -> Any:
+    """A 4.x eval file's (or external tests file's) values with `${{ VAR }}` filled, as
+    AgentV 4.42.4's interpolateEnv: an unset variable is empty; a value that is one
+    `${{ VAR }}` alone becomes true / false / a number when the variable reads so."""
+    if isinstance(value, str):
+        whole = _WHOLE_VAR.match(value)
+        if whole:
+            text = environ.get(whole.group(1), "")
+            if text in ("true", "false"):
+                return text == "true"
+            if _PLAIN_NUMBER.match(text):
+                number = float(text)
+                return int(number) if number.is_integer() else number
+            return text
+        return _ONE_VAR.sub(lambda m: environ.get(m.group(1), ""), value)
+    if isinstance(value, list):
+        return [interpolate_env(v, environ) for v in value]
+    if isinstance(value, dict):
+        return {k: interpolate_env(v, environ) for k, v in value.items()}
+    return value
+
+
 def _unset(value: str, environ: Mapping[str, str]) -> bool:
     return any((m.group(1) or m.group(2)) not in environ for m in _VAR.finditer(value))
 
@@ -362,6 +395,7 @@ def _target(
             batch=bool(body.get("batch_requests", body.get("provider_batching", False))),
             workers=body.get("workers"),
             env={str(k): str(v) for k, v in (body.get("env") or {}).items()},
+            files_format=_files_format(body, where),
             # AgentV 4.42.4 resolves a healthcheck's cwd against the eval file's folder, as the
             # target's (normalizeCliHealthcheck); the seed's provider files against the target's.
             healthcheck=_healthcheck(body.get("healthcheck"), command, cwd, where, path.parent if fmt == "v4" else cwd),
@@ -369,6 +403,15 @@ def _target(
         )
     except (ValidationError, ValueError, TypeError) as exc:
         raise InputError(where, str(exc).splitlines()[0]) from None
+
+
+def _files_format(body: Mapping[str, Any], where: str) -> str | None:
+    value = body.get("files_format", body.get("attachments_format"))
+    if value is not None and not isinstance(value, str):
+        raise InputError(
+            where, f"files_format is a template such as '--file {{path}}', got {kind(value)}", field="files_format"
+        )
+    return value
 
 
 def _folder(value: Any, base: Path) -> Path:

@@ -10,6 +10,9 @@ It looks for labelled lines in the prompt (`Expected outcome: ...`, `Final answe
 - an AgentV LLM grader (`Grading criteria: ...` / `Answer to grade: ...`): share of the
   criteria's key terms found in the answer (0 for an empty answer, 0.5 with no term), passed
   at 0.5 or more; the answer then carries `passed` too.
+- an AgentV score-range rubric (`Scored items:` with `- id ...` lines and their bands):
+  per item, 10 × the share of its description's and top band's key terms found in the
+  answer, rounded (5 with no term, 0 for an empty answer), as `{checks, overall_reasoning}`.
 The rubric is the grader's when the opening names grading criteria, else the first of
 hallucination / tool / relevance / completion named in the prompt's opening.
 """
@@ -119,6 +122,29 @@ def score(conv: Conversation) -> tuple[float, str]:
     return round(value, 2), "; ".join(notes) + "."
 
 
+def ranges_answer(prompt: str) -> dict[str, object] | None:
+    """The `{checks, overall_reasoning}` answer to a score-range question, None for others."""
+    if "Scored items:" not in prompt:
+        return None
+    block = prompt.split("Scored items:", 1)[1]
+    answer = _field(prompt, ["answer[ _]to[ _]grade"])
+    items: list[tuple[str, str]] = []
+    for line in block.splitlines():
+        head = re.match(r"^- ([^\s:]+)(.*)$", line)
+        if head:
+            items.append((head.group(1), head.group(2).split(":", 1)[1] if ":" in head.group(2) else ""))
+        elif items and re.match(r"^\s+\d+(?:-\d+)?: ", line) and line.strip().split(":", 1)[0].endswith("10"):
+            items[-1] = (items[-1][0], items[-1][1] + " " + line.split(":", 1)[1])
+        elif items and line.startswith(("Input:", "Expected output:", "Answer to grade:")):
+            break
+    checks = []
+    for item_id, text in items:
+        share, found = _share(_terms(text), answer)
+        value = 0 if not answer or answer == "(empty)" else (5 if share is None else round(10 * share))
+        checks.append({"id": item_id, "score": value, "reasoning": f"terms in the answer: {found}"})
+    return {"checks": checks, "overall_reasoning": "scripted stand-in judge (keyword heuristics, not a model)."}
+
+
 def respond(conv: Conversation, think: bool = False, echo: str | None = None, pad: int = 0) -> Reply:
     """JSON content when the request asks for JSON, else prose ending with the JSON object.
     `echo`: a text the reasoning quotes (the caller's key, to test redaction); `pad`:
@@ -129,6 +155,9 @@ def respond(conv: Conversation, think: bool = False, echo: str | None = None, pa
     graded = graded_judge.respond(conv)
     if graded is not None:
         return graded
+    ranged = ranges_answer(conv.prompt_text())
+    if ranged is not None:
+        return Reply(text=json.dumps(ranged))
     value, reasoning = score(conv)
     if echo:
         reasoning += f" Judged for key {echo}."

@@ -18,6 +18,7 @@ from bat_pipeline.engine.contracts.agentv import AgentvSuite, AgentvTarget
 from bat_pipeline.engine.contracts.episode import Episode
 from bat_pipeline.engine.conversation import Attempt
 from bat_pipeline.engine.target_records import answered_episode, error_episode, read_batch
+from bat_pipeline.resources.targets.cli import input_files
 from bat_pipeline.resources.targets.command_runs import failed_run, run_target
 
 
@@ -47,8 +48,9 @@ def run_batch(
                 "PROMPT": "",
                 "PROMPT_FILE": "",
                 "EVAL_ID": "",
-                "FILES": "",
             },
+            # as AgentV 4.42.4: the input files of every test of the batch
+            [f for attempt in group if attempt.task.agentv for f in input_files(attempt.task.agentv)],
         )
         if not result.ok:
             for attempt in group:

@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bat_pipeline.engine.contracts.agentv import AgentvTarget
+from bat_pipeline.engine.contracts.agentv import AgentvCase, AgentvTarget
 from bat_pipeline.engine.contracts.episode import Episode
 from bat_pipeline.engine.conversation import Attempt
 from bat_pipeline.engine.target_records import answer_from_output, answered_episode
@@ -30,6 +30,12 @@ def run_per_test(
             on_episode(episode)
 
 
+def input_files(case: AgentvCase) -> list[str]:
+    """The test's input files as absolute paths (a 4.x test's are resolved when it is
+    read, engine.datasets.agentv_content; the seed's are relative to the eval file)."""
+    return [str((case.eval_file.parent / f).resolve()) for f in case.input_files]
+
+
 def one_attempt(target: AgentvTarget, attempt: Attempt) -> Episode:
     task, index = attempt.task, attempt.attempt_index
     case = task.agentv
@@ -39,7 +45,6 @@ def one_attempt(target: AgentvTarget, attempt: Attempt) -> Episode:
         prompt_file = Path(scratch) / "prompt.txt"
         prompt_file.write_text(case.prompt, encoding="utf-8")
         output_file = Path(scratch) / "output.txt"
-        files = [str((case.eval_file.parent / f).resolve()) for f in case.input_files]
         result = run_target(
             target,
             {
@@ -49,8 +54,8 @@ def one_attempt(target: AgentvTarget, attempt: Attempt) -> Episode:
                 "EVAL_ID": case.id,
                 "ATTEMPT": str(index),
                 "EVAL_FILE": str(case.eval_file),
-                "FILES": " ".join(files),
             },
+            input_files(case),
         )
         if not result.ok:
             return failed_run(task, target, index, result, started_at=started)

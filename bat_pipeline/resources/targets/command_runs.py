@@ -4,7 +4,7 @@ attempt whose run failed."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from bat_pipeline.engine.contracts.agentv import AgentvTarget
 from bat_pipeline.engine.contracts.episode import Episode
@@ -14,10 +14,10 @@ from bat_pipeline.resources.commands import CommandResult, run_command
 from bat_pipeline.resources.targets.placeholders import fill, target_environment
 
 
-def run_target(target: AgentvTarget, values: Mapping[str, str]) -> CommandResult:
-    """The target's command, each `{NAME}` of `values` filled in, run in its `cwd` and
-    environment within its timeout."""
-    command = fill(target.command or "", values)
+def run_target(target: AgentvTarget, values: Mapping[str, str], files: Sequence[str] = ()) -> CommandResult:
+    """The target's command, each `{NAME}` of `values` and {FILES} (`files`, by the
+    target's `files_format`) filled in, run in its `cwd` and environment within its timeout."""
+    command = fill(target.command or "", values, files, target.files_format)
     return run_command(command, cwd=target.cwd, env=target_environment(target), timeout_s=target.timeout_s)
 
 
