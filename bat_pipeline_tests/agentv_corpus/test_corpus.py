@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 import subprocess
 import traceback
@@ -30,153 +31,113 @@ from bat_pipeline.engine.results import index_lines
 from bat_pipeline.engine.verdicts import check_partition
 from bat_pipeline.resources.graders import GraderRunner
 from bat_pipeline.resources.judge import JudgeClient, judge_episodes
-from bat_pipeline.resources.process_group import stop_process_group
-from bat_pipeline.resources.scripted_process import start_scripted_llm
 from bat_pipeline.resources.targets import TargetHealthError, collect_target_episodes
 
 HERE = Path(__file__).resolve().parent
 RECORDED = json.loads((HERE / "recorded.json").read_text(encoding="utf-8"))
 FILES = [entry["path"] for entry in json.loads((HERE / "corpus.json").read_text(encoding="utf-8"))["files"]]
 SCORE_TOLERANCE = 1e-3
+MISSING_PACKAGE = re.compile(r"Cannot find (module|package) '")
+"""A grader's stderr when a package it imports is not there (AgentV's SDK is not on npm: the
+recording builds it from AgentV's sources, the tests have none); such a grader scores 0."""
 
-BUN = (
-    "needs bun and AgentV's SDK (@agentv/sdk, not on npm) on the machine: its graders or mock agent run with `bun run`"
+SDK = (
+    "its graders import AgentV's SDK (@agentv/sdk), which is not on npm: "
+    "the recording builds it from AgentV's sources, the tests have none"
 )
-WORKSPACE = "needs a `workspace:` template copied per test (and its `file_changes`): not run yet"
-JUDGED_CRITERIA = "the judge's score differs from AgentV's on a test graded from its criteria alone (not explained yet)"
+WORKSPACE = "needs a `workspace:` template copied for each test (and `file_changes` from it): not done here"
+
 DIFFERENCES: dict[str, tuple[str, str]] = {
     "v4/examples/features/batch-cli/evals/dataset.eval.yaml": (
-        BUN,
-        "outcome AgentV quality_failure, ours execution_error",
+        SDK,
+        "could not load a package it imports",
     ),
     "v4/examples/features/code-grader-sdk/evals/dataset.eval.yaml": (
-        BUN,
-        "outcome AgentV ok, ours execution_error",
+        SDK,
+        "could not load a package it imports",
     ),
     "v4/examples/features/code-grader-with-llm-calls/evals/contextual-precision.eval.yaml": (
-        BUN,
-        "ours execution_error",
+        SDK,
+        "could not load a package it imports",
     ),
     "v4/examples/features/code-grader-with-llm-calls/evals/contextual-recall.eval.yaml": (
-        BUN,
-        "ours execution_error",
-    ),
-    "v4/examples/features/document-extraction/evals/confusion-metrics.eval.yaml": (
-        BUN,
-        "ours execution_error",
-    ),
-    "v4/examples/features/document-extraction/evals/field-accuracy.eval.yaml": (
-        BUN,
-        "ours execution_error",
+        SDK,
+        "could not load a package it imports",
     ),
     "v4/examples/features/eval-assert-demo/evals/dataset.eval.yaml": (
-        BUN,
-        "ours execution_error",
+        SDK,
+        "could not load a package it imports",
     ),
     "v4/examples/features/execution-metrics/evals/dataset.eval.yaml": (
-        BUN,
-        "ours execution_error",
-    ),
-    "v4/examples/features/latency-assertions/evals/dataset.eval.yaml": (
-        BUN,
-        "ours execution_error",
+        SDK,
+        "could not load a package it imports",
     ),
     "v4/examples/features/nlp-metrics/evals/dataset.eval.yaml": (
-        BUN,
-        "ours execution_error",
+        SDK,
+        "could not load a package it imports",
     ),
     "v4/examples/features/tool-evaluation-plugins/evals/dataset.eval.yaml": (
-        BUN,
-        "ours execution_error",
-    ),
-    "v4/examples/features/tool-trajectory-advanced/evals/trace-file-demo.eval.yaml": (
-        BUN,
-        "ours execution_error",
-    ),
-    "v4/examples/features/tool-trajectory-simple/evals/dataset.eval.yaml": (
-        BUN,
-        "ours execution_error",
+        SDK,
+        "could not load a package it imports",
     ),
     "v4/examples/features/trace-evaluation/evals/dataset.eval.yaml": (
-        BUN,
-        "ours execution_error",
+        SDK,
+        "could not load a package it imports",
     ),
     "v4/examples/features/trial-output-consistency/evals/dataset.eval.yaml": (
-        BUN,
-        "ours execution_error",
-    ),
-    "v4/examples/features/file-changes-with-repos/evals/eval.yaml": (
-        "needs a `workspace:` template copied per test (and its `file_changes`): not run yet",
-        "ours execution_error",
-    ),
-    "v4/examples/features/functional-grading/evals/dataset.eval.yaml": (
-        "needs a `workspace:` template copied per test (and its `file_changes`): not run yet",
-        "ours execution_error",
-    ),
-    "v4/examples/features/workspace-artifact/evals/eval.yaml": (
-        "needs a `workspace:` template copied per test (and its `file_changes`): not run yet",
-        "ours execution_error",
+        SDK,
+        "could not load a package it imports",
     ),
     "v4/examples/features/file-changes/evals/dataset.eval.yaml": (
-        "needs a `workspace:` template copied per test (and its `file_changes`): not run yet",
-        "outcome AgentV ok, ours quality_failure",
+        WORKSPACE,
+        "verify-deletes-and-structure: outcome AgentV ok, ours quality_failure",
     ),
-    "v4/examples/features/external-datasets/evals/dataset.eval.yaml": (
-        "a `file://cases/...` string in `tests:` (tests read from another file) is refused",
-        "expected a test mapping, got a string",
+    "v4/examples/features/file-changes-with-repos/evals/eval.yaml": (
+        WORKSPACE,
+        "root-file-and-repo-change: outcome AgentV quality_failure, ours execution_error",
+    ),
+    "v4/examples/features/functional-grading/evals/dataset.eval.yaml": (
+        WORKSPACE,
+        "implement-math-functions: outcome AgentV quality_failure, ours execution_error",
+    ),
+    "v4/examples/features/import-claude/evals/transcript-check.EVAL.yaml": (
+        "AgentV 4.42.4 itself crashed on this file when recorded (EPIPE writing a grader's stdin after the "
+        "grader exited; it does not every time); we run it",
+        "exit code: AgentV 1, ours 0",
+    ),
+    "v4/examples/features/local-cli/evals/dataset.eval.yaml": (
+        "a grader target that the nearest targets file does not define is refused before the run (AgentV "
+        "runs the test into an execution error)",
+        "tests: AgentV ['cli-provider-echo'], ours []",
+    ),
+    "v4/examples/features/multi-turn-conversation-live/evals/dataset.eval.yaml": (
+        "`mode: conversation` tests with `turns:` (one target call and grading per turn) are not run as "
+        "AgentV runs them",
+        "context-retention: score AgentV 0, ours 0.5",
     ),
     "v4/examples/features/preprocessors/evals/dataset.eval.yaml": (
-        "the `file-output` provider and `preprocessors:` are refused (AgentV itself fails on the file: no "
-        "target 'default')",
+        "the `file-output` provider (and `preprocessors:`) are refused by name; AgentV fails on the file too "
+        "(no target 'default'), exit 1",
         "provider 'file-output' cannot be run yet",
     ),
     "v4/examples/features/prompt-template-sdk/evals/dataset.eval.yaml": (
-        "a grader `prompt:` given as a script mapping is refused (AgentV itself skips every test: the script "
-        "is not found)",
+        "an LLM grader's `prompt:` given as a script mapping is refused by name; AgentV skips every test "
+        "(the script is not found), exit 1",
         "expected the grading prompt as text or file://PATH",
     ),
-    "v4/examples/features/rubric/evals/dataset.eval.yaml": (
-        "`score_ranges` rubric items are refused (issue 29 point 9)",
-        "a rubric item is a text or",
-    ),
     "v4/examples/features/sdk-custom-assertion/evals/dataset.eval.yaml": (
-        "custom assertion types from `.agentv/assertions/*.ts` are refused",
+        "custom grader types from `.agentv/assertions/*.ts` are refused by name",
         "grader type 'word-count' is not supported",
     ),
     "v4/examples/features/sdk-python/evals/dataset.eval.yaml": (
-        "a script grader in an external tests file is refused unless the datasets are trusted "
-        "(bat_pipeline's rule; AgentV runs it)",
+        "a script grader of an external tests file is refused unless the datasets are trusted "
+        "(bat_pipeline's rule, issue 38); AgentV runs it",
         "refused unless the datasets are trusted",
     ),
-    "v4/examples/features/local-cli/evals/dataset.eval.yaml": (
-        "a grader target the local targets file does not define is refused before the run (AgentV runs the "
-        "test into an execution error: no grader provider)",
-        "tests: AgentV ['cli-provider-echo'], ours []",
-    ),
-    "v4/examples/features/import-claude/evals/transcript-check.EVAL.yaml": (
-        "AgentV 4.42.4 itself crashes on this file here (EPIPE, exit 1, no results); bat_pipeline runs it",
-        "exit code: AgentV 1, ours 0",
-    ),
-    "v4/examples/features/basic/evals/dataset.eval.yaml": (
-        JUDGED_CRITERIA,
-        "feature-proposal-brainstorm: score AgentV 0.08, ours 0.0",
-    ),
-    "v4/examples/features/basic-jsonl/evals/dataset.eval.yaml": (
-        JUDGED_CRITERIA,
-        "feature-proposal-brainstorm: score AgentV 0.09, ours 0.0",
-    ),
     "v4/examples/features/test-vars-templating/evals/dataset.eval.yaml": (
-        JUDGED_CRITERIA,
+        "a test with `vars:` is read as the seed format (SPEC §13), so its `{{ var }}` placeholders are not "
+        "filled as AgentV 4.42.4 fills them",
         "capital-france: score AgentV 0.33, ours 0.0",
-    ),
-    "v4/examples/features/multi-turn-conversation-live/evals/dataset.eval.yaml": (
-        "multi-turn `conversation` tests: AgentV grades each turn (one row per turn's grader), we grade the "
-        "last answer",
-        "grader rows AgentV 3",
-    ),
-    "v2/examples/features/code-judge-sdk/evals/dataset.eval.yaml": (
-        BUN,
-        "exit code: AgentV 2, ours 1",
     ),
 }
 """Corpus file → (why bat_pipeline's result still differs from AgentV's, a line of the
@@ -193,22 +154,28 @@ def corpus_env(url: str) -> dict[str, str]:
     return pairs
 
 
+TOOLS = Path(os.environ.get("AGENTV_CORPUS_TOOLS") or HERE.parents[1] / ".bat_pipeline" / "agentv-corpus-tools")
+"""Where scripts/prepare-agentv-corpus installs bun (`make test` runs it first)."""
+
+
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
-    """A copy of the corpus (each line a git repository, as in AgentV's own), with the
-    scripted server running and the environment corpus.env gives."""
+def corpus(tmp_path_factory, scripted_llm):
+    """A copy of the corpus (each line a git repository, as in AgentV's own), with bun on
+    PATH and the environment corpus.env gives, on the session's scripted server."""
+    bun = TOOLS / "node_modules" / ".bin"
+    assert (bun / "bun").exists(), f"no bun in {bun}: run scripts/prepare-agentv-corpus (make test does)"
     root = tmp_path_factory.mktemp("agentv_corpus")
     for line in ("v4", "v2"):
         shutil.copytree(HERE / line, root / line, symlinks=True)
         subprocess.run(["git", "init", "-q", str(root / line)], check=True)
-    server, url = start_scripted_llm()
-    try:
-        with pytest.MonkeyPatch.context() as patch:
-            for key, value in corpus_env(url).items():
-                patch.setenv(key, value)
-            yield root
-    finally:
-        stop_process_group(server, 5)
+        # A node_modules folder, as a user's after `bun install`: bun then resolves imports
+        # from it and never installs a missing package from the registry on its own.
+        (root / line / "node_modules").mkdir()
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in corpus_env(scripted_llm.url).items():
+            patch.setenv(key, value)
+        patch.setenv("PATH", f"{bun}{os.pathsep}{os.environ.get('PATH', '')}")
+        yield root
 
 
 def ours(path: Path, work: Path) -> dict[str, Any]:
@@ -224,12 +191,14 @@ def ours(path: Path, work: Path) -> dict[str, Any]:
     exit_code = 0
     for model in config.models:
         episodes: list = []
+        folder = work / model.partition_key  # the partition's folder, as a run has it
+        folder.mkdir(parents=True)
         try:
             collect_target_episodes(
                 model.target,
                 config.agentv,
                 plan_attempts(tasks, 1, []),
-                work / model.partition_key,
+                folder,
                 concurrency=4,
                 on_episode=episodes.append,
                 log=lambda _line: None,
@@ -240,6 +209,9 @@ def ours(path: Path, work: Path) -> dict[str, Any]:
         if config.judge is not None:
             client = JudgeClient(config.judge, environ=dict(os.environ), backoff_base_s=0.0)
             asyncio.run(judge_episodes(client, checked, tasks))
+        unloadable = {
+            e.task_id: sorted(r.criterion for r in e.scores if MISSING_PACKAGE.search(r.reason or "")) for e in checked
+        }
         for line in index_lines(checked, "corpus"):
             key = line["test_id"] if line["test_id"] not in tests else f"{line['test_id']}@{model.partition_key}"
             tests[key] = {
@@ -247,6 +219,8 @@ def ours(path: Path, work: Path) -> dict[str, Any]:
                 "execution_status": line["execution_status"],
                 "grader_rows": len(line["scores"]),
                 "error": line.get("error"),
+                "grader_errors": {s["name"]: s["assertions"] for s in line["scores"] if s["verdict"] == "error"},
+                "unloadable": unloadable.get(line["test_id"], []),
             }
     return {"exit_code": exit_code, "refused": None, "tests": tests}
 
@@ -266,6 +240,11 @@ def same(theirs: dict[str, Any], mine: dict[str, Any]) -> list[str]:
             out.append(f"{test_id}: outcome AgentV {their['execution_status']}, ours {my['execution_status']}")
         if abs((their["score"] or 0.0) - (my["score"] or 0.0)) > SCORE_TOLERANCE:
             out.append(f"{test_id}: score AgentV {their['score']}, ours {my['score']}")
+        for name in my.get("unloadable", []):
+            out.append(f"{test_id}: grader {name} could not load a package it imports (scored 0 for it)")
+        their_errors = {g["name"] for g in their.get("graders", []) if g.get("verdict") == "error"}
+        for name in sorted(set(my.get("grader_errors", {})) - their_errors):
+            out.append(f"{test_id}: grader {name} errored with us only")
         if their["grader_rows"] != my["grader_rows"]:
             out.append(f"{test_id}: grader rows AgentV {their['grader_rows']}, ours {my['grader_rows']}")
     return out

@@ -8,8 +8,9 @@ alike. Three prompts, told apart by the answer schema in the system message:
 - checklist (`"satisfied"`): one check per `- [id]...: outcome` line under
   `[[ ## rubrics ## ]]`, satisfied when at least half of the outcome's key terms are in
   the answer (an outcome with none: when the answer is not empty);
-- score ranges (`"integer (0-10)"`): per `### Criterion: id`, ten times the share of its
-  description's key terms in the answer, rounded.
+- score ranges (`"integer (0-10)"`): per `### Criterion: id`, ten times the share of the
+  key terms of its description and its top band (the one reaching 10) in the answer,
+  rounded (5 with no term), as judge.ranges_answer scores bat_pipeline's question.
 An empty answer meets nothing.
 """
 
@@ -86,7 +87,8 @@ def respond(conv: Conversation, mode: str) -> Reply:
             head, _, rest = block.partition("\n")
             rid = head.split(" (")[0].split(" [")[0].strip()
             found = re.search(r"^Description: (.*)$", rest, re.MULTILINE)
-            described = found.group(1) if found else rid
+            top = re.search(r"^\s+- Score (?:\d+-)?10: (.*)$", rest, re.MULTILINE)
+            described = " ".join(m.group(1) for m in (found, top) if m)
             checks.append({"id": rid, "score": round(10 * share_in(described, answer)), "reasoning": "terms"})
         body = {"checks": checks, "overall_reasoning": "scripted stand-in judge (keyword heuristics, not a model)"}
     return Reply(text=json.dumps(body))
