@@ -134,11 +134,6 @@ DIFFERENCES: dict[str, tuple[str, str]] = {
         "(bat_pipeline's rule, issue 38); AgentV runs it",
         "refused unless the datasets are trusted",
     ),
-    "v4/examples/features/test-vars-templating/evals/dataset.eval.yaml": (
-        "a test with `vars:` is read as the seed format (SPEC §13), so its `{{ var }}` placeholders are not "
-        "filled as AgentV 4.42.4 fills them",
-        "capital-france: score AgentV 0.33, ours 0.0",
-    ),
 }
 """Corpus file → (why bat_pipeline's result still differs from AgentV's, a line of the
 difference that shows it); docs/formats.md "Known differences" lists the same."""

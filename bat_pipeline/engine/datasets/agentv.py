@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from bat_pipeline.engine.config.files import parse_json, read_text, read_yaml
 from bat_pipeline.engine.config.messages import kind
 from bat_pipeline.engine.contracts.agentv import IMPLICIT_KEY, AgentvCase, AgentvFormat, AgentvSuite, Assertion, Message
+from bat_pipeline.engine.datasets import agentv_vars
 from bat_pipeline.engine.datasets.agentv_composite import composite_options
 from bat_pipeline.engine.datasets.agentv_content import file_shorthand, prompt_text, resolve_files, search_roots
 from bat_pipeline.engine.datasets.agentv_graders import (
@@ -80,12 +81,18 @@ _ASSERTION_FIELDS = {"name", "type", "weight", "required", "min_score", "negate"
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][\w.]*)\s*\}\}")
 
 
+V4_INPUT = {"input", "turns", "input_files"}
+"""A test with one of these is a 4.x test even when it has `vars` (detect_format)."""
+
+
 def detect_format(data: Mapping[str, Any], cases: Any) -> AgentvFormat:
     """SPEC §13: the seed's format when the file has top-level `providers` or `prompts` or
-    a test has `vars`; else the 4.x format."""
+    a test has `vars` (and no `input`, `turns` or `input_files` of its own: a 4.x test's
+    `vars` fill placeholders in its fields, as AgentV 4.42.4's, engine.datasets.agentv_vars);
+    else the 4.x format."""
     if "providers" in data or "prompts" in data:
         return "seed"
-    if isinstance(cases, list) and any(isinstance(c, dict) and "vars" in c for c in cases):
+    if isinstance(cases, list) and any(isinstance(c, dict) and "vars" in c and not V4_INPUT & c.keys() for c in cases):
         return "seed"
     return "v4"
 
@@ -255,8 +262,11 @@ def _case(
         raise InputError(
             file, "every test needs an `id` (it routes batch output and names the episode)", entry=entry, field="id"
         )
+    if fmt == "v4":
+        raw = agentv_vars.filled(raw)
     variables = dict(raw.get("vars") or {})
-    source_input = variables.get("input", raw.get("input", raw.get("input_messages")))
+    written_input = raw.get("input", raw.get("input_messages"))
+    source_input = variables.get("input", written_input) if fmt == "seed" else written_input
     if fmt == "v4" and "input" in raw:
         source_input = file_shorthand(raw, None if execution_skips(raw) else suite_files)
     if source_input is None:
