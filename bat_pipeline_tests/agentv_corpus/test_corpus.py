@@ -5,9 +5,10 @@ scripts/record-agentv-corpus): per test the outcome (AgentV's `execution_status`
 processes, the graders' processes, the scripted model server as both the LLM target and
 the judge, the real judge client.
 
-A file that still differs from AgentV is listed in DIFFERENCES with what we give instead
-(docs/formats.md, "Known differences", names each); the test then asserts exactly that, so
-a change either way shows. No file may end in a traceback.
+A file that still differs from AgentV is listed in DIFFERENCES with why and a line of the
+difference that shows it (docs/formats.md, "Known differences" 19, names each); the test
+then asserts that line, so a change either way shows. No file may end in a traceback, and a
+refusal names what it refuses.
 """
 
 from __future__ import annotations
@@ -243,6 +244,11 @@ def same(theirs: dict[str, Any], mine: dict[str, Any]) -> list[str]:
         if their["grader_rows"] != my["grader_rows"]:
             out.append(f"{test_id}: grader rows AgentV {their['grader_rows']}, ours {my['grader_rows']}")
     return out
+
+
+def test_every_corpus_file_is_recorded_and_every_difference_is_a_corpus_file():
+    assert sorted(RECORDED["files"]) == sorted(FILES)
+    assert set(DIFFERENCES) <= set(FILES)
 
 
 @pytest.mark.parametrize("rel", FILES)
