@@ -38,14 +38,16 @@ browser:
 # The venv's bin first: tests start agents with `uv run .` and the venv carries uv.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-# Lint, format and types are checked before any test runs: they take seconds, the tests
-# minutes. All three run even when one fails, so one pass shows every problem. Settings
-# live in pyproject.toml ([tool.ruff], [tool.mypy]: strict on bat_pipeline/engine).
+# Lint, format, types and layers are checked before any test runs: they take seconds, the
+# tests minutes. All four run even when one fails, so one pass shows every problem. Settings
+# live in pyproject.toml ([tool.ruff], [tool.mypy]: strict on bat_pipeline/engine,
+# [tool.importlinter]: the layers, docs/architecture.md).
 lint: venv
 	@status=0; \
 	$(VENV)/bin/ruff check . || status=1; \
 	$(VENV)/bin/ruff format --check . || status=1; \
 	$(VENV)/bin/mypy || status=1; \
+	$(VENV)/bin/lint-imports --no-cache >/dev/null || { $(VENV)/bin/lint-imports --no-cache; status=1; }; \
 	exit $$status
 
 # The suite on one xdist worker per core plus one, at most 8: the end-to-end tests spend part of

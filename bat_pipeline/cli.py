@@ -6,11 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from bat_pipeline import PROGRAM
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.remote_root import StoreError
 
-PROGRAM = "bat-pipeline"
-"""The command's name (pyproject.toml's console script)."""
 EXIT_CONFIG = 2
 
 
@@ -254,9 +253,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="score a results file with a weighted rubric, without an agent (agentic-v2-eval's "
         "evaluate: exit 1 when the input cannot be loaded, 2 below --fail-under — the other "
         "way round from the other commands)",
-        description='Score each record of RESULTS (a JSON list, or {"results": [...]}) against a rubric: the '
-        "records' values per criterion name, or with --judge the judge's. Prints the mean weighted "
-        "score. Exit codes follow agentic-v2-eval: 0 done, 1 the results or the rubric could not be "
+        description='Score each record of RESULTS (a JSON list, {"results": [...]}, or one object such as a '
+        "runtime run file) against a rubric, read as agentic-v2-eval reads it: the records' values per "
+        "criterion name (0..1 unless the rubric gives a range), or with --judge the judge's; a missing "
+        "criterion counts 0. Prints each record's weighted score and the Average Score. Exit codes "
+        "follow agentic-v2-eval: 0 done, 1 the results or the rubric could not be "
         "loaded, 2 the mean is below --fail-under (the other way round from the other commands, "
         "where 1 is a quality failure and 2 refused input).",
     )

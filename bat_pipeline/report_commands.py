@@ -1,11 +1,16 @@
 """`bat-pipeline report` and `bat-pipeline evaluate` (SPEC §11–§13).
 
 `report [RUN]` renders the report of a past run (resources.reports); without `--output`
-it prints the Markdown. `evaluate RESULTS` scores a results file someone brings — a JSON
-list of records, or `{"results": [...]}` — with a weighted rubric and no agent, as
-agentic-v2-eval's `evaluate` does, exit codes included: 1 when the input cannot be loaded,
-2 when the mean is below `--fail-under` (the other way round from every other command
-here, so that scripts written for agentic-v2-eval keep working)."""
+it prints the Markdown. `evaluate RESULTS` scores a results file someone brings with a
+weighted rubric and no agent, as agentic-v2-eval 0.3.0's `evaluate` does: the records are
+a JSON list, `{"results": [...]}`, or one object (its CLI tests' files, the runtime's run
+files); the rubric is read as agentic-v2-eval's (yaml_rubrics.load); it prints `Result i:
+0.8300` per record and `Average Score: 0.8300`, and `--output` writes `{rubric, results}`
+with `rubric` the path as given or `<builtin:NAME>`. Exit codes as agentic-v2-eval's: 1
+when the input cannot be loaded, 2 when the mean is below `--fail-under` (the other way
+round from every other command here, so that scripts written for it keep working).
+`report FILE.json` is agentic-v2-eval's `report` of a results file
+(engine.reports.results_file)."""
 
 from __future__ import annotations
 
@@ -34,32 +39,54 @@ def report_command(root: Path, run: str | None, fmt: str, output: str | None, ag
     if run is not None and run.endswith(".json") and Path(run).is_file():
         from bat_pipeline.engine.reports.results_file import render_results
 
-        records = _records(Path(run))
+        try:
+            records = _records(Path(run))
+        except InputError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         text = render_results(records, fmt or "markdown", f"Results of {Path(run).name}")
+        if output is not None:
+            _write(Path(output), text)
+            print(f"Report generated: {output}")
+            return 0
     else:
         text = render(make_report(root, run, agent_id=agent), fmt or "markdown")
     if output is None:
-        sys.stdout.write(text)
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
         return 0
-    path = Path(output)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    print(f"wrote {path}")
+    _write(Path(output), text)
+    print(f"wrote {output}")
     return 0
 
 
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
 def _records(path: Path) -> list[dict[str, Any]]:
-    """The records of a results file; InputError naming the file when it cannot be read, is
-    not JSON, is not a list of objects (or `{"results": [...]}`) or has no record."""
+    """The records of a results file, as agentic-v2-eval reads them: the list under
+    `results`, a list, or the one object the file holds (a runtime run file: `run_id`,
+    `steps`, ... scores as one record). InputError naming the file when it cannot be read,
+    is not JSON, or lists something other than objects (agentic-v2-eval skips those
+    silently; we refuse, naming the entry)."""
     from bat_pipeline.engine.config.files import read_json
 
     data = read_json(path, missing="results file not found")
-    if isinstance(data, dict) and isinstance(data.get("results"), list):
+    if isinstance(data, dict) and "results" in data:
         data = data["results"]
-    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
-        raise InputError(str(path), 'expected a JSON list of result objects, or {"results": [...]}')
-    if not data:
-        raise InputError(str(path), "the results file has no records")
+        if not isinstance(data, list):
+            raise InputError(str(path), "`results` must be a list of result objects", field="results")
+    elif not isinstance(data, list):
+        data = [data]
+    for index, record in enumerate(data):
+        if not isinstance(record, dict):
+            raise InputError(
+                str(path),
+                f"expected a result object, found {type(record).__name__} (a JSON list of objects, "
+                '{"results": [...]}, or one object)',
+                entry=str(index),
+            )
     return data
 
 
@@ -102,10 +129,11 @@ def evaluate_command(
     judge: str | None,
     judge_base_url: str | None,
 ) -> int:
-    """Score RESULTS with the rubric (module docstring); prints the mean weighted score."""
+    """Score RESULTS with the rubric (module docstring): each record's weighted score, then
+    the Average Score, as agentic-v2-eval prints them."""
     try:
         records = _records(Path(results))
-        rubric = load_rubric(rubric_spec, Path.cwd())
+        rubric = load_rubric(rubric_spec, Path.cwd(), agentic=True)
     except (OSError, ValueError, InputError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return LOAD_ERROR
@@ -117,14 +145,31 @@ def evaluate_command(
         except ValueError as exc:
             print(f"error: the judge cannot run: {exc}", file=sys.stderr)
             return LOAD_ERROR
-    scored = [score(rubric, record).record(index) for index, record in enumerate(records)]
+    scored = []
+    for index, record in enumerate(records):
+        result = score(rubric, record)
+        if len(result.missing_criteria) == len(rubric.criteria):
+            print(
+                f"warning: {results}: record {index} has none of the rubric's criteria "
+                f"({', '.join(result.missing_criteria)}): it scores 0",
+                file=sys.stderr,
+            )
+        scored.append(result.record(index))
+        print(f"Result {index}: {result.weighted_score:.4f}")
     mean = sum(r["weighted_score"] for r in scored) / len(scored) if scored else 0.0
+    if scored:
+        print(f"\nAverage Score: {mean:.4f}")
+    else:
+        print(f"warning: {results} holds no result", file=sys.stderr)
     if output is not None:
-        path = Path(output)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"rubric": rubric.name, "results": scored}, indent=2) + "\n", encoding="utf-8")
-    print(f"mean weighted score: {mean:.4f} over {len(scored)} results (rubric {rubric.name})")
+        source = (
+            f"<builtin:{rubric.source.removeprefix('builtin:')}>"
+            if rubric.source.startswith("builtin:")
+            else rubric_spec
+        )
+        _write(Path(output), json.dumps({"rubric": source, "results": scored}, indent=2))
+        print(f"\nScored results written to: {output}")
     if fail_under is not None and mean < fail_under:
-        print(f"below --fail-under {fail_under:g}", file=sys.stderr)
+        print(f"below --fail-under {fail_under:g}: average {mean:.4f}", file=sys.stderr)
         return BELOW
     return 0

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bat_pipeline import PROGRAM
 from bat_pipeline.engine.config.execution import chosen_execution
 from bat_pipeline.engine.config.project import Overrides, load_project, project_tasks
 from bat_pipeline.engine.contracts import EvalConfig
@@ -269,7 +270,7 @@ def _run_partitions(
     defs = build_definitions(agent_dir, root, overrides, execution=execution)
     recon = None
     if execution.executor != "in_process":
-        from bat_pipeline.executors import reconstructable_evaluate
+        from bat_pipeline.reconstructable import reconstructable_evaluate
 
         recon = reconstructable_evaluate(agent_dir, root, execution, overrides)
     warm_up()
@@ -321,8 +322,6 @@ def _run_partitions(
     out(f"reference files: {config.resolve(config.evaluation.output_dir)}")
     if charts:
         out(f"charts: {charts}")
-    from bat_pipeline.cli import PROGRAM
-
     command = Path(sys.executable).parent / PROGRAM
     out(f"UI: {command if command.exists() else PROGRAM} ui {agent_dir}")
     report = root / "runs" / run_id / "report.html"  # resources.reports.FORMATS, written with the charts

@@ -7,9 +7,10 @@ import warnings
 import dagster as dg
 
 from bat_pipeline.assets.common import metadata, stage_asset, table
+from bat_pipeline.engine.comparison import outcomes_by_task
 from bat_pipeline.engine.contracts import EvalConfig, Task
 from bat_pipeline.engine.figures import metrics_figures
-from bat_pipeline.engine.gates import evaluate_gates, nothing_ran, set_gates
+from bat_pipeline.engine.gates import evaluate_gates, nothing_ran, paired_against_previous, set_gates
 from bat_pipeline.engine.measures.partition import partition_measures
 from bat_pipeline.engine.metrics import measure
 from bat_pipeline.engine.results import index_lines, result_lines
@@ -116,14 +117,24 @@ def eval_metrics(
     declared = {spec.name for spec in context.assets_def.check_specs}  # the gates set when the graph was built
     if not declared:
         return
+    gate = config.evaluation.gate
     previous = store.previous_metrics(ref.model_key, ref.run_id, agent_id=ref.agent_id or None)
+    paired = None
+    if previous is not None and gate.max_regression is not None and gate.confidence is not None:
+        # Both sides as the warehouse holds them, the same reading as `bat-pipeline compare`.
+        paired = paired_against_previous(
+            outcomes_by_task(store.partition_outcomes(ref.run_id, ref.model_key)),
+            outcomes_by_task(store.partition_outcomes(previous["run_id"], ref.model_key)),
+            gate.confidence,
+        )
     figures = measured.metrics.summary
     results = evaluate_gates(
-        evaluation.config(models=False).evaluation.gate,
+        gate,
         model_key=ref.model_key,
         pass_rate=figures.pass_rate,
         error_episodes=figures.error_episodes,
         previous_pass_rate=previous["pass_rate"] if previous else None,
+        paired=paired,
     )
     for result in (r for r in results if r.name in declared):
         context.log.info(f"gate {result.name}: {'passed' if result.passed else 'FAILED'} - {result.message}")
@@ -131,7 +142,13 @@ def eval_metrics(
             check_name=result.name,
             passed=result.passed,
             severity=dg.AssetCheckSeverity.ERROR,
-            metadata={"message": result.message, "model": ref.model_name, "run_id": ref.run_id},
+            metadata={
+                "message": result.message,
+                "model": ref.model_name,
+                "run_id": ref.run_id,
+                **({"previous_run_id": previous["run_id"]} if previous and result.name == "max_regression" else {}),
+                **metadata({k: v for k, v in result.figures.items() if v is not None}),
+            },
         )
 
 

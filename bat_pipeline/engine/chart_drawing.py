@@ -59,7 +59,10 @@ def bar_chart(
     scale: float = 1.0,
     fmt: str = "{:.2f}",
     ylim: tuple[float, float] | None = None,
+    interval: tuple[str, str] | None = None,
 ) -> bytes:
+    """One bar per model of `field`; `interval` names the fields of its low and high
+    bounds, drawn as error bars where both are known."""
     rows = sorted_by_model(models)
     if not rows:
         return no_data(title)
@@ -72,6 +75,8 @@ def bar_chart(
         color=[colors.get(r["model_key"], PALETTE[0]) for r in rows],
     )
     ax.bar_label(bars, labels=["n/a" if v is None else fmt.format(v * scale) for v in values], fontsize=8, padding=2)
+    if interval is not None:
+        error_bars(ax, list(range(len(rows))), rows, values, interval, scale)
     model_axis(ax, [label(r["model_key"]) for r in rows])
     ax.set_ylabel(ylabel)
     if ylim:
@@ -83,6 +88,38 @@ def bar_chart(
     elif "tokens" in field:
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
     return png(fig)
+
+
+def error_bars(
+    ax: Axes,
+    xs: Sequence[float],
+    rows: Sequence[dict[str, Any]],
+    values: Sequence[float | None],
+    fields: tuple[str, str],
+    scale: float,
+) -> None:
+    """Error bars from each row's `fields` (low, high) around its value; rows without
+    both bounds or a value get none."""
+    drawn = [
+        (x, v * scale, (v - low) * scale, (high - v) * scale)
+        for x, r, v in zip(xs, rows, values, strict=True)
+        if v is not None
+        for low, high in [(num(r.get(fields[0])), num(r.get(fields[1])))]
+        if low is not None and high is not None
+    ]
+    if drawn:
+        x, y, below, above = zip(*drawn, strict=True)
+        ax.errorbar(
+            x,
+            y,
+            yerr=[[max(b, 0) for b in below], [max(a, 0) for a in above]],
+            fmt="none",
+            ecolor="#212121",
+            elinewidth=1.4,
+            capsize=6,
+            capthick=1.4,
+            zorder=3,
+        )
 
 
 def heatmap(title: str, row_labels: list[str], models: list[str], grid: list[list[float]], *, percent: bool) -> bytes:

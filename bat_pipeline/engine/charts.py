@@ -56,9 +56,18 @@ class ChartData(BaseModel):
 
 
 def pass_rate_chart(models: Sequence[Row], colors: Colors | None = None) -> bytes:
-    """Pass rate (0–100 %) per model."""
+    """Pass rate (0–100 %) per model, with its confidence interval (attempts clustered by
+    task) as error bars where the warehouse holds one."""
     return draw.bar_chart(
-        models, "pass_rate", "Pass rate per model", "pass rate", colors, scale=100.0, fmt="{:.0f}%", ylim=(0, 105)
+        models,
+        "pass_rate",
+        "Pass rate per model" + _interval_note(models),
+        "pass rate",
+        colors,
+        scale=100.0,
+        fmt="{:.0f}%",
+        ylim=(0, 105),
+        interval=("pass_rate_ci_low", "pass_rate_ci_high"),
     )
 
 
@@ -156,22 +165,22 @@ def judge_scores_chart(scores: Sequence[Row], colors: Colors | None = None) -> b
 
 
 def pass_at_k_chart(models: Sequence[Row], colors: Colors | None = None) -> bytes:
-    """pass@k and pass^k per model, side by side."""
+    """pass@k and pass^k per model, side by side, each with its interval as error bars."""
     rows = draw.sorted_by_model(models)
     if not rows:
         return draw.no_data("pass@k and pass^k")
     ks = {r.get("k") for r in rows} - {None}
-    title = "pass@k and pass^k per model" + (f" (k={ks.pop()})" if len(ks) == 1 else "")
+    title = "pass@k and pass^k per model" + (f" (k={ks.pop()})" if len(ks) == 1 else "") + _interval_note(rows)
     fig, ax = draw.figure(title)
     for offset, field, name, color in (
         (-0.2, "pass_at_k", "pass@k", "#4c72b0"),
         (0.2, "pass_hat_k", "pass^k", "#c44e52"),
     ):
         values = [draw.num(r.get(field)) for r in rows]
-        bars = ax.bar(
-            [i + offset for i in range(len(rows))], [(v or 0) * 100 for v in values], 0.4, color=color, label=name
-        )
+        xs = [i + offset for i in range(len(rows))]
+        bars = ax.bar(xs, [(v or 0) * 100 for v in values], 0.4, color=color, label=name)
         ax.bar_label(bars, labels=["n/a" if v is None else f"{v * 100:.0f}%" for v in values], fontsize=7, padding=1)
+        draw.error_bars(ax, xs, rows, values, (f"{field}_ci_low", f"{field}_ci_high"), 100.0)
     draw.model_axis(ax, [draw.label(r["model_key"]) for r in rows])
     ax.set_ylim(0, 110)
     ax.yaxis.set_major_formatter(PercentFormatter())
@@ -317,6 +326,12 @@ def _judge_means(scores: Sequence[Row]) -> list[dict[str, Any]]:
         if SCORE_FIELDS.get(str(r.get("scorer"))) == r.get("criterion"):
             row[str(r["criterion"])] = r.get("mean")
     return [by_model[key] for key in sorted(by_model)]
+
+
+def _interval_note(models: Sequence[Row]) -> str:
+    """`, error bars: 95% intervals` when the rows hold one confidence level, else nothing."""
+    levels = {draw.num(draw.as_dict(r).get("confidence")) for r in models} - {None}
+    return f", error bars: {levels.pop():.0%} intervals" if len(levels) == 1 else ""
 
 
 def _or_nan(value: float | None) -> float:

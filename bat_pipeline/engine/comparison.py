@@ -11,6 +11,9 @@ from typing import Any
 from bat_pipeline.engine.intervals import PAIRED_METHOD, PairedDifference, paired_difference
 
 PROVENANCE_FIELDS = ("agent_commit", "agent_dirty", "dataset_hash", "config_hash", "judge_model", "pipeline_version")
+LIKE_FOR_LIKE = ("dataset_hash", "config_hash", "judge_model")
+"""What must match for the sides to be measured the same way; the agent's version and
+bat_pipeline's may differ (comparing agent versions is what compare is for)."""
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,11 @@ class Comparison:
     """(task, `fixed` | `broken`): tasks every attempt of one side passed and none of the
     other's did."""
     differences: tuple[str, ...]
-    """What differs between the sides' provenance, as sentences (not like for like)."""
+    """What differs between the sides' measurement (dataset, evaluation config, judge), as
+    sentences: the comparison is then not like for like."""
+    changes: tuple[str, ...] = ()
+    """What differs in what was measured or with what (agent commit, uncommitted changes,
+    bat_pipeline's version), as sentences."""
 
     @property
     def regressed(self) -> bool:
@@ -64,10 +71,10 @@ def values_by_criterion(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[str
     return found
 
 
-def provenance_differences(base: Side, candidate: Side) -> tuple[str, ...]:
-    """A sentence per provenance field recorded on both sides with different values."""
+def provenance_differences(base: Side, candidate: Side, fields: Sequence[str] = PROVENANCE_FIELDS) -> tuple[str, ...]:
+    """A sentence per provenance field of `fields` recorded on both sides with different values."""
     notes = []
-    for name in PROVENANCE_FIELDS:
+    for name in fields:
         b, c = base.provenance.get(name), candidate.provenance.get(name)
         if b is not None and c is not None and b != c:
             notes.append(f"{name} differs: {b} (base) vs {c} (candidate)")
@@ -86,7 +93,7 @@ def compare(
 ) -> Comparison:
     """Pair the sides on the tasks both ran; criteria present on both sides only."""
     b, c = outcomes_by_task(base_outcomes), outcomes_by_task(candidate_outcomes)
-    pass_rate = paired_difference(b, c, confidence)
+    pass_rate = paired_difference(b, c, confidence, bounds=(0.0, 1.0))
     flipped = tuple(
         (d.task_id, "fixed" if d.difference > 0 else "broken") for d in pass_rate.per_task if abs(d.difference) == 1.0
     )
@@ -106,7 +113,8 @@ def compare(
         pass_rate=pass_rate,
         scores={s: c for s, c in scores.items() if c},
         flipped=flipped,
-        differences=provenance_differences(base, candidate),
+        differences=provenance_differences(base, candidate, LIKE_FOR_LIKE),
+        changes=provenance_differences(base, candidate, [f for f in PROVENANCE_FIELDS if f not in LIKE_FOR_LIKE]),
     )
 
 
@@ -146,6 +154,7 @@ def as_json(result: Comparison) -> dict[str, Any]:
             for scorer, criteria in result.scores.items()
         },
         "not_like_for_like": list(result.differences),
+        "changes": list(result.changes),
     }
 
 
@@ -161,6 +170,7 @@ def as_text(result: Comparison) -> str:
         f"candidate  {result.candidate.label} ({result.candidate.model_name})",
         f"tasks compared: {p.tasks}",
         *(f"warning: not like for like: {note}" for note in result.differences),
+        *(f"changed: {note}" for note in result.changes),
         "",
         f"{'task':<32} {'base':>6} {'cand.':>6} {'diff':>7}",
     ]

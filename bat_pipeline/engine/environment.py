@@ -104,6 +104,36 @@ def project_environ(agent_dir: Path, shell: Mapping[str, str] | None = None) -> 
     return environ
 
 
+def dotenv_hierarchy(folder: Path, shell: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The shell (default os.environ) over every `.env` from `folder` up to the repository
+    root (the first folder with `.git`, else the filesystem root), the nearest `.env`
+    winning: how AgentV 4.42.4 reads an eval file's environment (loadEnvFromHierarchy)."""
+    environ: dict[str, str] = {}
+    for place in [folder, *folder.parents]:
+        dotenv = place / ".env"
+        for name, value in read_dotenv(dotenv if dotenv.is_file() else None).items():
+            environ.setdefault(name, value)
+        if (place / ".git").exists():
+            break
+    environ.update(os.environ if shell is None else shell)
+    return environ
+
+
+def config_environ(config: EvalConfig, shell: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The project's environment for its judge, simulated user and LLM targets: for an
+    AgentV file, dotenv_hierarchy of its folder; else project_environ (bat eval's)."""
+    if config.agentv is not None:
+        return dotenv_hierarchy(config.agent_dir, shell)
+    return project_environ(config.agent_dir, shell)
+
+
+def config_key_sources(config: EvalConfig) -> str:
+    """Where config_environ looks, in words (judge_key_sources for a BAT agent)."""
+    if config.agentv is not None:
+        return f"the .env files from {config.agent_dir} up to the repository root, the shell and judge.env"
+    return judge_key_sources(config.agent_dir)
+
+
 # ---------------------------------------------------------------------------------------
 # The judge's environment and key
 
@@ -185,7 +215,7 @@ def require_judge_key(config: EvalConfig, shell: Mapping[str, str] | None = None
     if not config.evaluation.qualitative or judge is None:
         return
     try:
-        judge_key(judge, project_environ(config.agent_dir, shell), looked_in=judge_key_sources(config.agent_dir))
+        judge_key(judge, config_environ(config, shell), looked_in=config_key_sources(config))
     except MissingJudgeKey as exc:
         raise InputError(
             str(config.source), str(exc), entry="judge", field="api_key_env" if judge.api_key_env else None
@@ -207,8 +237,8 @@ def require_simulated_user_key(config: EvalConfig, shell: Mapping[str, str] | No
     try:
         judge_key(
             user.client_settings(),
-            project_environ(config.agent_dir, shell),
-            looked_in=judge_key_sources(config.agent_dir).replace("judge.env", "simulated_user.env"),
+            config_environ(config, shell),
+            looked_in=config_key_sources(config).replace("judge.env", "simulated_user.env"),
         )
     except MissingJudgeKey as exc:
         raise InputError(

@@ -94,11 +94,27 @@ def failed_verdicts(episodes: Sequence[Episode]) -> list[str]:
 
 
 def metrics_figures(episodes: Sequence[Episode], metrics: MetricsFile, summary: SummaryFile) -> dict[str, Any]:
-    """episode_counts, pass@k, pass^k, latency p50 and p95, total tokens and the judge's
-    means (`judge_means`, summary.json's `qualitative_scores`)."""
+    """episode_counts, the pass rate's interval (`pass_rate_ci`, at `confidence`, rounded
+    to 4 decimals; absent with fewer than two tasks), pass@k and pass^k with theirs, the
+    flaky tasks (count and list), latency p50 and p95, total tokens and the judge's means
+    (`judge_means`, summary.json's `qualitative_scores`)."""
     figures = metrics.summary
+    intervals = {
+        name: [round(low, 4), round(high, 4)]
+        for name, ci in (
+            ("pass_rate_ci", figures.pass_rate_ci),
+            ("pass_at_k_ci", figures.pass_at_k_ci),
+            ("pass_hat_k_ci", figures.pass_hat_k_ci),
+        )
+        if ci is not None
+        for low, high in [ci]
+    }
     return {
         **episode_counts(episodes),
+        **intervals,
+        "confidence": figures.confidence,
+        "flaky_task_count": len(figures.flaky_tasks),
+        "flaky_tasks": [f"{t.task_id} ({t.passed}/{t.attempts})" for t in figures.flaky_tasks],
         "pass_at_k": figures.pass_at_k,
         "pass_hat_k": figures.pass_hat_k,
         "latency_p50_ms": figures.latency_ms.p50,

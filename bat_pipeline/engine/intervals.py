@@ -114,12 +114,20 @@ class PairedDifference:
 
 
 def paired_difference(
-    base: Mapping[str, Sequence[float]], candidate: Mapping[str, Sequence[float]], confidence: float
+    base: Mapping[str, Sequence[float]],
+    candidate: Mapping[str, Sequence[float]],
+    confidence: float,
+    *,
+    bounds: tuple[float, float] | None = None,
 ) -> PairedDifference:
     """candidate − base over the tasks with values on both sides, in base's task order.
 
     Each task counts once (its mean over attempts); the interval is the mean difference ±
-    t · sd / √n. Every difference equal gives a zero-width interval at that difference.
+    t · sd / √n. Every difference equal gives a zero-width interval at that difference,
+    except at the edge of what a difference can be when the values' `bounds` are known
+    (every task flipped, say from pass to fail): then, as for a rate at its bound, Wilson's
+    interval of the share of tasks that flipped, n tasks, on the side of 0 the flips lie.
+    With `bounds`, the interval is also clamped to the range of differences.
     """
     per_task = tuple(
         TaskDifference(task, b, c, c - b)
@@ -137,6 +145,12 @@ def paired_difference(
         sd = math.sqrt(sum((d - mean_diff) ** 2 for d in diffs) / (n - 1))
         half = t_quantile(confidence, n - 1) * sd / math.sqrt(n)
         low, high = mean_diff - half, mean_diff + half
+        if bounds is not None:
+            span = bounds[1] - bounds[0]
+            low, high = max(-span, low), min(span, high)
+            if sd < 1e-12 and abs(abs(mean_diff) - span) < 1e-12:
+                edge = (0.0, span) if mean_diff > 0 else (-span, 0.0)
+                low, high = _scaled_wilson(mean_diff, n, confidence, edge)
     return PairedDifference(
         tasks=n,
         base=_mean([d.base for d in per_task]),

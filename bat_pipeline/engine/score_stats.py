@@ -62,25 +62,36 @@ SCORE_COLUMNS = (
     ("scorer", "string"),
     ("criterion", "string"),
     ("mean", "float"),
+    ("ci_low", "float"),
+    ("ci_high", "float"),
     ("passed", "int"),
     ("failed", "int"),
     ("count", "int"),
+    ("judge_spread", "float"),
 )
 """The columns of `scores_table`, with their types."""
 
 
 def scores_table(scorers: dict[str, dict[str, CriterionStats]]) -> list[dict[str, Any]]:
-    """One record per scorer and criterion: scorer, criterion, mean (4 decimals, null
-    without values), passed, failed, count."""
+    """One record per scorer and criterion: scorer, criterion, mean and its interval
+    (ci_low, ci_high; 4 decimals, null without values or with fewer than two tasks),
+    passed, failed, count, and judge_spread (null unless asked several times)."""
     return [
         {
             "scorer": scorer,
             "criterion": criterion,
-            "mean": None if stats.avg is None else round(stats.avg, 4),
+            "mean": _rounded(stats.avg),
+            "ci_low": _rounded(stats.ci[0] if stats.ci else None),
+            "ci_high": _rounded(stats.ci[1] if stats.ci else None),
             "passed": stats.passed,
             "failed": stats.failed,
             "count": stats.count,
+            "judge_spread": _rounded(stats.judge_spread),
         }
         for scorer, criteria in scorers.items()
         for criterion, stats in criteria.items()
     ]
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)

@@ -19,10 +19,10 @@ from bat_pipeline.engine.contracts.agentv import AgentvCase, AgentvTarget, Messa
 from bat_pipeline.engine.contracts.config import EvalConfig, EvaluationSettings, ModelSpec
 from bat_pipeline.engine.datasets.agentv import content_text, messages_text
 from bat_pipeline.engine.datasets.agentv_content import llm_messages
-from bat_pipeline.engine.datasets.agentv_targets import folder_environ
 from bat_pipeline.engine.environment import (
     MODEL_KEY_ENV,
     agent_environment,
+    dotenv_hierarchy,
     find_dotenv,
     read_dotenv,
 )
@@ -136,7 +136,7 @@ def target_keys_looked_in(folder: Path) -> str:
 
 def require_target_keys(config: EvalConfig, shell: Mapping[str, str] | None = None) -> None:
     """Refuse, before anything starts, an LLM target without its key (InputError)."""
-    environ = folder_environ(config.agent_dir, shell)
+    environ = dotenv_hierarchy(config.agent_dir, shell)
     looked_in = target_keys_looked_in(config.agent_dir)
     for model in config.models:
         if model.target is not None and model.target.llm is not None:
@@ -152,7 +152,7 @@ def target_secrets(config: EvalConfig, shell: Mapping[str, str]) -> list[str]:
         target = model.target
         if target is not None and target.llm is not None:
             variable = llm_key_variable(target)
-            found = folder_environ(config.agent_dir, shell).get(variable) if variable else None
+            found = dotenv_hierarchy(config.agent_dir, shell).get(variable) if variable else None
             values += [found] if found else []
         elif target is not None and target.a2a is not None:
             agent_config, spec = agent_partition(config, model.partition_key)

@@ -24,7 +24,7 @@ from bat_pipeline.engine.conversation import (
     plan_attempts,
     scenarios_needing_user,
 )
-from bat_pipeline.engine.environment import project_environ
+from bat_pipeline.engine.environment import config_environ
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.engine.results import result_lines
@@ -254,7 +254,7 @@ def simulated_user(config: EvalConfig, tasks: list[Task], redactor: Redactor) ->
         return None
     assert config.simulated_user is not None
     try:
-        return SimulatedUserClient(config.simulated_user, environ=project_environ(config.agent_dir), redactor=redactor)
+        return SimulatedUserClient(config.simulated_user, environ=config_environ(config), redactor=redactor)
     except JudgeConfigError as exc:
         raise InputError(str(config.source), str(exc), entry="simulated_user") from None
 

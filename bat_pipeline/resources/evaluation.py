@@ -11,7 +11,7 @@ from pydantic import PrivateAttr
 
 from bat_pipeline.engine.config.project import Overrides, load_project, project_tasks
 from bat_pipeline.engine.contracts import EvalConfig, Task
-from bat_pipeline.engine.environment import agent_environment, find_dotenv, project_environ, read_dotenv
+from bat_pipeline.engine.environment import agent_environment, config_environ, find_dotenv, read_dotenv
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.redaction import Redactor, secret_values
 from bat_pipeline.engine.target_inputs import target_secrets
@@ -104,15 +104,13 @@ class EvaluationResource(dg.ConfigurableResource):
             judge_key = None
             if config.judge is not None:
                 try:
-                    judge_key = resolve_api_key(config.judge, project_environ(config.agent_dir, shell))
+                    judge_key = resolve_api_key(config.judge, config_environ(config, shell))
                 except JudgeConfigError:
                     pass  # the judge step refuses on its own; nothing to redact
             user_key = None
             if config.simulated_user is not None:
                 try:
-                    user_key = resolve_api_key(
-                        config.simulated_user.client_settings(), project_environ(config.agent_dir, shell)
-                    )
+                    user_key = resolve_api_key(config.simulated_user.client_settings(), config_environ(config, shell))
                 except JudgeConfigError:
                     pass  # the episodes step refuses on its own
             self._redactor = Redactor(

@@ -41,8 +41,8 @@ from typing import Any, TypeVar
 import httpx
 from dagster import ConfigurableResource
 
-from bat_pipeline.engine.contracts import Episode, JudgeSettings, Task
-from bat_pipeline.engine.environment import MissingJudgeKey, judge_key, judge_key_sources, project_environ
+from bat_pipeline.engine.contracts import Episode, EvalConfig, JudgeSettings, Task
+from bat_pipeline.engine.environment import MissingJudgeKey, config_environ, config_key_sources, judge_key
 from bat_pipeline.engine.judge import JudgeRunResult, JudgeStats, run_llm_scorers
 from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.engine.scorers.judging import JudgeAnswer, JudgeQuestion
@@ -395,18 +395,19 @@ class JudgeResource(ConfigurableResource):
         return JudgeCache(Path(self.storage_root) if self.storage_root else default_root())
 
     def client(
-        self, settings: JudgeSettings, redactor: Redactor | None = None, agent_dir: Path | None = None
+        self, settings: JudgeSettings, redactor: Redactor | None = None, config: EvalConfig | None = None
     ) -> JudgeClient:
-        """A client for `settings` reading its key from the agent folder's `.env` overlaid by
-        the shell, as under `bat eval` (without `agent_dir`: from the shell alone); raises
-        JudgeConfigError naming where it looked when the key is missing. `redactor`: the
-        evaluation's other secrets."""
+        """A client for `settings` reading its key from the project's environment
+        (engine.environment.config_environ: the agent folder's `.env` overlaid by the shell,
+        as under `bat eval`; an AgentV file's `.env` files upward; without `config`: the
+        shell alone); raises JudgeConfigError naming where it looked when the key is
+        missing. `redactor`: the evaluation's other secrets."""
         root = Path(self.storage_root) if self.storage_root else default_root()
         return JudgeClient(
             settings,
             cache=self.cache(),
             redactor=redactor,
-            environ=None if agent_dir is None else project_environ(agent_dir),
-            looked_in=None if agent_dir is None else judge_key_sources(agent_dir),
+            environ=None if config is None else config_environ(config),
+            looked_in=None if config is None else config_key_sources(config),
             slots=SlotPool(root / JUDGE_SLOTS, settings.max_concurrency),
         )

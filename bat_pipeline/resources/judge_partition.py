@@ -91,8 +91,8 @@ def judge_partition(
 
     panel: list[JudgeClient] = []
     if isinstance(judge, JudgeResource):
-        client = judge.client(settings, redactor, config.agent_dir)
-        panel = [judge.client(settings.member(m), redactor, config.agent_dir) for m in settings.panel]
+        client = judge.client(settings, redactor, config)
+        panel = [judge.client(settings.member(m), redactor, config) for m in settings.panel]
     else:
         client = judge
     load_project_scorers(config)

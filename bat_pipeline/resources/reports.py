@@ -67,7 +67,13 @@ def load_run(root: Path, run_id: str) -> list[PartitionInput]:
         metrics_file = folder / "metrics.json"
         metrics = read_json(metrics_file) if metrics_file.is_file() else {}
         out.append(
-            PartitionInput(key=ref.model_key, model=ref.model_name, episodes=load_episodes(ref), metrics=metrics)
+            PartitionInput(
+                key=ref.model_key,
+                model=ref.model_name,
+                episodes=load_episodes(ref),
+                metrics=metrics,
+                provenance=ref.provenance.model_dump(mode="json") if ref.provenance else {},
+            )
         )
     return out
 

@@ -32,12 +32,20 @@ def test_scores_records_with_the_default_rubric(tmp_path: Path):
     done = evaluate("results.json", "--output", "scored.json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     scored = json.loads((tmp_path / "scored.json").read_text())
-    assert scored["rubric"] == "default"
+    assert scored["rubric"] == "<builtin:default>"
     second = scored["results"][1]
     assert second["index"] == 1 and second["missing_criteria"] == ["Efficiency"]
-    assert second["weighted_score"] == pytest.approx((0.25 + 0.3) / 0.8)
-    assert second["total_score"] == pytest.approx(0.75)
-    assert "mean weighted score: 0.8438 over 2 results (rubric default)" in done.stdout
+    assert second["weighted_score"] == pytest.approx(0.25 + 0.3)  # Efficiency counts 0, as in agentic-v2-eval
+    assert second["total_score"] == pytest.approx(1.5 / 3)
+    assert second["criterion_scores"] == {"Accuracy": 0.5, "Completeness": 1.0}
+    assert done.stdout.splitlines() == [
+        "Result 0: 1.0000",
+        "Result 1: 0.5500",
+        "",
+        "Average Score: 0.7750",
+        "",
+        "Scored results written to: scored.json",
+    ]
 
 
 def test_exit_codes_follow_agentic_v2_eval(tmp_path: Path):
@@ -50,8 +58,12 @@ def test_exit_codes_follow_agentic_v2_eval(tmp_path: Path):
     (tmp_path / "bad.yaml").write_text("criteria: [{name: a, weight: -2}]\n")
     broken = evaluate("results.json", "--rubric", "bad.yaml", cwd=tmp_path)
     assert broken.returncode == 1 and "criteria[0].weight" in broken.stderr
-    (tmp_path / "odd.json").write_text('{"rows": []}')
-    assert evaluate("odd.json", cwd=tmp_path).returncode == 1
+    (tmp_path / "odd.json").write_text('{"results": {"a": 1}}')
+    odd = evaluate("odd.json", cwd=tmp_path)
+    assert odd.returncode == 1 and "odd.json" in odd.stderr and "results" in odd.stderr
+    (tmp_path / "mixed.json").write_text('[{"a": 1}, 3]')
+    mixed = evaluate("mixed.json", cwd=tmp_path)
+    assert mixed.returncode == 1 and "mixed.json, 1" in mixed.stderr
     helped = subprocess.run([str(BIN), "evaluate", "--help"], capture_output=True, text=True)
     said = " ".join(helped.stdout.split())
     assert "agentic-v2-eval: 0 done, 1 the results or the rubric could not be loaded, 2 the mean" in said
@@ -93,8 +105,9 @@ def test_report_of_a_results_file_as_agentic_v2_eval_makes_it(tmp_path: Path):
         [str(BIN), "report", "results.json"], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=60
     )
     assert shown.returncode == 0, shown.stderr
-    assert "| a | b | c |" in shown.stdout and "| x\\|y | 0.9 |  |" in shown.stdout
-    assert "| b | 0.6 | 0.3 | 0.9 |" in shown.stdout and "2 results" in shown.stdout
+    assert "| a | b | c |" in shown.stdout and "| x\\|y | 0.9000 |  |" in shown.stdout
+    assert "|  | 0.3000 | {'n': 1} |" in shown.stdout
+    assert "- **Total Results**: 2" in shown.stdout and "- **b_mean**: 0.6000" in shown.stdout
     page = subprocess.run(
         [str(BIN), "report", "results.json", "--format", "html", "-o", "r.html"],
         cwd=tmp_path,

@@ -174,3 +174,29 @@ def test_the_eval_file_may_name_a_target_by_use_target(tmp_path):
     path = eval_file(repo(tmp_path), {"targets": [{"name": "mine", "use_target": "${{ LLM_TARGET }}"}]})
     [target] = load_suite(path, TargetOptions(environ={})).targets
     assert (target.name, target.provider, target.llm.model) == ("mine", "openai", "gpt-test")
+
+
+def test_a_targets_yml_is_found_too(tmp_path):
+    folder = repo(tmp_path)
+    (tmp_path / ".agentv" / "targets.yaml").rename(tmp_path / ".agentv" / "targets.yml")
+    [target] = load_suite(eval_file(folder, {"target": "llm"}), TargetOptions(environ={})).targets
+    assert target.llm.model == "gpt-test" and target.source.startswith(str(tmp_path / ".agentv" / "targets.yml"))
+
+
+def test_keys_are_found_in_the_dotenv_files_up_to_the_repository_root(tmp_path):
+    """The judge's and the LLM target's keys are read as AgentV reads `${{ VAR }}`: from the
+    shell, else the `.env` files from the eval file's folder up to the repository root."""
+    from bat_pipeline.engine.config.project import load_project
+    from bat_pipeline.engine.environment import require_judge_key
+    from bat_pipeline.engine.target_inputs import require_target_keys
+
+    folder = repo(tmp_path, dotenv=DOTENV + "OPENAI_API_KEY=sk-root-dotenv\n")
+    config = load_project(eval_file(folder, {"target": "llm"}))
+    assert config.evaluation.qualitative and config.judge.api_key_env == "OPENAI_API_KEY"
+    require_judge_key(config, shell={})
+    require_target_keys(config, shell={})
+    write(tmp_path / ".env", DOTENV)
+    with pytest.raises(InputError, match=r"the \.env files from .* up to the repository root"):
+        require_judge_key(config, shell={})
+    with pytest.raises(InputError, match="needs an API key in OPENAI_API_KEY"):
+        require_target_keys(config, shell={})

@@ -200,3 +200,28 @@ def test_same_data_same_bytes_and_colours_stable():
     models = sample().models
     assert pass_rate_chart(models) == pass_rate_chart(models)
     assert model_colors(["b", "a"]) == model_colors(["a", "b", "a"])
+
+
+def _dark_pixels(png: bytes) -> int:
+    """Near-black pixels of a chart: text, axes and error bars (bars are coloured)."""
+    import io
+
+    from matplotlib import image
+
+    pixels = image.imread(io.BytesIO(png))
+    return int(((pixels[..., :3] < 0.2).all(axis=-1)).sum())
+
+
+def test_pass_rate_chart_draws_each_interval_as_an_error_bar():
+    # The same bars with and without the warehouse's interval columns: the error bars add
+    # dark pixels (vertical line and caps), one model's missing bound draws no bar for it.
+    plain = [{"model_key": "a", "pass_rate": 0.5}, {"model_key": "b", "pass_rate": 0.8}]
+    with_ci = [
+        {**plain[0], "pass_rate_ci_low": 0.2, "pass_rate_ci_high": 0.8},
+        {**plain[1], "pass_rate_ci_low": 0.6, "pass_rate_ci_high": None},
+    ]
+    both = [with_ci[0], {**plain[1], "pass_rate_ci_low": 0.6, "pass_rate_ci_high": 0.95}]
+    bare, one, two = (_dark_pixels(pass_rate_chart(rows)) for rows in (plain, with_ci, both))
+    assert bare < one < two
+    # A tall interval (0.2 to 0.8 of a 0-105 axis at ~300 px) is over 100 px of line.
+    assert one - bare > 100

@@ -77,3 +77,23 @@ def test_a_consistent_drop_is_significant_and_equal_runs_are_not():
     assert paired_difference(worse, base, 0.95).verdict == "better"
     same = paired_difference(base, base, 0.95)
     assert same.difference == 0 and not same.significant
+
+
+def test_every_task_flipped_is_not_a_certain_difference():
+    # 12 tasks, each passing every attempt on the base side and none on the candidate's:
+    # every difference is −1, at the edge of [−1, 1]. The share of tasks that broke is 12/12;
+    # Wilson's interval of it (as for a rate at its bound) has low 12/(12 + z²) = 0.757549,
+    # so the difference lies in [−1, −0.757549]: significant, no longer of zero width.
+    base = {f"t{i}": [1.0, 1.0] for i in range(12)}
+    candidate = {f"t{i}": [0.0, 0.0] for i in range(12)}
+    drop = paired_difference(base, candidate, 0.95, bounds=(0.0, 1.0))
+    assert drop.low == pytest.approx(-1.0)
+    assert drop.high == pytest.approx(-12 / (12 + 1.959964**2), abs=1e-5)
+    assert drop.verdict == "worse"
+    gain = paired_difference(candidate, base, 0.95, bounds=(0.0, 1.0))
+    assert gain.high == pytest.approx(1.0) and gain.low == pytest.approx(-drop.high, abs=1e-9)
+    # Three tasks all broken: [−1, −3/(3 + z²)] = [−1, −0.438577], still below 0.
+    few = paired_difference({t: [1.0] for t in "abc"}, {t: [0.0] for t in "abc"}, 0.95, bounds=(0.0, 1.0))
+    assert few.high == pytest.approx(-3 / (3 + 1.959964**2), abs=1e-5) and few.significant
+    # Without bounds the values' range is unknown: the zero-width interval stays.
+    assert paired_difference(base, candidate, 0.95).low == paired_difference(base, candidate, 0.95).high == -1.0

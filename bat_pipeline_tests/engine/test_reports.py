@@ -111,7 +111,8 @@ def test_thresholds_are_configurable():
 def test_markdown_for_a_pull_request_comment():
     text = render_markdown(report())
     assert text.startswith("## Evaluation of `agent` — run `run-2`")
-    assert "| good | openai:good | 2 | 🟡 50% | -50 pts | 0.9s |" in text
+    # Two tasks: the intervals span the whole range (t with 1 df), and the paired drop is noise.
+    assert "| good | openai:good | 2 | 🟡 50% | 0–100% | -50 pts [-100, +100] (noise) | 0 | 0.9s |" in text
     assert "### Regressions against run `run-1`" in text and "- **good** pass rate: 1.00 → 0.50" in text
     assert text.index("| t2 |") < text.index("| t1 |")  # worst first
     many = build_report(
@@ -145,3 +146,35 @@ def test_html_is_self_contained_and_escapes_what_it_shows():
     ):
         assert f'data-testid="{test_id}"' in page
     assert 'class="num score-high">1.00' in page
+
+
+def test_intervals_flaky_tasks_paired_difference_and_provenance_in_the_report():
+    # Six tasks, two attempts each: t0 flaky (one of two), the others pass both; the previous
+    # run failed every attempt. Pass rate 11/12 with its clustered interval; Δ vs previous
+    # +92 pts on six paired tasks, significant.
+    now = [episode(f"t{i}", i != 0 or a == 0, 1.0, attempt=a) for i in range(6) for a in range(2)]
+    before = [episode(f"t{i}", False, 0.0, attempt=a) for i in range(6) for a in range(2)]
+    current = PartitionInput(
+        key="m", model="openai:m", episodes=now, provenance={"agent_commit": "0123456789abcdef", "agent_dirty": True}
+    )
+    previous = PartitionInput(key="m", model="openai:m", episodes=before)
+    built = build_report("r2", "agent", [current], generated_at="now", previous=[previous], previous_run_id="r1")
+    (p,) = built.partitions
+    assert p.pass_rate == pytest.approx(11 / 12)
+    low, high = p.pass_rate_ci
+    assert low < 11 / 12 < high <= 1.0
+    assert [(t.task_id, t.passed, t.attempts) for t in p.flaky_tasks] == [("t0", 1, 2)]
+    v = p.versus_previous
+    assert v.tasks == 6 and v.difference == pytest.approx(11 / 12) and v.significant and v.verdict == "better"
+
+    page = render_html(built)
+    assert "95% interval" in page and "flaky tasks" in page
+    assert f"{low * 100:.0f}–{high * 100:.0f}%" in page
+    assert "+92 pts [" in page and "· better" in page
+    assert page.count('class="error-bar"') >= 1 + sum(1 for s in p.scores if s.ci is not None)
+    assert '<ul data-testid="flaky-m"><li><b>t0</b>: 1 of 2 attempts passed</li></ul>' in page
+    assert "agent commit <code>0123456789ab</code> · uncommitted changes <code>yes</code>" in page
+
+    text = render_markdown(built)
+    assert "### Flaky tasks" in text and "- **m** t0: 1 of 2 attempts passed" in text
+    assert "+92 pts [" in text and "better" in text

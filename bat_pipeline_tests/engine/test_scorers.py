@@ -330,7 +330,22 @@ def test_scorer_stats_in_order_of_first_appearance_and_the_table():
     stats = scorer_stats([first, second])
     assert [(s, list(c)) for s, c in stats.items()] == [("b", ["y", "x"]), ("a", ["x"])]
     assert scores_table(stats) == [
-        {"scorer": "b", "criterion": "y", "mean": 0.3333, "passed": 0, "failed": 0, "count": 1},
-        {"scorer": "b", "criterion": "x", "mean": None, "passed": 0, "failed": 0, "count": 0},
-        {"scorer": "a", "criterion": "x", "mean": 1.0, "passed": 1, "failed": 0, "count": 1},
+        {"scorer": "b", "criterion": "y", "mean": 0.3333, "passed": 0, "failed": 0, "count": 1, **NO_SPREAD},
+        {"scorer": "b", "criterion": "x", "mean": None, "passed": 0, "failed": 0, "count": 0, **NO_SPREAD},
+        {"scorer": "a", "criterion": "x", "mean": 1.0, "passed": 1, "failed": 0, "count": 1, **NO_SPREAD},
     ]
+
+
+NO_SPREAD = {"ci_low": None, "ci_high": None, "judge_spread": None}
+"""One task, each criterion asked once: no interval, no judge spread."""
+
+
+def test_the_table_carries_each_criterions_interval_and_judge_spread():
+    # Two tasks (values 1.0 and 0.0): the clustered interval of their mean, 0.5, is clamped to
+    # [0, 1] (t(95 %, 1 df) = 12.7: half-width 6.35); the row shows it rounded.
+    rows = [
+        episode().model_copy(update={"task_id": t, "scores": [ScoreRow(scorer="s", criterion="c", value=v)]})
+        for t, v in (("t1", 1.0), ("t2", 0.0))
+    ]
+    (row,) = scores_table(scorer_stats(rows))
+    assert (row["mean"], row["ci_low"], row["ci_high"], row["judge_spread"]) == (0.5, 0.0, 1.0, None)

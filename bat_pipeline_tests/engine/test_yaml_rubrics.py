@@ -103,10 +103,51 @@ def test_gates_apply_to_medians_not_single_runs() -> None:
 
 
 def test_agentic_v2_eval_record_shape() -> None:
+    """A built-in rubric is agentic-v2-eval's: the missing Efficiency counts 0 against all the weight."""
     record = score(load_rubric("default"), {"Accuracy": 0.8, "Completeness": 1}).record(3)
     assert set(record) == {"index", "weighted_score", "total_score", "criterion_scores", "missing_criteria"}
-    assert record["weighted_score"] == pytest.approx((0.8 * 0.5 + 0.3) / 0.8)
+    assert record["weighted_score"] == pytest.approx(0.8 * 0.5 + 0.3)
+    assert record["total_score"] == pytest.approx(1.8 / 3)
     assert record["missing_criteria"] == ["Efficiency"]
+
+
+LEVELS_RUBRIC = """
+criteria:
+  - {name: a, weight: 3, levels: {0: none, 5: all}}
+  - {name: b, weight: 1, min_value: 0, max_value: 10}
+  - {name: c, weight: 1}
+hard_gates: [{criterion: a, minimum: 4}]
+"""
+
+
+@pytest.mark.parametrize(
+    ("metadata", "agentic_flag", "agentic"),
+    [("", False, False), ("", True, True), ("metadata: {author: agentic-v2-eval}\n", False, True)],
+)
+def test_which_rubric_files_are_agentic_v2_evals(
+    tmp_path: Path, metadata: str, agentic_flag: bool, agentic: bool
+) -> None:
+    """Ours: levels give the range, missing criteria are left out of the division. agentic-v2-eval's
+    (its metadata.author, or `evaluate`'s flag): 0..1 unless written, missing count 0, clamped values
+    kept, a gate's minimum written on the levels' scale read on it."""
+    path = tmp_path / f"r{agentic_flag}{bool(metadata)}.yaml"
+    path.write_text(metadata + LEVELS_RUBRIC)
+    rubric = load_rubric(str(path), agentic=agentic_flag)
+    assert rubric.agentic is agentic
+    result = score(rubric, {"a": 0.85, "b": 5})
+    if agentic:
+        assert (rubric.criteria[0].low, rubric.criteria[0].high) == (0.0, 1.0)
+        assert result.weighted_score == pytest.approx((3 * 0.85 + 0.5) / 5)
+        assert result.total_score == pytest.approx((0.85 + 0.5) / 3)
+        assert result.criterion_scores == {"a": 0.85, "b": 5}
+        assert [(g.criterion, g.minimum) for g in result.failed_gates] == []  # 0.85 ≥ 4/5
+        assert [g.minimum for g in score(rubric, {"a": 0.75}).failed_gates] == [pytest.approx(0.8)]
+    else:
+        assert (rubric.criteria[0].low, rubric.criteria[0].high) == (0.0, 5.0)
+        assert result.weighted_score == pytest.approx((3 * 0.17 + 0.5) / 4)
+        assert result.total_score == pytest.approx((0.17 + 0.5) / 2)
+        assert result.criterion_scores == {"a": pytest.approx(0.17), "b": 0.5}
+        assert [g.minimum for g in result.failed_gates] == [4]
 
 
 def test_builtin_rubrics_load_with_our_texts() -> None:
@@ -119,7 +160,11 @@ def test_builtin_rubrics_load_with_our_texts() -> None:
         ("Completeness", 0.3),
         ("Efficiency", 0.2),
     ]
-    assert [g.criterion for g in load_rubric("pattern").gates()] == ["structure", "termination"]
+    assert [g.criterion for g in load_rubric("pattern").gates()] == [
+        "Phase Ordering",
+        "Phase Completeness",
+        "Constraint Adherence",
+    ]
 
 
 BROKEN = {  # the rubric's text → (the field named, words of the message)

@@ -1,10 +1,13 @@
 """`dagster asset materialize` as documented (issue 4), on a copy with a gate: the competent
 model's partition materialises every asset and leaves its files and warehouse rows; the
 sloppy model's partition fails its blocking gate, the command exits non-zero naming it,
-and the check evaluation is in the instance for the UI."""
+and the check evaluation is in the instance for the UI. Then the competent partition runs
+again on a dataset it now fails: the noise-aware regression gate (a paired interval against
+its previous run) fails it, with the drop and its interval in the check's metadata."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -17,7 +20,7 @@ from bat_pipeline_tests.support.processes import leftover_agents
 pytestmark = pytest.mark.slow(seconds=8)
 
 GOOD = "openai-competent"
-GATE = {"min_pass_rate": 0.9}
+GATE = {"min_pass_rate": 0.9, "max_regression": 0.2}
 
 
 def materialize(partition: str, env: dict[str, str]) -> subprocess.Popen:
@@ -115,3 +118,38 @@ def test_failing_gate_fails_the_command_and_is_recorded(runs):
     assert by_partition[GOOD][0] is True
     assert (ws.agent / "config.yaml").read_bytes() == config_before
     assert leftover_agents(ws.agent, str(ws.root)) == []
+
+
+def test_a_significant_regression_against_the_previous_run_fails_the_gate(runs):
+    import dagster as dg
+
+    ws, outputs, _ = runs
+    assert outputs[GOOD][0] == 0
+    # The same tasks, now with an answer no model gives: every task flips from pass to fail.
+    dataset = ws.agent / "eval" / "input" / "tasks.json"
+    tasks = json.loads(dataset.read_text(encoding="utf-8"))
+    for task in tasks:
+        task["expected"]["output_must_contain"] = ["an answer nobody gives"]
+    dataset.write_text(json.dumps(tasks), encoding="utf-8")
+    process = materialize(GOOD, ws.env)
+    out, _ = process.communicate(timeout=240)
+    assert process.returncode != 0, out[-4000:]
+    gate_line = next((line for line in out.splitlines() if "gate max_regression: FAILED" in line), "")
+    assert "a drop of 1.00 > max_regression 0.20, significant" in gate_line, out[-4000:]
+    assert "on 3 common tasks" in gate_line
+
+    with dg.DagsterInstance.from_config(str(ws.dagster_home)) as instance:
+        key = dg.AssetCheckKey(dg.AssetKey(["weather_agent", "eval_metrics"]), "max_regression")
+        records = instance.event_log_storage.get_asset_check_execution_history(key, limit=10)
+        evaluations = [r.event.dagster_event.event_specific_data for r in records]
+    ours = [e for e in evaluations if e.partition == GOOD]
+    newest = ours[0]  # newest first; the first run of the partition had no previous run
+    assert newest.passed is False and len(ours) == 2 and ours[1].passed is True
+    figures = {name: value.value for name, value in newest.metadata.items()}
+    assert figures["drop"] == 1.0 and figures["max_regression"] == 0.2 and figures["confidence"] == 0.95
+    assert figures["tasks_compared"] == 3
+    # Wilson's bound for 3 of 3 tasks broken: the drop is at least 3/(3 + 1.96²).
+    low, high = figures["drop_ci"]
+    assert abs(low - 3 / (3 + 1.959964**2)) < 1e-4 and high == 1.0
+    previous_runs = {p.parent.name for p in ws.root.glob(f"runs/*/{GOOD}")}
+    assert figures["previous_run_id"] in previous_runs and len(previous_runs) == 2

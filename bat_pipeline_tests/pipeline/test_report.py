@@ -146,6 +146,19 @@ def test_the_html_report_renders_in_a_browser(two_runs):
                 svg = page.get_by_test_id(chart)
                 assert svg.is_visible() and svg.bounding_box()["height"] > 50, chart
             assert page.get_by_test_id("chart-pass-rate").locator("rect.bar").count() == len(MODELS)
+            # Intervals (issue 33): an error bar per partition, drawn across a visible width,
+            # the figures in the table; three tasks all passing: Wilson's [3/(3 + 1.96²), 1].
+            error_bars = page.get_by_test_id("chart-pass-rate").locator("path.error-bar")
+            assert error_bars.count() == len(MODELS)
+            assert all(error_bars.nth(i).bounding_box()["width"] > 20 for i in range(len(MODELS)))
+            assert page.get_by_test_id("chart-scores-openai-competent").locator("path.error-bar").count() >= 1
+            partitions = page.get_by_test_id("partitions-table")
+            assert "95% interval" in partitions.locator("thead").inner_text()
+            competent_row = partitions.locator("tbody tr", has_text="openai-competent").inner_text()
+            assert "44–100%" in competent_row and "+0 pts" in competent_row and "within noise" in competent_row
+            assert "95% interval" in page.get_by_test_id("scores-openai-competent").locator("thead").inner_text()
+            provenance = page.get_by_test_id("provenance-openai-competent")
+            assert provenance.is_visible() and "dataset" in provenance.inner_text()
             assert page.get_by_test_id("regressions").is_visible()
             page.screenshot(path=str(screenshot))
             episodes = page.locator("details.episode")

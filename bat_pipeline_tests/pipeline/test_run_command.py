@@ -17,7 +17,8 @@ import re
 
 import pytest
 
-from bat_pipeline_tests.support.example_agent import COMPETENT, FEW_TASKS, MODEL_KEYS, SLOPPY
+from bat_pipeline_tests.support.example_agent import COMPETENT, FEW_TASKS, MODEL_KEYS, SLOPPY, run
+from bat_pipeline_tests.support.paths import BAT_PIPELINE
 from bat_pipeline_tests.support.processes import leftover_agents
 
 pytestmark = pytest.mark.slow(seconds=45)
@@ -142,6 +143,50 @@ def test_two_runs_make_a_history_and_a_trend(evaluated, multiprocess):
     assert {"pass_rate.png", "pass_rate_trend.png", "task_pass_rate.png"} <= charts, charts
 
 
+def compare(ws, *args: str):
+    return run([str(BAT_PIPELINE), "compare", *args], ws.env)
+
+
+def test_compare_tells_a_better_model_from_noise(evaluated, multiprocess):
+    """`bat-pipeline compare` on the warehouse of the two runs (issue 33): the sloppy model
+    against the competent one is significantly worse (exit 1), the other way round better
+    (exit 0), and the same deterministic model in two runs shows no difference."""
+    ws, _, first, _ = evaluated
+    GOOD = "openai-competent"
+    second = multiprocess[2]
+    worse = compare(ws, GOOD, SLOPPY)
+    assert worse.returncode == 1, worse.stdout[-3000:]
+    assert f"base       {second}/{GOOD}" in worse.stdout  # a partition alone: its newest run
+    assert "tasks compared: 3" in worse.stdout and "verdict: worse" in worse.stdout
+    for task in FEW_TASKS:
+        assert re.search(rf"^{task}\s+1\.00\s+0\.00\s+-1\.00  broken$", worse.stdout, re.MULTILINE), worse.stdout
+
+    better = compare(ws, SLOPPY, GOOD, "--format", "json")
+    assert better.returncode == 0, better.stdout[-3000:]
+    result = json.loads(better.stdout)
+    assert result["verdict"] == "better" and result["significant"] is True
+    assert result["tasks_compared"] == 3 and result["base"]["partition"] == SLOPPY
+    rate = result["pass_rate"]
+    assert (rate["base"], rate["candidate"], rate["difference"]) == (0.0, 1.0, 1.0)
+    # Every task flipped: Wilson's bound for 3 of 3, 3/(3 + 1.96²), not a zero-width interval.
+    assert abs(rate["ci_low"] - 3 / (3 + 1.959964**2)) < 1e-4 and rate["ci_high"] == 1.0
+    assert sorted(t["task_id"] for t in result["per_task"]) == sorted(FEW_TASKS)
+    assert {f["change"] for f in result["flipped"]} == {"fixed"}
+    assert "answer_length" in result["scores"], result["scores"].keys()
+
+    same = compare(ws, f"{first}/{GOOD}", f"{second[:20]}/{GOOD}", "--format", "json")
+    assert same.returncode == 0, same.stdout[-3000:]
+    same_result = json.loads(same.stdout)
+    assert same_result["verdict"] == "no detectable difference" and not same_result["significant"]
+    assert same_result["pass_rate"]["difference"] == 0.0
+    assert same_result["base"]["run_id"] == first and same_result["candidate"]["run_id"] == second
+    assert same_result["not_like_for_like"] == []  # same dataset, config and judge
+
+    unknown = compare(ws, GOOD, "no-such-model")
+    assert unknown.returncode == 2 and "no run holds partition 'no-such-model'" in unknown.stdout
+    assert "Traceback" not in unknown.stdout
+
+
 def answer_length_rows(rows: list[dict]) -> list[dict]:
     return [r for r in rows if r["scorer"] == "answer_length"]
 
@@ -175,11 +220,18 @@ def test_a_project_scorers_rows_are_in_the_metadata_of_eval_metrics(evaluated):
                 dg.AssetRecordsFilter(asset_key=dg.AssetKey(["weather_agent", "eval_metrics"]), asset_partitions=[key]),
                 limit=1,
             ).records
-            rows = [record.data for record in records[0].asset_materialization.metadata["scores"].records]
+            metadata = records[0].asset_materialization.metadata
+            rows = [record.data for record in metadata["scores"].records]
             (row,) = answer_length_rows(rows)
             assert (row["criterion"], row["count"]) == ("characters", len(FEW_TASKS)), key
             assert 0 <= row["mean"] <= 1 and row["passed"] + row["failed"] == len(FEW_TASKS)
             assert {"status", "output"} <= {r["scorer"] for r in rows}
+            # Intervals beside the means (issue 33): each a pair around its figure.
+            assert row["ci_low"] <= row["mean"] <= row["ci_high"], row
+            low, high = metadata["pass_rate_ci"].value
+            assert low <= metadata["pass_rate"].value <= high and high - low > 0, (key, low, high)
+            assert metadata["confidence"].value == 0.95
+            assert metadata["flaky_task_count"].value == 0  # one attempt per task: nothing to disagree
 
 
 def test_a_project_scorers_rows_are_in_the_warehouse(evaluated):

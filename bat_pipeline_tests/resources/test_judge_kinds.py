@@ -6,6 +6,7 @@ judge models (each reported, their median and agreement)."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from bat_pipeline.engine.judge_samples import MEDIAN, PANEL
 from bat_pipeline.resources.judge import JudgeClient, judge_episodes
 from bat_pipeline.resources.judge_cache import JudgeCache
 from bat_pipeline_tests.support import judge_server
-from bat_pipeline_tests.support.judge_server import weather_episode
+from bat_pipeline_tests.support.judge_server import Reply, error, serve_judge, weather_episode
 
 ENV = {"OPENAI_API_KEY": "sk-kinds-test-key-9f8e"}
 
@@ -211,3 +212,29 @@ def test_a_panel_reports_each_judge_their_median_and_agreement(llm):
         "openai:judge-harsh": values[0],
         "openai:judge-lenient": values[2],
     }
+
+
+def test_a_criterion_the_judge_fails_is_left_out_not_counted_zero():
+    """`default` is agentic-v2-eval's rubric (a missing value in a results file counts 0), but in
+    a run a criterion the judge could not answer is a judge error: the weighted score is that
+    of the criteria answered."""
+
+    def reply(record):
+        asked = json.dumps(record["body"])
+        return error(500, "judge down") if "Efficiency" in asked else Reply(content="Checked the answer.\n4")
+
+    with serve_judge() as server:
+        server.script(default=reply)
+        settings = JudgeSettings(provider="openai", model="judge", base_url=server.base_url + "/v1", max_retries=0)
+        result = asyncio.run(
+            judge_episodes(
+                JudgeClient(settings.model_copy(update={"rubrics": ["default"]}), environ=ENV),
+                [weather_episode(answer_text="Paris: sunny, 21 C.")],
+                [weather_task()],
+            )
+        )
+    rows = {r.criterion: r for r in rows_of(result, "rubric")}
+    assert rows["default:Efficiency"].value is None
+    summary = rows["default:weighted_score"]
+    assert summary.details["missing_criteria"] == ["Efficiency"]
+    assert summary.value == pytest.approx(0.75)  # (0.75·0.5 + 0.75·0.3) / 0.8, not / 1.0

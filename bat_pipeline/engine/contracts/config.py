@@ -207,6 +207,10 @@ class GateSettings(Strict):
     max_error_episodes: int | None = Field(default=None, ge=0)
     max_regression: float | None = Field(default=None, ge=0, le=1)
     """Largest allowed pass-rate drop against the previous run of the same model."""
+    confidence: float | None = Field(default=0.95, gt=0, lt=1)
+    """max_regression fails only when the drop is also significant at this level: the
+    interval of the paired per-task difference against the previous run lies below 0.
+    None: any drop larger than max_regression fails, however noisy (the old gate)."""
 
 
 class EvaluationSettings(Strict):

@@ -114,7 +114,10 @@ def load_suite(path: Path, options: TargetOptions | None = None) -> AgentvSuite:
     fmt = detect_format(data, cases)
     if fmt == "v4":  # as AgentV 4.42.4: `${{ VAR }}` anywhere in the file (unset: empty)
         environ = agentv_environ(path, options)
-        data, cases = interpolate_env(data, environ), interpolate_env(cases, environ)
+        # the targets' names keep their variables: target definitions refuse an unset one by name
+        written, data, cases = data, interpolate_env(data, environ), interpolate_env(cases, environ)
+    else:
+        written = data
     execution: dict[str, Any] = data["execution"] if isinstance(data.get("execution"), dict) else {}
     prompts = data.get("prompts") or ["{{ input }}"]
     if isinstance(prompts, str):
@@ -140,8 +143,8 @@ def load_suite(path: Path, options: TargetOptions | None = None) -> AgentvSuite:
         threshold = _number(data.get("threshold", execution.get("threshold", 0.8)), file, "threshold")
     # A test's own threshold wins; then --threshold, then the file's, then 0.8.
     tests = [t if t.threshold is not None else t.model_copy(update={"threshold": threshold}) for t in tests]
-    targets, target_warnings = load_targets(data, path, fmt, options)
-    judge = find_judge(data, path, [t.name for t in targets], tests, options, warnings)
+    targets, target_warnings = load_targets(written, path, fmt, options)
+    judge = find_judge(written, path, [t.name for t in targets], tests, options, warnings)
     try:
         return AgentvSuite(
             source=path,

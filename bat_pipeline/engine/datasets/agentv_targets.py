@@ -6,7 +6,7 @@ Which: the seed's `providers:` (a list of names, or a mapping of definitions), 4
 defined (as AgentV 4.42.4), else every target defined. Where the definitions come from,
 first found wins per name: the `providers:` mapping of the file, `--providers FILE`,
 `agentv-providers.yaml` beside the file, then `.agentv/targets.yaml` and
-`.agentv/providers.yaml` searched upward from the file's folder.
+`.agentv/providers.yaml` searched upward from the file's folder (also `.agentv/targets.yml`).
 
 A target that says `use_target: NAME` (or `use_target: ${{ VAR }}`, the name read from the
 environment) is the target it names, followed through chains as AgentV 4.42.4 follows
@@ -17,7 +17,6 @@ winning (`agentv_environ`, AgentV's `loadEnvFromHierarchy`).
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 from collections.abc import Mapping
@@ -40,11 +39,11 @@ from bat_pipeline.engine.datasets.agentv_agents import (
     llm_model,
     validated,
 )
-from bat_pipeline.engine.environment import read_dotenv
+from bat_pipeline.engine.environment import dotenv_hierarchy
 from bat_pipeline.engine.errors import InputError
 
 BESIDE = "agentv-providers.yaml"
-UPWARD = (Path(".agentv") / "targets.yaml", Path(".agentv") / "providers.yaml")
+UPWARD = (Path(".agentv") / "targets.yaml", Path(".agentv") / "targets.yml", Path(".agentv") / "providers.yaml")
 RUN_PROVIDERS = ("cli", "a2a", *LLM_PROVIDERS)
 """Target kinds this release runs; others are refused by name before a run starts."""
 _VAR = re.compile(r"\$\{\{\s*([A-Za-z_]\w*)\s*\}\}|\{\{\s*env\.([A-Za-z_]\w*)\s*\}\}")
@@ -125,24 +124,9 @@ def load_targets(
 
 
 def agentv_environ(path: Path, options: TargetOptions) -> dict[str, str]:
-    """The variables `${{ VAR }}` reads for the eval file at `path` (`folder_environ` of its
-    folder, the shell being `options.environ`, default os.environ)."""
-    return folder_environ(path.parent, options.environ)
-
-
-def folder_environ(folder: Path, shell: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The shell (default os.environ) over every `.env` from `folder` up to the repository
-    root (the first folder with `.git`, else the filesystem root), the nearest `.env`
-    winning: AgentV 4.42.4's loadEnvFromHierarchy."""
-    environ: dict[str, str] = {}
-    for place in [folder, *folder.parents]:
-        dotenv = place / ".env"
-        for name, value in read_dotenv(dotenv if dotenv.is_file() else None).items():
-            environ.setdefault(name, value)
-        if (place / ".git").exists():
-            break
-    environ.update(os.environ if shell is None else shell)
-    return environ
+    """The variables `${{ VAR }}` reads for the eval file at `path` (engine.environment's
+    dotenv_hierarchy of its folder, the shell being `options.environ`, default os.environ)."""
+    return dotenv_hierarchy(path.parent, options.environ)
 
 
 def resolve_use_target(

@@ -157,14 +157,15 @@ async def ask_by_choice(
     """One choice question per criterion (1–5 mapped onto the criterion's range), then the
     summary row (none when `summary` is None). An answer without a choice scores 0 and
     does not pass, its text kept; a failed question leaves the criterion without a value
-    (it is listed as missing in the summary)."""
+    (it is listed as missing in the summary and left out of its division, whoever's the
+    rubric: a judge error is not a zero)."""
 
     async def one(criterion: Criterion) -> ScoreRow:
         question = criterion.description or criterion.name
         messages = choice_messages(
             f"{criterion.name} ({rubric.name} rubric)",
             question,
-            anchors_for_levels(criterion.levels, criterion.low, criterion.high),
+            anchors_for_levels(criterion.levels, *criterion.level_span),
             view,
         )
         answer = await judge.ask(JudgeQuestion(purpose="choice", messages=messages, parse=parse_choice))
@@ -199,7 +200,7 @@ async def ask_by_choice(
             summary_row(
                 scorer,
                 rubric,
-                score(rubric, raw_values(rows, rubric, prefix)),
+                score(rubric, raw_values(rows, rubric, prefix), missing_as_zero=False),
                 prefix=prefix,
                 name=summary,
                 judge=judge.name,
@@ -237,7 +238,7 @@ def rubric_reduce(
             row = summary_row(
                 first.scorer,
                 rubric,
-                score(rubric, values),
+                score(rubric, values, missing_as_zero=False),
                 prefix=prefix,
                 name=name,
                 judge=first.judge,

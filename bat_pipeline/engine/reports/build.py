@@ -10,16 +10,19 @@ from typing import Any
 
 from bat_pipeline.engine.contracts import Episode
 from bat_pipeline.engine.contracts.scores import ScoreRow
+from bat_pipeline.engine.intervals import clustered_interval, paired_difference
 from bat_pipeline.engine.judge_samples import MEDIAN, PANEL, last_word
 from bat_pipeline.engine.judge_view import render_episode_for_judge
 from bat_pipeline.engine.reports.model import (
     EpisodeReport,
+    FlakyTaskReport,
     PartitionReport,
     Regression,
     RunReport,
     ScoreSummary,
     TaskCell,
     TaskReport,
+    VersusPrevious,
 )
 
 TRAJECTORY_CHARS = 12_000
@@ -35,17 +38,23 @@ class PartitionInput:
     model: str
     episodes: list[Episode]
     metrics: dict[str, Any] = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict)
 
 
 def _passed(episode: Episode) -> bool:
     return bool(episode.verdict and episode.verdict.passed)
 
 
-def score_summaries(episodes: Sequence[Episode]) -> list[ScoreSummary]:
-    """Per scorer and criterion, over the rows with the last word of each episode."""
+def score_summaries(episodes: Sequence[Episode], confidence: float = 0.95) -> list[ScoreSummary]:
+    """Per scorer and criterion, over the rows with the last word of each episode; each
+    mean with its interval, the values clustered by task."""
     groups: dict[tuple[str, str], list[ScoreRow]] = {}
+    by_task: dict[tuple[str, str], dict[str, list[float]]] = {}
     spreads: dict[tuple[str, str], list[float]] = {}
     for episode in episodes:
+        for row in last_word(episode.scores):
+            if row.value is not None:
+                by_task.setdefault((row.scorer, row.criterion), {}).setdefault(episode.task_id, []).append(row.value)
         for row in episode.scores:
             key = (row.scorer, row.criterion)
             if row.sample == MEDIAN and row.judge != PANEL and isinstance(row.details.get("spread"), (int, float)):
@@ -66,6 +75,7 @@ def score_summaries(episodes: Sequence[Episode]) -> list[ScoreSummary]:
                 scorer=scorer,
                 criterion=criterion,
                 mean=statistics.fmean(values) if values else None,
+                ci=clustered_interval(list(by_task.get((scorer, criterion), {}).values()), confidence),
                 passed=sum(1 for r in rows if r.passed is True),
                 failed=sum(1 for r in rows if r.passed is False),
                 count=len(values),
@@ -81,25 +91,61 @@ def score_summaries(episodes: Sequence[Episode]) -> list[ScoreSummary]:
 def _partition(part: PartitionInput, previous: PartitionInput | None) -> PartitionReport:
     summary = part.metrics.get("summary") or {}
     latency = summary.get("latency_ms") or {}
+    confidence = float(summary.get("confidence") or 0.95)
     passed = sum(1 for e in part.episodes if _passed(e))
     before = None
+    versus = None
     if previous is not None and previous.episodes:
         before = sum(1 for e in previous.episodes if _passed(e)) / len(previous.episodes)
+        paired = paired_difference(_outcomes(previous.episodes), _outcomes(part.episodes), confidence, bounds=(0, 1))
+        if paired.difference is not None:
+            versus = VersusPrevious(
+                tasks=paired.tasks,
+                difference=paired.difference,
+                low=paired.low,
+                high=paired.high,
+                significant=paired.significant,
+                verdict=paired.verdict,
+            )
     return PartitionReport(
         key=part.key,
         model=part.model,
         episodes=len(part.episodes),
         passed=passed,
         pass_rate=passed / len(part.episodes) if part.episodes else None,
+        pass_rate_ci=clustered_interval(list(_outcomes(part.episodes).values()), confidence),
+        confidence=confidence,
         error_episodes=int(summary.get("error_episodes") or sum(1 for e in part.episodes if e.eval_error)),
         pass_at_k=summary.get("pass_at_k"),
+        pass_at_k_ci=_pair(summary.get("pass_at_k_ci")),
+        flaky_tasks=[
+            FlakyTaskReport(task_id=t, attempts=len(v), passed=int(sum(v)))
+            for t, v in _outcomes(part.episodes).items()
+            if 0 < sum(v) < len(v)
+        ],
+        versus_previous=versus,
+        provenance=dict(part.provenance),
         p50_ms=latency.get("p50"),
         p95_ms=latency.get("p95"),
-        scores=score_summaries(part.episodes),
+        scores=score_summaries(part.episodes, confidence),
         classification=part.metrics.get("classification"),
         performance=part.metrics.get("performance"),
         previous_pass_rate=before,
     )
+
+
+def _outcomes(episodes: Sequence[Episode]) -> dict[str, list[float]]:
+    """task → 1.0 / 0.0 per attempt, in the episodes' order."""
+    found: dict[str, list[float]] = {}
+    for episode in episodes:
+        found.setdefault(episode.task_id, []).append(1.0 if _passed(episode) else 0.0)
+    return found
+
+
+def _pair(value: Any) -> tuple[float, float] | None:
+    if isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(x, (int, float)) for x in value):
+        return float(value[0]), float(value[1])
+    return None
 
 
 def _judged_mean(episode: Episode) -> float | None:

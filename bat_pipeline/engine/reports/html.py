@@ -45,6 +45,24 @@ def _pct(value: float | None) -> str:
     return "–" if value is None else f"{value * 100:.0f}%"
 
 
+def _interval(ci: tuple[float, float] | None, percent: bool = False) -> str:
+    if ci is None:
+        return "–"
+    return f"{ci[0] * 100:.0f}–{ci[1] * 100:.0f}%" if percent else f"{ci[0]:.2f}–{ci[1]:.2f}"
+
+
+def _versus(p: PartitionReport) -> str:
+    """The pass rate against the previous run: the paired difference, its interval, and
+    whether the interval says it is real."""
+    v = p.versus_previous
+    if v is None:
+        return "–"
+    text = f"{v.difference * 100:+.0f} pts"
+    if v.low is not None and v.high is not None:
+        text += f" [{v.low * 100:+.0f}, {v.high * 100:+.0f}]"
+    return text + (f" · {v.verdict}" if v.significant else " · within noise")
+
+
 def _score_td(report: RunReport, value: float | None, text: str | None = None) -> str:
     return f'<td class="num {_cls(report, value)}">{escape(text if text is not None else _num(value))}</td>'
 
@@ -57,19 +75,16 @@ def _table(test_id: str, head: list[str], rows: list[str]) -> str:
 def _partitions(report: RunReport) -> str:
     rows = []
     for p in report.partitions:
-        delta = (
-            "–"
-            if p.previous_pass_rate is None or p.pass_rate is None
-            else f"{(p.pass_rate - p.previous_pass_rate) * 100:+.0f} pts"
-        )
         rows.append(
             f"<tr><td>{escape(p.key)}</td><td>{escape(p.model)}</td><td class=num>{p.episodes}</td>"
             f"<td class=num>{p.passed}</td>{_score_td(report, p.pass_rate, _pct(p.pass_rate))}"
-            f"<td class=num>{escape(delta)}</td>{_score_td(report, p.pass_at_k)}"
-            f"<td class=num>{p.error_episodes}</td>"
+            f"<td class=num>{escape(_interval(p.pass_rate_ci, percent=True))}</td>"
+            f"<td class=num>{escape(_versus(p))}</td>{_score_td(report, p.pass_at_k)}"
+            f"<td class=num>{len(p.flaky_tasks)}</td><td class=num>{p.error_episodes}</td>"
             f"<td class=num>{'–' if p.p50_ms is None else f'{p.p50_ms / 1000:.2f}s'}</td>"
             f"<td class=num>{'–' if p.p95_ms is None else f'{p.p95_ms / 1000:.2f}s'}</td></tr>"
         )
+    level = f"{report.partitions[0].confidence:.0%}" if report.partitions else "95%"
     table = _table(
         "partitions-table",
         [
@@ -78,8 +93,10 @@ def _partitions(report: RunReport) -> str:
             "episodes",
             "passed",
             "pass rate",
-            "Δ vs previous",
+            f"{level} interval",
+            "Δ vs previous (paired)",
             "pass@k",
+            "flaky tasks",
             "error episodes",
             "p50",
             "p95",
@@ -91,8 +108,14 @@ def _partitions(report: RunReport) -> str:
         [(p.key, p.pass_rate) for p in report.partitions],
         report.colour,
         test_id="chart-pass-rate",
+        intervals=[p.pass_rate_ci for p in report.partitions],
     )
-    return f"<h2>Partitions</h2>{table}<div class=charts>{chart}</div>"
+    note = (
+        f"<p class=muted>Intervals: {level}, attempts clustered by task (a task's attempts are not independent); "
+        "Δ vs previous pairs each task with its own result in the previous run. "
+        "<code>bat-pipeline compare</code> compares any two partitions.</p>"
+    )
+    return f"<h2>Partitions</h2>{table}{note}<div class=charts>{chart}</div>"
 
 
 def _scores(report: RunReport, part: PartitionReport) -> str:
@@ -100,17 +123,70 @@ def _scores(report: RunReport, part: PartitionReport) -> str:
     for s in part.scores:
         rows.append(
             f"<tr><td>{escape(s.scorer)}</td><td>{escape(s.criterion)}</td>{_score_td(report, s.mean)}"
+            f"<td class=num>{escape(_interval(s.ci))}</td>"
             f"<td class=num>{s.passed}</td><td class=num>{s.failed}</td><td class=num>{s.count}</td>"
             f"<td class=num>{_num(s.spread)}</td><td class=num>{_num(s.agreement)}</td></tr>"
         )
     table = _table(
         f"scores-{part.key}",
-        ["scorer", "criterion", "mean", "passed", "failed", "values", "spread (N runs)", "panel agreement"],
+        [
+            "scorer",
+            "criterion",
+            "mean",
+            f"{part.confidence:.0%} interval",
+            "passed",
+            "failed",
+            "values",
+            "spread (N runs)",
+            "panel agreement",
+        ],
         rows,
     )
-    judged = [(f"{s.scorer}/{s.criterion}", s.mean) for s in part.scores if s.mean is not None][:30]
-    chart = bars(f"Mean score per criterion — {part.key}", judged, report.colour, test_id=f"chart-scores-{part.key}")
+    judged = [s for s in part.scores if s.mean is not None][:30]
+    chart = bars(
+        f"Mean score per criterion — {part.key}",
+        [(f"{s.scorer}/{s.criterion}", s.mean) for s in judged],
+        report.colour,
+        test_id=f"chart-scores-{part.key}",
+        intervals=[s.ci for s in judged],
+    )
     return table + f"<div class=charts>{chart}</div>"
+
+
+def _flaky(part: PartitionReport) -> str:
+    if not part.flaky_tasks:
+        return ""
+    items = "".join(
+        f"<li><b>{escape(t.task_id)}</b>: {t.passed} of {t.attempts} attempts passed</li>" for t in part.flaky_tasks
+    )
+    return (
+        f"<h3>Flaky tasks</h3><p class=muted>attempts that disagree: some passed, some failed</p>"
+        f'<ul data-testid="flaky-{escape(part.key)}">{items}</ul>'
+    )
+
+
+PROVENANCE_NAMES = (
+    ("agent_commit", "agent commit"),
+    ("agent_dirty", "uncommitted changes"),
+    ("dataset_hash", "dataset"),
+    ("config_hash", "evaluation config"),
+    ("judge_model", "judge"),
+    ("pipeline_version", "bat_pipeline"),
+)
+
+
+def _provenance(part: PartitionReport) -> str:
+    found = part.provenance
+    if not found:
+        return ""
+    shown = []
+    for name, label in PROVENANCE_NAMES:
+        value = found.get(name)
+        if value is None or value == "":
+            continue
+        text = ("yes" if value else "no") if isinstance(value, bool) else str(value)
+        shown.append(f"{escape(label)} <code>{escape(text[:12] if name == 'agent_commit' else text)}</code>")
+    return f'<p class=muted data-testid="provenance-{escape(part.key)}">' + " · ".join(shown) + "</p>"
 
 
 def _classification(report: RunReport, part: PartitionReport) -> str:
@@ -251,8 +327,8 @@ def render_html(report: RunReport) -> str:
     for part in report.partitions:
         sections.append(
             f'<section data-testid="partition-{escape(part.key)}"><h2>{escape(part.key)} '
-            f"<span class=muted>{escape(part.model)}</span></h2>{_scores(report, part)}"
-            f"{_classification(report, part)}{_performance(part)}</section>"
+            f"<span class=muted>{escape(part.model)}</span></h2>{_provenance(part)}{_scores(report, part)}"
+            f"{_flaky(part)}{_classification(report, part)}{_performance(part)}</section>"
         )
     sections += [_tasks(report), _episodes(report)]
     data: dict[str, Any] = report.model_dump(mode="json", exclude={"episodes"})

@@ -24,6 +24,21 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _interval(part: PartitionReport) -> str:
+    ci = part.pass_rate_ci
+    return "–" if ci is None else f"{ci[0] * 100:.0f}–{ci[1] * 100:.0f}%"
+
+
+def _versus(part: PartitionReport) -> str:
+    v = part.versus_previous
+    if v is None:
+        return "–"
+    text = f"{v.difference * 100:+.0f} pts"
+    if v.low is not None and v.high is not None:
+        text += f" [{v.low * 100:+.0f}, {v.high * 100:+.0f}]"
+    return text + (f" {v.verdict}" if v.significant else " (noise)")
+
+
 def _headline(partitions: list[PartitionReport]) -> list[tuple[str, str]]:
     """The judged criteria shown as columns: rubric summaries first, then the most scored."""
     seen: dict[tuple[str, str], tuple[bool, int]] = {}
@@ -39,26 +54,45 @@ def _headline(partitions: list[PartitionReport]) -> list[tuple[str, str]]:
 def render_markdown(report: RunReport, *, worst: int = 10) -> str:
     heads = _headline(report.partitions)
     lines = [f"## Evaluation of `{report.agent_id}` — run `{report.run_id}`", ""]
-    columns = ["partition", "model", "episodes", "pass rate", "Δ vs previous", "p50", *[c for _, c in heads]]
+    columns = [
+        "partition",
+        "model",
+        "episodes",
+        "pass rate",
+        "interval",
+        "Δ vs previous (paired)",
+        "flaky",
+        "p50",
+        *[c for _, c in heads],
+    ]
     lines += ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for part in report.partitions:
-        delta = (
-            "–"
-            if part.previous_pass_rate is None or part.pass_rate is None
-            else f"{(part.pass_rate - part.previous_pass_rate) * 100:+.0f} pts"
-        )
         means = {(s.scorer, s.criterion): s.mean for s in part.scores}
         cells = [
             part.key,
             part.model,
             str(part.episodes),
             f"{MARK[report.colour(part.pass_rate)]} {_pct(part.pass_rate)}",
-            delta,
+            _interval(part),
+            _versus(part),
+            str(len(part.flaky_tasks)),
             "–" if part.p50_ms is None else f"{part.p50_ms / 1000:.1f}s",
             *[f"{MARK[report.colour(means.get(h))]} {_num(means.get(h))}" for h in heads],
         ]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    level = f"{report.partitions[0].confidence:.0%}" if report.partitions else "95%"
+    lines += [
+        "",
+        f"Intervals at {level}, attempts clustered by task; Δ vs previous pairs each task with its own result.",
+    ]
     lines.append("")
+    flaky = [(p.key, t) for p in report.partitions for t in p.flaky_tasks]
+    if flaky:
+        lines += ["### Flaky tasks", ""]
+        lines += [
+            f"- **{_cell(key)}** {_cell(t.task_id)}: {t.passed} of {t.attempts} attempts passed" for key, t in flaky
+        ]
+        lines.append("")
     if report.previous_run_id:
         lines.append(f"### Regressions against run `{report.previous_run_id}`")
         lines += [

@@ -16,6 +16,9 @@ class ScoreSummary(BaseModel):
     scorer: str
     criterion: str
     mean: float | None
+    ci: tuple[float, float] | None = None
+    """The mean's confidence interval, clustered by task (engine.intervals); null with
+    fewer than two tasks holding a value."""
     passed: int = 0
     failed: int = 0
     count: int = 0
@@ -29,14 +32,40 @@ class ScoreSummary(BaseModel):
     """A rubric's summary (weighted score, overall, conformance) rather than one criterion."""
 
 
+class FlakyTaskReport(BaseModel):
+    task_id: str
+    attempts: int
+    passed: int
+
+
+class VersusPrevious(BaseModel):
+    """This partition against the same partition of the previous run, paired on the tasks
+    both ran (engine.intervals.paired_difference)."""
+
+    tasks: int
+    difference: float
+    low: float | None = None
+    high: float | None = None
+    significant: bool = False
+    verdict: str = "no detectable difference"
+
+
 class PartitionReport(BaseModel):
     key: str
     model: str
     episodes: int
     passed: int
     pass_rate: float | None
+    pass_rate_ci: tuple[float, float] | None = None
+    confidence: float = 0.95
     error_episodes: int = 0
     pass_at_k: float | None = None
+    pass_at_k_ci: tuple[float, float] | None = None
+    flaky_tasks: list[FlakyTaskReport] = Field(default_factory=list)
+    """Tasks whose attempts disagree, in dataset order."""
+    versus_previous: VersusPrevious | None = None
+    provenance: dict[str, Any] = Field(default_factory=dict)
+    """Agent commit and dirtiness, dataset and config hashes, judge, pipeline version."""
     p50_ms: float | None = None
     p95_ms: float | None = None
     scores: list[ScoreSummary] = Field(default_factory=list)

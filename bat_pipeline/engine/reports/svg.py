@@ -11,19 +11,29 @@ BAR_H, LABEL_W, BAR_W = 22, 260, 360
 
 
 def bars(
-    title: str, items: Sequence[tuple[str, float | None]], colour: Callable[[float | None], str], *, test_id: str
+    title: str,
+    items: Sequence[tuple[str, float | None]],
+    colour: Callable[[float | None], str],
+    *,
+    test_id: str,
+    intervals: Sequence[tuple[float, float] | None] = (),
 ) -> str:
-    """One bar per (label, value 0..1); a missing value is drawn as an empty grey bar."""
+    """One bar per (label, value 0..1); a missing value is drawn as an empty grey bar.
+    `intervals`, one per item where given: an error bar (class `error-bar`) from low to
+    high across the bar, its figures in the bar's tooltip and beside the value."""
     height = 30 + BAR_H * len(items)
     parts = [
         f'<svg class="chart" data-testid="{escape(test_id)}" role="img" aria-label="{escape(title)}" '
-        f'width="{LABEL_W + BAR_W + 70}" height="{height}" xmlns="http://www.w3.org/2000/svg">',
+        f'width="{LABEL_W + BAR_W + (150 if intervals else 70)}" height="{height}" xmlns="http://www.w3.org/2000/svg">',
         f'<text x="0" y="16" class="chart-title">{escape(title)}</text>',
     ]
     for i, (label, value) in enumerate(items):
         y = 26 + i * BAR_H
         width = 0 if value is None else max(1, round(BAR_W * min(max(value, 0.0), 1.0)))
         shown = "–" if value is None else f"{value:.2f}"
+        interval = intervals[i] if i < len(intervals) else None
+        if interval is not None and value is not None:
+            shown += f" [{interval[0]:.2f}, {interval[1]:.2f}]"
         parts.append(
             f'<text x="{LABEL_W - 6}" y="{y + 15}" text-anchor="end" class="chart-label">{escape(label[:40])}</text>'
         )
@@ -32,6 +42,14 @@ def bars(
             f'<rect class="bar" x="{LABEL_W}" y="{y + 3}" width="{width}" height="{BAR_H - 6}" '
             f'fill="{COLOURS[colour(value)]}"><title>{escape(label)}: {shown}</title></rect>'
         )
+        if interval is not None and value is not None:
+            low, high = (LABEL_W + BAR_W * min(max(x, 0.0), 1.0) for x in interval)
+            mid = y + BAR_H / 2
+            parts.append(
+                f'<path class="error-bar" d="M{low:.1f} {mid - 5:.1f}V{mid + 5:.1f}M{low:.1f} {mid:.1f}H{high:.1f}'
+                f'M{high:.1f} {mid - 5:.1f}V{mid + 5:.1f}" stroke="#212121" stroke-width="1.5" fill="none">'
+                f"<title>{escape(label)}: interval {interval[0]:.2f} to {interval[1]:.2f}</title></path>"
+            )
         parts.append(f'<text x="{LABEL_W + BAR_W + 6}" y="{y + 15}" class="chart-label">{shown}</text>')
     parts.append("</svg>")
     return "".join(parts)

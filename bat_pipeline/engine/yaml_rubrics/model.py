@@ -1,13 +1,17 @@
 """A weighted rubric as records: what a rubric file may hold, with agentic-v2-eval's
-defaults (SPEC §12): `weight` 1, range 0..1, except that a criterion with `levels` and no
-range takes the levels' span (agentic-v2-eval itself keeps 0..1 there and so clamps a 3 on
-a 0–5 level scale to 1; we read the scale the levels state)."""
+defaults (SPEC §12): `weight` 1, range 0..1, except that in this project's own rubrics a
+criterion with `levels` and no range takes the levels' span. agentic-v2-eval's own rubrics
+(`Rubric.agentic`, decided where the rubric is loaded) keep 0..1 there, as agentic-v2-eval
+does: its judge answers on 0..1 and a 3 written on the 0–5 level scale clamps to 1."""
 
 from __future__ import annotations
 
 from typing import Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
+
+AGENTIC = "agentic"
+"""Validation context key: the rubric is agentic-v2-eval's (see Rubric.agentic)."""
 
 
 class Criterion(BaseModel):
@@ -30,6 +34,14 @@ class Criterion(BaseModel):
     """The criterion must reach `minimum` (on its own scale) or the rubric fails."""
     minimum: float | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _unit_range(cls, data: Any, info: ValidationInfo) -> Any:
+        """agentic-v2-eval's rubrics: a range not written is 0..1, levels or not."""
+        if isinstance(data, dict) and info.context and info.context.get(AGENTIC):
+            data = {"min_value": 0.0, "max_value": 1.0, **data}
+        return data
+
     @model_validator(mode="after")
     def _range(self) -> Self:
         low = min(self.levels) if self.levels else 0.0
@@ -51,6 +63,20 @@ class Criterion(BaseModel):
     @property
     def high(self) -> float:
         return self.max_value if self.max_value is not None else 1.0
+
+    @property
+    def level_span(self) -> tuple[float, float]:
+        """The lowest and highest level (the range when there are no levels)."""
+        return (min(self.levels), max(self.levels)) if self.levels else (self.low, self.high)
+
+    def on_scale(self, minimum: float) -> float:
+        """A gate's minimum on the criterion's range: a minimum above the range but within
+        the levels (`minimum: 4` of a 0–5 level scale on a 0..1 criterion) is read on the
+        levels' scale and mapped onto the range."""
+        low, high = self.level_span
+        if minimum <= self.high or not self.levels or high <= low or minimum > high:
+            return minimum
+        return self.from_unit((minimum - low) / (high - low))
 
     def normalise(self, value: float) -> float:
         """The value clamped to the criterion's range, then mapped onto 0..1."""
@@ -96,6 +122,10 @@ class Rubric(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     source: str = ""
     """Where it was read from: `builtin:<name>` or the file's path."""
+    agentic: bool = False
+    """agentic-v2-eval's own rubric, scored as agentic-v2-eval scores it: ranges 0..1 unless
+    written, missing criteria counting 0 against the weight of all criteria, criterion
+    scores as the clamped values. Set by the loader (load.is_agentic), never by the file."""
 
     @model_validator(mode="after")
     def _names(self) -> Self:
@@ -116,11 +146,12 @@ class Rubric(BaseModel):
         return next(c for c in self.criteria if c.name == name)
 
     def gates(self) -> list[HardGate]:
-        """Every hard gate: `hard_gates` and the criteria marked `hard_gate`."""
+        """Every hard gate: `hard_gates`, and the criteria marked `hard_gate` that it does not list."""
+        listed = {g.criterion for g in self.hard_gates}
         marked = [
             HardGate(criterion=c.name, minimum=c.minimum)
             for c in self.criteria
-            if c.hard_gate and c.minimum is not None
+            if c.hard_gate and c.minimum is not None and c.name not in listed
         ]
         return [*self.hard_gates, *marked]
 

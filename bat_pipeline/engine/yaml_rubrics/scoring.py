@@ -4,7 +4,13 @@ scored → `weighted_score`; `total_score` is the unweighted mean of the normali
 Criteria without a value are listed in `missing_criteria`, never an error; they count
 neither in the scores nor against them. Hard gates compare the given value (the median,
 when a judge ran N times) with the gate's minimum on the criterion's own scale; a missing
-gated criterion fails its gate."""
+gated criterion fails its gate.
+
+agentic-v2-eval's own rubrics (Rubric.agentic) are scored as agentic-v2-eval 0.3.0 scores
+them (its `scorer.py`): a missing criterion counts 0 against the weight of all criteria
+(weighted) and against their number (total), and `criterion_scores` holds the clamped
+values, not the normalised ones; a gate's minimum written on the levels' scale (`minimum:
+4` of 0–5) is read on it (agentic-v2-eval itself ignores gates)."""
 
 from __future__ import annotations
 
@@ -32,7 +38,8 @@ class ScoringResult(BaseModel):
     weighted_score: float
     total_score: float
     criterion_scores: dict[str, float] = Field(default_factory=dict)
-    """Criterion → its normalised score (0..1), for the criteria given."""
+    """Criterion → its normalised score (0..1), for the criteria given (agentic-v2-eval's
+    rubrics: the clamped value on the criterion's range, as agentic-v2-eval writes it)."""
     missing_criteria: list[str] = Field(default_factory=list)
     failed_gates: list[GateFailure] = Field(default_factory=list)
     band: str | None = None
@@ -63,9 +70,14 @@ def _number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def score(rubric: Rubric, values: Mapping[str, Any]) -> ScoringResult:
-    """Score `values` (criterion name → number; non-numbers count as missing) with `rubric`."""
+def score(rubric: Rubric, values: Mapping[str, Any], *, missing_as_zero: bool | None = None) -> ScoringResult:
+    """Score `values` (criterion name → number; non-numbers count as missing) with `rubric`.
+    `missing_as_zero`: whether a missing criterion counts 0 against the weight of all
+    (default: for agentic-v2-eval's rubrics); False where a criterion is missing because the
+    judge failed to answer (a judge error, not a zero)."""
+    zero = rubric.agentic if missing_as_zero is None else missing_as_zero
     scores: dict[str, float] = {}
+    units: list[float] = []
     missing: list[str] = []
     weighted = weight_sum = 0.0
     for criterion in rubric.criteria:
@@ -74,15 +86,21 @@ def score(rubric: Rubric, values: Mapping[str, Any]) -> ScoringResult:
             missing.append(criterion.name)
             continue
         unit = criterion.normalise(value)
-        scores[criterion.name] = unit
+        scores[criterion.name] = min(max(value, criterion.low), criterion.high) if rubric.agentic else unit
+        units.append(unit)
         weighted += unit * criterion.weight
         weight_sum += criterion.weight
+    if zero:
+        weight_sum = sum(c.weight for c in rubric.criteria)
+        counted = len(rubric.criteria)
+    else:
+        counted = len(units)
     weighted_score = weighted / weight_sum if weight_sum else 0.0
     failed = _failed_gates(rubric, values)
     return ScoringResult(
         rubric=rubric.name,
         weighted_score=weighted_score,
-        total_score=sum(scores.values()) / len(scores) if scores else 0.0,
+        total_score=sum(units) / counted if counted else 0.0,
         criterion_scores=scores,
         missing_criteria=missing,
         failed_gates=failed,
@@ -96,8 +114,9 @@ def _failed_gates(rubric: Rubric, values: Mapping[str, Any]) -> list[GateFailure
     failed = []
     for gate in rubric.gates():
         value = _number(values.get(gate.criterion))
-        if value is None or value < gate.minimum:
-            failed.append(GateFailure(criterion=gate.criterion, minimum=gate.minimum, value=value))
+        minimum = rubric.criterion(gate.criterion).on_scale(gate.minimum) if rubric.agentic else gate.minimum
+        if value is None or value < minimum:
+            failed.append(GateFailure(criterion=gate.criterion, minimum=minimum, value=value))
     return failed
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from bat_pipeline.engine.contracts.agentv import AgentvSuite, AgentvTarget, Healthcheck
 from bat_pipeline.engine.contracts.episode import Episode
 from bat_pipeline.engine.conversation import Attempt
-from bat_pipeline.engine.datasets.agentv_targets import folder_environ
+from bat_pipeline.engine.environment import dotenv_hierarchy
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.target_inputs import llm_key, target_keys_looked_in
 from bat_pipeline.engine.target_records import error_episode
@@ -62,7 +62,7 @@ def collect_target_episodes(
     workers = target.workers or suite.workers or concurrency or DEFAULT_WORKERS
     if target.llm is not None:
         here = suite.source.parent
-        key = llm_key(target, folder_environ(here), looked_in=target_keys_looked_in(here))
+        key = llm_key(target, dotenv_hierarchy(here), looked_in=target_keys_looked_in(here))
         try:
             run_llm_target(target, attempts, key=key, workers=workers, on_episode=on_episode)
         except ValueError as exc:  # an unusable base_url, before any request

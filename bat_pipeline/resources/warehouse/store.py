@@ -143,6 +143,10 @@ class Warehouse:
         when given); None if none."""
         return self._read(lambda conn: queries.previous_metrics(conn, model_key, before_run_id, agent_id), None)
 
+    def partition_outcomes(self, run_id: str, model_key: str) -> list[dict[str, Any]]:
+        """task_id, attempt and passed of every episode of one partition (`queries.partition_outcomes`)."""
+        return self._read(lambda conn: queries.partition_outcomes(conn, run_id, model_key), [])
+
     def history_runs(self) -> list[dict[str, Any]]:
         """`queries.history_runs`; [] before any write."""
         return self._read(queries.history_runs, [])
