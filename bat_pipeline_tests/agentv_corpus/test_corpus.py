@@ -101,11 +101,6 @@ DIFFERENCES: dict[str, tuple[str, str]] = {
         WORKSPACE,
         "implement-math-functions: outcome AgentV quality_failure, ours execution_error",
     ),
-    "v4/examples/features/import-claude/evals/transcript-check.EVAL.yaml": (
-        "AgentV 4.42.4 itself crashed on this file when recorded (EPIPE writing a grader's stdin after the "
-        "grader exited; it does not every time); we run it",
-        "exit code: AgentV 1, ours 0",
-    ),
     "v4/examples/features/local-cli/evals/dataset.eval.yaml": (
         "a grader target that the nearest targets file does not define is refused before the run (AgentV "
         "runs the test into an execution error)",
