@@ -8,12 +8,20 @@ PY := $(VENV)/bin/python
 export UV_COMPILE_BYTECODE := 1
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: venv demo lint test bench ui clean browser screenshots
+.PHONY: venv venv-test demo lint test bench ui clean browser screenshots
 
+# What running the pipeline needs (make demo, make ui); the test extras (moto, playwright,
+# mypy, ...) only for the targets that test, lint or measure.
 venv: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml scripts/find-python scripts/bootstrap
 	@bash scripts/bootstrap
+	@touch $@
+
+venv-test: $(VENV)/.installed-test
+
+$(VENV)/.installed-test: $(VENV)/.installed
+	@bash scripts/bootstrap test
 	@touch $@
 
 # The agent example, the AgentV examples (the batch runner and graders run with the venv's
@@ -27,13 +35,16 @@ demo: venv
 	$(VENV)/bin/bat-pipeline run bat_pipeline/example/assistants/assistants.yaml
 	cd bat_pipeline/example/scenarios && $(abspath $(VENV))/bin/bat-pipeline run run_config.yaml
 	$(VENV)/bin/bat-pipeline run bat_pipeline/example/weather_agent/eval/judges.yaml
+	@echo
+	@echo "make demo: five runs done. Open the last report above first (the weather agent, judged"
+	@echo "by rubrics); then browse every run: $(VENV)/bin/bat-pipeline ui bat_pipeline/example/weather_agent"
 
 # Debian's chromium, which the HTML report's browser test drives through playwright
 # (bat_pipeline_tests/pipeline/test_report.py). Needs root; on other systems install a
-# Chromium and put it on PATH as `chromium`.
+# Chromium and put it on PATH as `chromium`. Installs only what is missing and never
+# upgrades an installed package (scripts/install-browser).
 browser:
-	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && { apt-get update -qq && apt-get install -y -qq chromium; }; } || \
-		echo "chromium is missing: install Debian's chromium (apt-get install -y chromium, as root)" >&2
+	@bash scripts/install-browser
 
 # The venv's bin first: tests start agents with `uv run .` and the venv carries uv.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
@@ -42,7 +53,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 # tests minutes. All four run even when one fails, so one pass shows every problem. Settings
 # live in pyproject.toml ([tool.ruff], [tool.mypy]: strict on bat_pipeline/engine,
 # [tool.importlinter]: the layers, docs/architecture.md).
-lint: venv
+lint: venv-test
 	@status=0; \
 	$(VENV)/bin/ruff check . || status=1; \
 	$(VENV)/bin/ruff format --check . || status=1; \
@@ -62,18 +73,18 @@ TEST_TMPDIR ?= $(shell bash scripts/test-tmpdir)
 
 # The project's modules are byte-compiled once first (uv compiles the venv's packages, not
 # an editable project): in a fresh clone every worker would compile them at the same time.
-test: venv lint browser
+test: venv-test lint browser
 	bash scripts/prepare-bat-adk >/dev/null
 	bash scripts/prepare-agentv-corpus >/dev/null
 	$(PY) -m compileall -q -j 0 bat_pipeline bat_pipeline_tests >/dev/null
 	$(if $(TEST_TMPDIR),TMPDIR=$(TEST_TMPDIR)) $(PY) -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 # The README's picture of the HTML report, retaken by its browser test.
-screenshots: venv browser
+screenshots: venv-test browser
 	bash scripts/prepare-bat-adk >/dev/null
 	UPDATE_SCREENSHOTS=1 $(PY) -m pytest -q -p no:cacheprovider bat_pipeline_tests/pipeline/test_report.py
 
-bench: venv
+bench: venv-test
 	$(PY) -m bat_pipeline_tests.bench
 
 ui: venv
@@ -81,3 +92,4 @@ ui: venv
 
 clean:
 	rm -rf $(VENV) .bat_pipeline
+	find bat_pipeline/example -name .bat_pipeline -type d -prune -exec rm -rf {} +

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from bat_pipeline import PROGRAM
 from bat_pipeline.engine.errors import InputError
@@ -13,10 +15,40 @@ from bat_pipeline.remote_root import StoreError
 EXIT_CONFIG = 2
 
 
+AGENT_HELP = (
+    "the agent whose runs are meant: its folder, its eval file, or its id in the history (default: any agent's)"
+)
+"""`--agent` means the same in every command that reads the history."""
+
+
 def _agent(arg: str | None) -> Path:
     from bat_pipeline.engine.config.project import resolve_project
 
     return resolve_project(arg, Path.cwd())
+
+
+def _history(arg: str | None) -> Path:
+    """The storage root the history commands read (storage.history_root): `--agent`'s when
+    it names a folder or an eval file; a note on stderr when it is the bundled example's."""
+    from bat_pipeline.storage import history_root
+
+    project = _agent(arg) if arg and Path(arg).expanduser().exists() else None
+    root, note = history_root(project)
+    if note:
+        print(note, file=sys.stderr)
+    return root
+
+
+def _agent_id(arg: str | None) -> str | None:
+    """`--agent` (AGENT_HELP): an existing folder or eval file is read for its agent id;
+    anything else is taken as the id itself."""
+    if not arg:
+        return None
+    if Path(arg).expanduser().exists():
+        from bat_pipeline.engine.config.project import load_project
+
+        return load_project(_agent(arg)).agent_id
+    return arg
 
 
 def cmd_init(args) -> int:
@@ -65,47 +97,73 @@ def cmd_demo(args) -> int:
 
 
 def cmd_export(args) -> int:
-    from bat_pipeline.engine.config.project import load_project
     from bat_pipeline.resources.evalbench_export import export_run
     from bat_pipeline.resources.warehouse import Warehouse
-    from bat_pipeline.storage import default_root, warehouse_path
+    from bat_pipeline.storage import warehouse_path
 
-    agent_id = load_project(_agent(args.agent)).agent_id if args.agent else None
     return export_run(
-        Warehouse(warehouse_path(default_root())),
+        Warehouse(warehouse_path(_history(args.agent))),
         args.run,
-        agent_id=agent_id,
+        agent_id=_agent_id(args.agent),
         csv_dir=Path(args.csv).resolve() if args.csv else None,
         parquet_dir=Path(args.parquet).resolve() if args.parquet else None,
     )
 
 
 def cmd_ui(args) -> int:
-    from bat_pipeline.locations import agent_dir_from_env
     from bat_pipeline.ui import serve_ui
 
-    return serve_ui(_agent(args.agent) if args.agent else agent_dir_from_env(), port=args.port)
+    return serve_ui(_ui_agent(args.agent), port=args.port)
+
+
+def _ui_agent(arg: str | None) -> Path:
+    """The agent `ui` shows: the one named, `$BAT_AGENT_DIR`, the agent folder here, else
+    the agent of the newest run in the history (said on the terminal); with none of them,
+    refused rather than opening an agent with nothing to show."""
+    import os
+
+    from bat_pipeline.engine.agent_folder import is_agent_folder
+    from bat_pipeline.locations import AGENT_DIR_VAR, agent_dir_from_env
+    from bat_pipeline.resources.warehouse import Warehouse
+    from bat_pipeline.storage import history_root, warehouse_path
+
+    if arg:
+        return _agent(arg)
+    here = Path.cwd()
+    if os.environ.get(AGENT_DIR_VAR) or is_agent_folder(here):
+        return agent_dir_from_env() if os.environ.get(AGENT_DIR_VAR) else here.resolve()
+    root, _ = history_root()
+    newest = [
+        Path(r["agent_dir"])
+        for r in reversed(Warehouse(warehouse_path(root)).history_runs())
+        if r.get("agent_dir") and is_agent_folder(Path(r["agent_dir"]))
+    ]
+    if not newest:
+        raise InputError(
+            str(here),
+            "nothing to show: no agent folder here and no results yet in "
+            f"{root}; run `{PROGRAM} demo` first, or name an agent: `{PROGRAM} ui PATH`",
+        )
+    print(f"no agent folder here: showing {newest[0]}, whose run is the newest in {root}", file=sys.stderr)
+    return newest[0]
 
 
 def cmd_report(args) -> int:
     from bat_pipeline.report_commands import report_command
-    from bat_pipeline.storage import default_root
 
-    return report_command(default_root(), args.run, args.format, args.output, args.agent)
+    return report_command(_history(args.agent), args.run, args.format, args.output, _agent_id(args.agent))
 
 
 def cmd_compare(args) -> int:
     from bat_pipeline.compare_command import compare_command
-    from bat_pipeline.engine.config.project import load_project
     from bat_pipeline.resources.warehouse import Warehouse
-    from bat_pipeline.storage import default_root, warehouse_path
+    from bat_pipeline.storage import warehouse_path
 
-    agent_id = load_project(_agent(args.agent)).agent_id if args.agent else None
     return compare_command(
-        Warehouse(warehouse_path(default_root())),
+        Warehouse(warehouse_path(_history(args.agent))),
         args.base,
         args.candidate,
-        agent_id=agent_id,
+        agent_id=_agent_id(args.agent),
         fmt=args.format,
         confidence=args.confidence,
         allow_dataset_change=args.allow_dataset_change,
@@ -117,6 +175,14 @@ def _confidence(text: str) -> float:
     if not 0 < value < 1:
         raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, got {text}")
     return value
+
+
+def cmd_sql(args) -> int:
+    from bat_pipeline.resources.warehouse import Warehouse
+    from bat_pipeline.sql_command import sql_command
+    from bat_pipeline.storage import warehouse_path
+
+    return sql_command(Warehouse(warehouse_path(_history(None))), args.query, args.format)
 
 
 def cmd_evaluate(args) -> int:
@@ -132,11 +198,57 @@ def _unit(text: str) -> float:
     return value
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with "did you mean" for a mistyped command, choice or option."""
+
+    def error(self, message: str) -> NoReturn:
+        super().error(message + _suggestion(message, self))
+
+    def parse_args(self, args=None, namespace=None):
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            # The option belongs to the command given: its parser says so, with its usage.
+            chosen = _subparsers(self).get(getattr(parsed, "command", None) or "", self)
+            chosen.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def _suggestion(message: str, parser: argparse.ArgumentParser) -> str:
+    """` (did you mean X?)` for argparse's invalid-choice and unrecognized-arguments errors."""
+    if "invalid choice: " in message:
+        wrong = message.split("invalid choice: ", 1)[1].split(" (choose from", 1)[0].strip("'\"")
+        choices = [c.strip(" '\"") for c in message.split("(choose from", 1)[-1].rstrip(")").split(",")]
+    elif message.startswith("unrecognized arguments: "):
+        wrong = message.split(": ", 1)[1].split()[0].split("=", 1)[0]
+        choices = [o for a in parser._actions for o in a.option_strings]
+    else:
+        return ""
+    close = difflib.get_close_matches(wrong, choices, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"{PROGRAM} {version('bat_pipeline')}"
+    except PackageNotFoundError:
+        return f"{PROGRAM} (version unknown: not installed as a package)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     from bat_pipeline.engine.contracts.config import EXECUTORS
 
-    parser = argparse.ArgumentParser(prog=PROGRAM, description="Evaluate A2A agents across models with Dagster.")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = Parser(prog=PROGRAM, description="Evaluate A2A agents across models with Dagster.")
+    parser.add_argument("--version", action="version", version=_version(), help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
 
     p = sub.add_parser("init", help="write eval/eval.yaml and eval/input/tasks.json for an agent")
     p.add_argument("agent", nargs="?", help="agent folder (default: the current folder)")
@@ -144,7 +256,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_init)
 
     p = sub.add_parser("show", help="print the resolved configuration")
-    p.add_argument("agent", nargs="?")
+    p.add_argument("agent", nargs="?", help="agent folder or eval file (default: the current folder)")
     p.set_defaults(func=cmd_show)
 
     p = sub.add_parser(
@@ -190,23 +302,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("demo", help="the bundled example agent with scripted models, all partitions")
-    p.add_argument("--model", action="append")
+    p.add_argument(
+        "--model", action="append", help="only this partition of the example, e.g. openai-competent (repeatable)"
+    )
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("export", help="write a run's rows from the warehouse: EvalBench's CSV report, Parquet")
     p.add_argument("run", nargs="?", help="a run id or a unique prefix (default: the latest run)")
-    p.add_argument("--agent", help="the agent folder or eval file whose runs are meant (default: any agent's)")
+    p.add_argument("--agent", help=AGENT_HELP)
     p.add_argument("--csv", metavar="DIR", help="write DIR/<run id>/{configs,evals,scores,summary}.csv")
     p.add_argument("--parquet", metavar="DIR", help="write DIR/<run id>/<table>.parquet (e.g. for BigQuery)")
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser(
         "ui",
-        help="the Dagster UI on an agent (default: $BAT_AGENT_DIR, else the current "
-        "folder when it holds eval/eval.yaml, else the bundled example)",
+        help="the Dagster UI on an agent (default: $BAT_AGENT_DIR, else the agent folder here, "
+        "else the agent of the newest run in the history, e.g. the demo's)",
     )
-    p.add_argument("agent", nargs="?")
-    p.add_argument("--port", type=int, default=3000)
+    p.add_argument("agent", nargs="?", help="agent folder or eval file (default: as above)")
+    p.add_argument("--port", type=int, default=3000, help="the UI's port on 127.0.0.1 (default: 3000)")
     p.set_defaults(func=cmd_ui)
 
     p = sub.add_parser(
@@ -219,9 +333,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="a run id or a unique prefix of one (default: the latest run), or a "
         "results .json file (agentic-v2-eval's report of it)",
     )
-    p.add_argument("--format", choices=["markdown", "json", "html"], default="markdown")
+    p.add_argument(
+        "--format",
+        choices=["markdown", "json", "html"],
+        default="markdown",
+        help="the report's form (default: markdown)",
+    )
     p.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of printing it")
-    p.add_argument("--agent", help="the agent id whose runs count (default: any agent)")
+    p.add_argument("--agent", help=AGENT_HELP)
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser(
@@ -238,7 +357,7 @@ def build_parser() -> argparse.ArgumentParser:
             side,
             help=f"{what}: RUN/PARTITION (a run id or a unique prefix) or PARTITION alone (its newest run)",
         )
-    p.add_argument("--agent", help="the agent folder or eval file whose runs are meant (default: any agent's)")
+    p.add_argument("--agent", help=AGENT_HELP)
     p.add_argument("--format", choices=["text", "json"], default="text", help="a table (default) or a JSON object")
     p.add_argument("--confidence", type=_confidence, default=0.95, help="the level of the intervals (default: 0.95)")
     p.add_argument(
@@ -247,6 +366,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="compare sides whose datasets differ (on the tasks both ran)",
     )
     p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser(
+        "sql",
+        help="query the warehouse read-only and print the rows (a table, CSV or JSON); the warehouse of "
+        "$BAT_PIPELINE_HOME, else of the agent folder here, else the bundled example's",
+        description="Run one SQL query over the warehouse ($BAT_PIPELINE_HOME/warehouse.duckdb), read-only: "
+        "tables runs, tasks, episodes, episode_scores, trajectory_totals, model_metrics, task_metrics and "
+        "views latest_model_metrics, model_trend, verdict_checks, judge_scores (docs/formats.md §8). "
+        "Exit 0; 2 when DuckDB refuses the query or there is no warehouse yet.",
+    )
+    p.add_argument("query", help='the query, e.g. "SELECT model_key, pass_rate FROM latest_model_metrics"')
+    p.add_argument(
+        "--format", choices=["table", "csv", "json"], default="table", help="how rows are printed (default: table)"
+    )
+    p.set_defaults(func=cmd_sql)
 
     p = sub.add_parser(
         "evaluate",

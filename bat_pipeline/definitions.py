@@ -2,7 +2,7 @@
 
 The agent folder (or AgentV eval file) is `$BAT_AGENT_DIR`, else the current folder when it holds
 eval/eval.yaml, else the bundled example agent (locations.agent_dir_from_env); results go
-under `$BAT_PIPELINE_HOME` (default: `.bat_pipeline` in the current folder). Several
+under `$BAT_PIPELINE_HOME` (default: the agent's own `.bat_pipeline`, storage.project_root). Several
 agents: one code location each in workspace.yaml, with the agent folder as its
 working_directory.
 """
@@ -105,4 +105,5 @@ def _executor(execution: ExecutionSettings, storage_root: Path) -> dg.ExecutorDe
 
 @dg.definitions
 def defs() -> dg.Definitions:
-    return build_definitions(agent_dir_from_env(), default_root(), overrides_from_env())
+    agent = agent_dir_from_env()
+    return build_definitions(agent, default_root(agent), overrides_from_env())

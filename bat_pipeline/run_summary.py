@@ -77,9 +77,16 @@ def print_tests(partitions: list[tuple[str, Path | None]], out) -> int:
         not_passed += len(errors) + len(failed)
         out(f"\n{key}: {len(lines) - len(errors) - len(failed)} passed, {len(failed)} failed, {len(errors)} errors")
         for r in [*failed, *errors]:
-            what = f"ERROR {r['error']}" if r["error"] else f"FAIL {r['reason']}"
+            what = f"error: {r['error']}" if r["error"] else f"failed: {_why(r['reason'])}"
             out(f"  {r['test_id']} (try {r['attempt']}): {what}"[:300])
     return not_passed
+
+
+def _why(reason: str) -> str:
+    """A test's reason as the terminal shows it: without the verdict's check prefix
+    (`threshold FAIL: `), which says again that it failed."""
+    head, sep, rest = reason.partition(" FAIL: ")
+    return rest if sep and " " not in head else reason
 
 
 def record_run_timings(

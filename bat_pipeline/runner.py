@@ -39,6 +39,7 @@ from bat_pipeline.locations import (
     dagster_home,
 )
 from bat_pipeline.partition_runs import failure_lines, run_charts, start_partition, warm_up
+from bat_pipeline.progress import Progress, partition_state
 from bat_pipeline.remote_root import pull_file, pull_tree, root_text, url_of
 from bat_pipeline.run_summary import print_summary, print_tests, print_timings, record_run_timings, write_csv
 from bat_pipeline.storage import (
@@ -46,9 +47,7 @@ from bat_pipeline.storage import (
     charts_dir,
     check_result_folders,
     default_root,
-    has_ref,
     latest_run_dir,
-    load_ref,
     new_run_id,
     partition_dir,
 )
@@ -76,9 +75,22 @@ def _partition_folder(root: Path, run_id: str, key: str, resume: bool, agent_id:
     return latest_run_dir(root, key, agent_id) if resume else partition_dir(root, run_id, key)
 
 
-def _episode_count(folder: Path | None) -> int:
-    """Episodes the partition has stored so far, as its record says."""
-    return len(load_ref(folder).episode_files) if folder is not None and has_ref(folder) else 0
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' * (n != 1)}"
+
+
+def _layout(config: EvalConfig) -> str:
+    """What the output folder holds: the source tool's own files, in its layout."""
+    if config.agentv is not None:
+        return "AgentV's files (its layout)"
+    if config.evalbench is not None:
+        return "EvalBench's files (its layout)"
+    return "bat eval's files (its layout)"
+
+
+def _live_terminal(out: Any) -> bool:
+    """The progress is redrawn in place only on a terminal, when printing to it, outside CI."""
+    return out is print and sys.stdout.isatty() and not os.environ.get("CI")
 
 
 def _current_folders(root: Path, run_id: str, keys: list[str], resume: bool, agent_id: str) -> dict[str, Path | None]:
@@ -130,7 +142,7 @@ def run_evaluation(
         print(f"warning: {warning}", file=sys.stderr)
     keys = select_models(config, models)
     execution = chosen_execution(config, executor, address)
-    root = default_root()
+    root = default_root(agent_dir)
     for key in (k for k in keys if starts_agent(config.model(k))):
         for warning in AgentLauncher(*agent_partition(config, key), root).preflight():
             if warning not in warnings:
@@ -171,7 +183,8 @@ def run_evaluation(
             os.environ[name] = str(value)
     total = len(tasks) * config.evaluation.k
     out(
-        f"evaluating {agent_dir.name}: {len(keys)} model(s) × {len(tasks)} tasks × k={config.evaluation.k}"
+        f"evaluating {agent_dir.name}: {_count(len(keys), 'model')} × {_count(len(tasks), 'task')}"
+        f" × k={config.evaluation.k}"
         f" ({'resuming the last run' if resume else f'run {run_id}'})"
     )
     # One scripted model server for every partition, when eval.yaml names one: the
@@ -278,25 +291,22 @@ def _run_partitions(
     running = [
         start_partition(defs, key, tags, logs / f"{safe_key(run_id)}-{safe_key(key)}.log", recon) for key in keys
     ]
-    shown = ""
-    last = fetched = 0.0
+    fetched = 0.0
     remote = url_of(root) is not None  # then the records are fetched every PROGRESS_EVERY_S, not every poll
-    while True:
-        alive = [p for p in running if p.poll() is None]
-        if not remote or not alive or time.monotonic() - fetched >= PROGRESS_EVERY_S:
-            current = _current_folders(root, run_id, keys, resume, config.agent_id)
-            fetched = time.monotonic()
-        line = "  " + " · ".join(
-            f"{p.key} {_episode_count(current[p.key])}/{total}"
-            + ("" if p.returncode is None else (" done" if p.returncode == 0 else " FAILED"))
-            for p in running
-        )
-        if line != shown and (time.monotonic() - last >= PROGRESS_EVERY_S or not alive):
-            out(line)
-            shown, last = line, time.monotonic()
-        if not alive:
-            break
-        time.sleep(POLL_S)
+    progress = Progress(out, live=_live_terminal(out), every_s=PROGRESS_EVERY_S)
+    try:
+        while True:
+            alive = [p for p in running if p.poll() is None]
+            if not remote or not alive or time.monotonic() - fetched >= PROGRESS_EVERY_S:
+                current = _current_folders(root, run_id, keys, resume, config.agent_id)
+                fetched = time.monotonic()
+            states = [partition_state(p.key, current[p.key], total, p.returncode) for p in running]
+            progress.update(states, final=not alive)
+            if not alive:
+                break
+            time.sleep(POLL_S)
+    finally:
+        progress.close()
 
     failed = [p for p in running if p.returncode != 0]
     for folder in current.values():  # what the steps stored on an object store, for the report and summary
@@ -319,7 +329,7 @@ def _run_partitions(
     if timings:
         print_timings(run_timings, out)
     out(f"\nresults: {root_text(root)}/runs")
-    out(f"reference files: {config.resolve(config.evaluation.output_dir)}")
+    out(f"{_layout(config)}: {config.resolve(config.evaluation.output_dir)}")
     if charts:
         out(f"charts: {charts}")
     command = Path(sys.executable).parent / PROGRAM

@@ -33,12 +33,14 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from bat_pipeline.engine.agent_folder import is_agent_folder
 from bat_pipeline.engine.config.messages import validated
+from bat_pipeline.engine.config.project import project_kind
 from bat_pipeline.engine.contracts import Episode, EvalConfig
 from bat_pipeline.engine.contracts.names import episode_file_name, safe_key
 from bat_pipeline.engine.contracts.provenance import Provenance
 from bat_pipeline.engine.errors import InputError
-from bat_pipeline.locations import WAREHOUSE_VAR, root_path
+from bat_pipeline.locations import BUNDLED_AGENT_DIR, WAREHOUSE_VAR, root_path
 from bat_pipeline.remote_root import child_folders, pull_file, pull_tree, push, remove_tree
 
 HOME_VAR = "BAT_PIPELINE_HOME"
@@ -55,9 +57,44 @@ def resumed_spans(launch: str) -> str:
     return f"agent-resume-{launch}.jsonl"
 
 
-def default_root() -> Path:
-    """`$BAT_PIPELINE_HOME` (a folder or a URL: locations.root_path), else `.bat_pipeline` here."""
-    return root_path(os.environ.get(HOME_VAR) or ".bat_pipeline")
+ROOT_FOLDER = ".bat_pipeline"
+"""The storage root's folder name when `$BAT_PIPELINE_HOME` does not name one."""
+
+
+def default_root(project: Path | None = None) -> Path:
+    """`$BAT_PIPELINE_HOME` (a folder or a URL: locations.root_path), else the project's own
+    root (`project_root`), so that one agent's results are in one place whatever the
+    working directory; without a project, `.bat_pipeline` in the current folder."""
+    if os.environ.get(HOME_VAR):
+        return root_path(os.environ[HOME_VAR])
+    return root_path(project_root(project) if project is not None else ROOT_FOLDER)
+
+
+def history_root(project: Path | None = None, here: Path | None = None) -> tuple[Path, str | None]:
+    """Where the commands that read the history (report, export, compare, sql) look, and a
+    note when it is not where the user stands: `$BAT_PIPELINE_HOME`; else the root of
+    `project` (an agent folder or eval file); else that of the agent folder `here` (the
+    current folder) is; else a `.bat_pipeline` here; else the bundled example's, when
+    `bat-pipeline demo` has written one."""
+    here = Path(here or Path.cwd())
+    if os.environ.get(HOME_VAR) or project is not None:
+        return default_root(project), None
+    if is_agent_folder(here):
+        return default_root(here), None
+    if (here / ROOT_FOLDER).is_dir():
+        return root_path(here / ROOT_FOLDER), None
+    example = project_root(BUNDLED_AGENT_DIR)
+    if example.is_dir():
+        return root_path(example), f"no agent folder here: reading the bundled example's results ({example})"
+    return root_path(here / ROOT_FOLDER), None
+
+
+def project_root(project: Path) -> Path:
+    """`.bat_pipeline` in the agent folder a path means (for a bat-cli eval file, the
+    folder it is for), or beside an AgentV or EvalBench file."""
+    kind, where = project_kind(Path(project))
+    folder = where if kind == "agent" else Path(where).parent
+    return Path(folder).resolve() / ROOT_FOLDER
 
 
 def warehouse_path(root: Path) -> Path:

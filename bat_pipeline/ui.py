@@ -54,7 +54,7 @@ def serve_ui(agent_dir: Path, *, port: int = 3000) -> int:
     config = load_project(agent_dir)  # an agent folder or an AgentV eval file
     project_tasks(config)
     check_port_free(port)
-    root = default_root()
+    root = default_root(agent_dir)
     env = {
         **os.environ,
         AGENT_DIR_VAR: str(agent_dir),

@@ -93,9 +93,16 @@ def resolve_agent_dir(arg: str | None, cwd: Path) -> Path:
             return blueprint / arg
         listed = ", ".join(agents) if agents else "none"
         raise InputError(
-            str(candidate), f"no such folder, and no agent '{arg}' in blueprint {blueprint} (agents: {listed})"
+            str(candidate), f"{_missing(candidate)}, and no agent '{arg}' in blueprint {blueprint} (agents: {listed})"
         )
-    raise InputError(str(candidate), "no such folder")
+    raise InputError(str(candidate), _missing(candidate))
+
+
+def _missing(path: Path) -> str:
+    """What a path that does not exist was taken for: a file when its name says so."""
+    if path.suffix.lower() in {".yaml", ".yml", ".json", ".jsonl"}:
+        return "no such file (an eval file was expected here)"
+    return "no such folder or file (an agent folder or an eval file was expected here)"
 
 
 class AgentLayout(BaseModel):

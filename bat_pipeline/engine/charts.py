@@ -135,7 +135,7 @@ def judge_scores_chart(scores: Sequence[Row], colors: Colors | None = None) -> b
     if not rows or all(draw.num(r.get(f)) is None for r in rows for f in fields):
         return draw.no_data("Judge scores", "no judge scores" if rows else "no data")
     colors = colors or model_colors(r["model_key"] for r in rows)
-    fig, ax = draw.figure("Judge scores per model and rubric")
+    fig, ax = draw.figure("Judge scores per model and rubric (0–1, higher is better; hallucination: 1 = none)")
     width = 0.8 / len(rows)
     unjudged = {f for f in fields if all(draw.num(r.get(f)) is None for r in rows)}
     for i, row in enumerate(rows):

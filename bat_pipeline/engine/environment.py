@@ -24,9 +24,21 @@ JUDGE_KEY_ENV: dict[str, str | None] = {
     "nvidia": "NVIDIA_API_KEY",
     "ollama": None,
     "openai": "OPENAI_API_KEY",
+    "gemini": "GEMINI_API_KEY",
+    "vertex": "GOOGLE_OAUTH_ACCESS_TOKEN",
 }
 """Where each provider's client reads its key (bat-cli's own table); a local ollama needs
-none. `judge.api_key_env` is copied onto this variable in the judge's environment."""
+none. `judge.api_key_env` is copied onto this variable in the judge's environment. For
+`vertex` the "key" is an OAuth access token (`gcloud auth print-access-token`)."""
+KEY_FALLBACK_ENV: dict[str, tuple[str, ...]] = {
+    "gemini": ("GOOGLE_API_KEY",),
+    "vertex": ("CLOUDSDK_AUTH_ACCESS_TOKEN",),
+}
+"""Variables read, in order, when the provider's own one is unset: Google's SDKs take the
+Google AI key from either name, gcloud its access token from CLOUDSDK_AUTH_ACCESS_TOKEN."""
+VERTEX_PROJECT_ENV = "GOOGLE_CLOUD_PROJECT"
+VERTEX_LOCATION_ENV = "GOOGLE_CLOUD_LOCATION"
+"""Where a `vertex` model's project and location are read (Google's Gen AI SDK's names)."""
 MODEL_KEY_ENV: dict[str, str | None] = {**JUDGE_KEY_ENV, "ollama": "OLLAMA_API_KEY"}
 """The variable an agent reads its model's key from, per MODEL_PROVIDER (a hosted ollama
 takes one)."""
@@ -147,6 +159,10 @@ def map_judge_key(environ: Mapping[str, str], provider: str, api_key_env: str | 
     target = JUDGE_KEY_ENV.get(provider)
     if api_key_env and target and mapped.get(api_key_env):
         mapped[target] = mapped[api_key_env]
+    elif target and not mapped.get(target) and not api_key_env:
+        fallback = next((mapped[name] for name in KEY_FALLBACK_ENV.get(provider, ()) if mapped.get(name)), None)
+        if fallback:
+            mapped[target] = fallback
     return mapped
 
 
@@ -167,9 +183,11 @@ def judge_key_variable(judge: JudgeSettings) -> str | None:
 
 def judge_key_names(judge: JudgeSettings) -> set[str]:
     """Every variable that may hold the judge's key or its settings: `api_key_env`, the
-    provider's variable it is copied onto, and the names in `judge.env`."""
+    provider's variable it is copied onto, the variables read in its stead
+    (KEY_FALLBACK_ENV) and the names in `judge.env`."""
     names = set(judge.env)
     names.update(name for name in (judge.api_key_env, JUDGE_KEY_ENV.get(judge.provider)) if name)
+    names.update(KEY_FALLBACK_ENV.get(judge.provider, ()))
     return names
 
 
@@ -179,12 +197,19 @@ def judge_key(judge: JudgeSettings, environ: Mapping[str, str], *, looked_in: st
     needs none (ollama; its `api_key_env`, when named and set, is still used).
 
     Raises MissingJudgeKey naming the variable and `looked_in` when a key is needed and
-    the variable is unset or empty. A named `api_key_env` that is unset is refused even
-    when the provider's own variable is set: the user asked for that key, not another."""
+    the variable is unset or empty (for `vertex`, also when its project is not set). A
+    named `api_key_env` that is unset is refused even when the provider's own variable is
+    set: the user asked for that key, not another."""
     variable = judge_key_variable(judge)
     if variable is None:
         return None
     value = judge_environment(judge, environ).get(variable)
+    if value and judge.provider == "vertex" and not judge_environment(judge, environ).get(VERTEX_PROJECT_ENV):
+        raise MissingJudgeKey(
+            f"the judge ({judge.provider}:{judge.model}) needs its Google Cloud project in "
+            f"{VERTEX_PROJECT_ENV} (an EvalBench model config's gcp_project_id sets it), and it is "
+            f"not set: looked in {looked_in}"
+        )
     if value:
         return value
     if JUDGE_KEY_ENV.get(judge.provider) is None:
@@ -194,8 +219,15 @@ def judge_key(judge: JudgeSettings, environ: Mapping[str, str], *, looked_in: st
         if judge.api_key_env
         else f"the {judge.provider} provider's variable; judge.api_key_env can name another"
     )
+    fallbacks = () if judge.api_key_env else KEY_FALLBACK_ENV.get(judge.provider, ())
+    also = f" or {' or '.join(fallbacks)}" if fallbacks else ""
+    what = (
+        "an OAuth access token (e.g. from `gcloud auth print-access-token`)"
+        if judge.provider == "vertex"
+        else "an API key"
+    )
     raise MissingJudgeKey(
-        f"the judge ({judge.provider}:{judge.model}) needs an API key in {variable} ({source}), "
+        f"the judge ({judge.provider}:{judge.model}) needs {what} in {variable}{also} ({source}), "
         f"and it is not set: looked in {looked_in}"
     )
 

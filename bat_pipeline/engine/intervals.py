@@ -38,7 +38,9 @@ def wilson(share: float, n: int, confidence: float) -> tuple[float, float]:
     denominator = 1 + z * z / n
     centre = (share + z * z / (2 * n)) / denominator
     half = z * math.sqrt(share * (1 - share) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+    low, high = centre - half, centre + half
+    # At a share of 0 or 1 the bound is exactly 0 or 1; floating point leaves 1e-17 off it.
+    return (0.0 if low < 1e-12 else low), (1.0 if high > 1 - 1e-12 else high)
 
 
 def clustered_interval(

@@ -67,6 +67,8 @@ def secret_values(
     layers: list[Mapping[str, str]] = [dotenv, config.agent.env, *(m.env for m in config.models)]
     if config.judge is not None:
         layers.append(config.judge.env)
+    if config.evalbench is not None and config.evalbench.harness is not None:
+        layers.append(config.evalbench.harness.env)  # an EvalBench CLI generator's model config
     values += [value for layer in layers for name, value in layer.items() if looks_secret(name)]
     for env in [*agent_envs.values(), inherited or {}]:
         values += [value for name, value in env.items() if looks_secret(name) and not value.startswith("/")]

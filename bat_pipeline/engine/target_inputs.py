@@ -20,6 +20,7 @@ from bat_pipeline.engine.contracts.config import EvalConfig, EvaluationSettings,
 from bat_pipeline.engine.datasets.agentv import content_text, messages_text
 from bat_pipeline.engine.datasets.agentv_content import llm_messages
 from bat_pipeline.engine.environment import (
+    KEY_FALLBACK_ENV,
     MODEL_KEY_ENV,
     agent_environment,
     dotenv_hierarchy,
@@ -118,12 +119,18 @@ def llm_key(target: AgentvTarget, environ: Mapping[str, str], looked_in: str) ->
     value = environ.get(variable) if variable else None
     if value:
         return value
+    named = target.llm is not None and target.llm.api_key_env
+    fallbacks = () if named else KEY_FALLBACK_ENV.get(target.provider, ())
+    for name in fallbacks:
+        if environ.get(name):
+            return environ[name]
     if target.provider == "ollama" and not (target.llm and target.llm.api_key_env):
         return None
     raise InputError(
         target.source,
         f"target '{target.name}' ({target.provider}:"
-        f"{target.llm.model if target.llm else ''}) needs an API key in {variable}, and it is not "
+        f"{target.llm.model if target.llm else ''}) needs an API key in "
+        f"{' or '.join([str(variable), *fallbacks])}, and it is not "
         f"set: looked in {looked_in}",
         field="api_key",
     )

@@ -194,6 +194,7 @@ def collect_episodes(
                 on_episode=store,
                 user=user,
                 isolate_home=run.isolate_home,
+                harness=run.harness,
                 user_max_turns=config.simulated_user.max_turns if config.simulated_user else None,
             )
 

@@ -42,7 +42,13 @@ import httpx
 from dagster import ConfigurableResource
 
 from bat_pipeline.engine.contracts import Episode, EvalConfig, JudgeSettings, Task
-from bat_pipeline.engine.environment import MissingJudgeKey, config_environ, config_key_sources, judge_key
+from bat_pipeline.engine.environment import (
+    MissingJudgeKey,
+    config_environ,
+    config_key_sources,
+    judge_environment,
+    judge_key,
+)
 from bat_pipeline.engine.judge import JudgeRunResult, JudgeStats, run_llm_scorers
 from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.engine.scorers.judging import JudgeAnswer, JudgeQuestion
@@ -141,13 +147,15 @@ class JudgeClient:
         `max_concurrency`."""
         self.settings = settings
         self.cache = cache
+        place = judge_environment(settings, os.environ if environ is None else environ)
         try:
-            self.url = endpoint_url(settings.provider, settings.base_url)
+            self.url = endpoint_url(settings.provider, settings.base_url, settings.model, place)
         except ValueError as exc:
-            raise JudgeConfigError(f"judge.{exc}") from None
+            message = str(exc)
+            raise JudgeConfigError(f"judge.{message}" if message.startswith("base_url") else message) from None
         self.backoff_base_s = backoff_base_s
         self.slots = slots
-        self._wire = wire_format(settings.provider)
+        self._wire = wire_format(settings.provider, place)
         self._key = resolve_api_key(settings, environ, looked_in)
         self.redactor = (redactor or Redactor()).plus(self._key)
         self._transport = transport
@@ -385,7 +393,8 @@ class JudgeResource(ConfigurableResource):
 
     storage_root: str | None = None
     """Root of the pipeline's storage; the cache is `<root>/judge_cache`. Default:
-    `$BAT_PIPELINE_HOME`, else `.bat_pipeline` in the current folder."""
+    `$BAT_PIPELINE_HOME`, else `.bat_pipeline` in the current folder (the definitions
+    always set it: the run's root)."""
     use_cache: bool = True
     """False: ask every question again (answers are still not stored)."""
 

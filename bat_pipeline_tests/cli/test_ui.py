@@ -1,5 +1,6 @@
-"""`bat-pipeline ui` as a user starts it, with nothing in the environment but DAGSTER_HOME:
-refusals before anything starts (a broken eval.yaml, a busy port), and the UI on the
+"""`bat-pipeline ui` as a user starts it, with nothing in the environment but DAGSTER_HOME and
+the storage root: refusals before anything starts (a broken eval.yaml, a busy port, nothing
+to show), the agent it picks when none is named (the newest run's), and the UI on the
 bundled example, whose code location loads, stopped whole by SIGTERM within 10 s."""
 
 from __future__ import annotations
@@ -16,7 +17,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bat_pipeline.cli import _ui_agent
+from bat_pipeline.engine.errors import InputError
+from bat_pipeline.locations import BUNDLED_AGENT_DIR
 from bat_pipeline.resources.ports import free_port
+from bat_pipeline.resources.warehouse import Warehouse
 from bat_pipeline_tests.support import local_http
 from bat_pipeline_tests.support.example_agent import copy_example_agent
 from bat_pipeline_tests.support.polling import wait_for
@@ -31,7 +36,8 @@ LOCATIONS = """{ workspaceOrError { __typename ... on Workspace { locationEntrie
 def _env(tmp_path: Path) -> dict[str, str]:
     home = tmp_path / "dagster_home"
     home.mkdir(exist_ok=True)
-    return {"DAGSTER_HOME": str(home)}
+    # The storage root in the test's folder: never the bundled example's own.
+    return {"DAGSTER_HOME": str(home), "BAT_PIPELINE_HOME": str(tmp_path / "home")}
 
 
 def _cli(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
@@ -69,13 +75,43 @@ def test_a_busy_port_is_refused_with_a_clear_message(tmp_path):
         holder.bind(("127.0.0.1", 0))
         holder.listen()
         port = holder.getsockname()[1]
-        ui = _cli(["ui", "--port", str(port)], tmp_path)
+        ui = _cli(["ui", str(BUNDLED_AGENT_DIR), "--port", str(port)], tmp_path)
     assert ui.returncode == 2, ui.stderr + ui.stdout
     assert ui.stderr == (
         f"error: 127.0.0.1:{port}: the port is in use (another `bat-pipeline ui` or "
         f"`dagster dev`?): stop it, or choose another port with --port\n"
     )
     assert "Dagster UI" not in ui.stdout
+
+
+def test_with_no_agent_named_ui_shows_the_newest_runs_agent_or_says_there_is_nothing(tmp_path, monkeypatch):
+    from bat_pipeline_tests.resources.test_warehouse import TASKS, episodes_passing, ref
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    refused = _cli(["ui", "--port", str(free_port())], empty)
+    assert refused.returncode == 2, refused.stderr
+    assert "nothing to show: no agent folder here and no results yet" in refused.stderr
+    assert "bat-pipeline demo" in refused.stderr and refused.stdout == ""
+    assert not (empty / ".bat_pipeline").exists()  # nothing left behind in the folder
+
+    # Two agents in the history: the newer run's agent is shown, and the terminal says so.
+    older, newer = (copy_example_agent(tmp_path / name) for name in ("older_agent", "newer_agent"))
+    wh = Warehouse(tmp_path / "home" / "warehouse.duckdb")
+    for run_id, agent in (("20260101T000000Z-a", older), ("20260102T000000Z-b", newer)):
+        wh.write_partition(
+            ref(tmp_path, run_id, "m").model_copy(update={"agent_dir": agent}), episodes_passing(1), TASKS
+        )
+    monkeypatch.setenv("BAT_PIPELINE_HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(empty)
+    assert _ui_agent(None) == newer
+    # In an agent folder, that folder; a name given, that agent.
+    monkeypatch.chdir(older)
+    assert _ui_agent(None) == older.resolve() and _ui_agent(str(newer)) == newer.resolve()
+    monkeypatch.chdir(empty)
+    monkeypatch.setenv("BAT_PIPELINE_HOME", str(empty / "nowhere"))
+    with pytest.raises(InputError, match="nothing to show"):
+        _ui_agent(None)
 
 
 def _processes() -> dict[int, tuple[int, int]]:
@@ -113,7 +149,7 @@ def test_the_ui_serves_the_bundled_example_and_sigterm_stops_its_whole_group(tmp
     log = tmp_path / "ui.log"
     with open(log, "wb") as out:
         ui = subprocess.Popen(
-            [BAT_PIPELINE, "ui", "--port", str(port)],
+            [BAT_PIPELINE, "ui", str(BUNDLED_AGENT_DIR), "--port", str(port)],
             cwd=tmp_path,
             env=_env(tmp_path),
             stdin=subprocess.DEVNULL,

@@ -134,10 +134,10 @@ def test_the_judge_block_and_files_without_llm_graders(tmp_path):
         ),
         (
             [{"type": "llm-grader"}],
-            [{"name": "local", **TARGET, "judge_target": "azure_judge"}, {**LLM, "provider": "gemini"}],
+            [{"name": "local", **TARGET, "judge_target": "azure_judge"}, {**LLM, "provider": "bedrock"}],
             {},
             "provider",
-            "got 'gemini'",
+            "got 'bedrock'",
         ),
         (
             [{"type": "llm-grader"}],

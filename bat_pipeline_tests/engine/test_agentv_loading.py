@@ -183,9 +183,9 @@ def test_duplicate_ids_and_unrunnable_providers_are_refused(tmp_path):
         load_suite(eval_file)
     eval_file = write(
         tmp_path / "f.yaml",
-        {"providers": {"t": {"provider": "gemini", "model": "m"}}, "tests": [{"id": "a", "vars": {"input": "x"}}]},
+        {"providers": {"t": {"provider": "bedrock", "model": "m"}}, "tests": [{"id": "a", "vars": {"input": "x"}}]},
     )
-    with pytest.raises(InputError, match="provider 'gemini' cannot be run yet"):
+    with pytest.raises(InputError, match="provider 'bedrock' cannot be run yet"):
         load_suite(eval_file)
 
 

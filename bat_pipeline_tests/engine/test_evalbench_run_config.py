@@ -114,9 +114,18 @@ def test_an_a2a_url_names_its_models(project):
 @pytest.mark.parametrize(
     ("model_config", "says"),
     [
-        ({"generator": "claude_code"}, "generator 'claude_code' (a CLI agent) is not run"),
-        ({"generator": "gemini_cli", "gemini_cli_version": "x"}, "generator 'gemini_cli'"),
-        ({"generator": "vertex"}, "generator 'vertex' is not run here"),
+        ({"generator": "agy_cli"}, "generator 'agy_cli': EvalBench installs the Antigravity CLI from the network"),
+        ({"generator": "jetski_cli"}, "generator 'jetski_cli': EvalBench's own generator registry"),
+        ({"generator": "grpc_proxy"}, "generator 'grpc_proxy' is not run by this release; these are: claude_code,"),
+        ({"generator": "vertex"}, "generator 'vertex' is not run by this release"),
+        (
+            {"generator": "claude_code", "setup": {"mcp_servers": [{"action": "install_from_repo", "url": "u"}]}},
+            "setup.mcp_servers as a list (install_from_repo",
+        ),
+        ({"generator": "gemini_cli", "setup": {"mcp_servers": {"s": "x"}}}, "setup.mcp_servers.s must be a mapping"),
+        ({"generator": "claude_code", "env": ["A=1"]}, "env: expected a mapping"),
+        ({"generator": "codex_cli", "setup": {"skills": [{"action": "install_from_repo"}]}}, "setup.skills"),
+        ({"generator": "claude_code", "setup": {"skills_dir": "plugins"}}, "setup.skills_dir (a plugin marketplace"),
         ({"generator": "a2a"}, "needs url"),
         ({"generator": "a2a", "url": "http://127.0.0.1:1"}, "name the agent's model"),
     ],
@@ -134,9 +143,35 @@ def test_an_llm_scorer_without_a_judge_is_refused(project, tmp_path):
     write(folder, "model_configs/agent.yaml", {"generator": "a2a", "url": "http://x", "models": ["openai:m"]})
     with pytest.raises(InputError, match="need a judge"):
         load_project(write(folder, "run_config.yaml", {**run, "scorers": scorers}))
-    write(folder, "model_configs/judge.yaml", {"generator": "gcp_vertex_gemini", "model_id": "g"})
-    with pytest.raises(InputError, match="generator 'gcp_vertex_gemini' cannot be asked here"):
+    write(folder, "model_configs/judge.yaml", {"generator": "gcp_vertex_claude", "model_id": "g"})
+    with pytest.raises(InputError, match="generator 'gcp_vertex_claude' cannot be asked here"):
         load_project(write(folder, "run_config.yaml", run))
+
+
+def test_evalbenchs_vertex_gemini_model_config_is_a_vertex_judge_and_user(project):
+    folder, run = project
+    gemini = {
+        "generator": "gcp_vertex_gemini",
+        "vertex_model": "gemini-3.1-pro-preview",
+        "gcp_project_id": "astana-evaluation",
+        "gcp_region": "global",
+        "base_prompt": "",
+        "execs_per_minute": 5,
+    }
+    write(folder, "model_configs/gemini.yaml", gemini)
+    run = {
+        **run,
+        "simulated_user_model_config": "model_configs/gemini.yaml",
+        "scorers": {"goal_completion": {"model_config": "model_configs/gemini.yaml"}},
+    }
+    config = load_project(write(folder, "run_config.yaml", run))
+    place = {"GOOGLE_CLOUD_PROJECT": "astana-evaluation", "GOOGLE_CLOUD_LOCATION": "global"}
+    for settings in (config.judge, config.simulated_user):
+        assert (settings.provider, settings.model, settings.env) == ("vertex", "gemini-3.1-pro-preview", place)
+    write(folder, "model_configs/gemini.yaml", {"generator": "gcp_vertex_gemini", "model_id": "g"})
+    with pytest.raises(InputError, match="names its model in vertex_model") as refused:
+        load_project(write(folder, "run_config.yaml", run))
+    assert refused.value.field == "vertex_model"
 
 
 def test_an_unknown_scorer_is_warned_about(project):

@@ -43,7 +43,8 @@ def test_a_rate_at_its_bound_is_not_certain():
     low, high = clustered_interval([[1.0, 1.0, 1.0]] * 13, 0.95)
     assert high == pytest.approx(1.0)
     assert low == pytest.approx(13 / (13 + 1.959964**2), abs=1e-5)
-    assert wilson(0.0, 13, 0.95)[0] == 0.0
+    assert wilson(0.0, 13, 0.95)[0] == 0.0 and wilson(0.0, 12, 0.95)[0] == 0.0  # exactly, not 1e-17
+    assert wilson(1.0, 12, 0.95)[1] == 1.0
 
 
 def test_constant_scores_inside_the_range_have_a_zero_width_interval():

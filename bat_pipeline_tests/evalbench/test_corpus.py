@@ -6,10 +6,11 @@ figure of harness/expected.json — EvalBench's, worked out from its source — 
 scores.csv and summary.csv, and EvalBench's .ci/verify_harness.py checks
 (verify_harness_rules) pass on the harness config's output.
 
-Where a corpus file names a generator or a model this release cannot run yet (claude_code,
-gcp_vertex_gemini), the test's copy of the repository has that model config replaced by a
-`generator: cli` one running the fake harness, or the scripted judge; the run config, the
-evalset and every other file are EvalBench's."""
+The judge and simulated user are EvalBench's own `gcp_vertex_gemini` model config as it
+is (`gemini-3.1-pro-preview` on Vertex AI), asked at the scripted server speaking Vertex's
+generateContent (GOOGLE_VERTEX_BASE_URL) with a scripted access token. The harness model
+configs are replaced by a `generator: cli` one running the fake harness; the run config,
+the evalset and every other file are EvalBench's."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from bat_pipeline_tests.evalbench.conftest import VERTEX_GEMINI
 from bat_pipeline_tests.evalbench.verify_harness_rules import problems
 from bat_pipeline_tests.support.example_agent import pipeline_env, run
 from bat_pipeline_tests.support.paths import VENV_BIN
@@ -36,10 +38,9 @@ CLI_CONFIGS = (
     ".ci/model_configs/fake_cli_skills_model.yaml",
     "datasets/cloud-sql-cujs/model_configs/claude_code_model.yaml",
 )
-JUDGE_CONFIGS = (
-    "datasets/model_configs/gemini_3.1_pro_model.yaml",
-    "datasets/cloud-sql-cujs/model_configs/gemini_3.1_pro_model.yaml",
-)
+GEMINI_CONFIG = "datasets/cloud-sql-cujs/model_configs/gemini_3.1_pro_model.yaml"
+GEMINI_COPIES = ("datasets/model_configs/gemini_3.1_pro_model.yaml",)
+"""Where the .ci configs look for the same Gemini model config (not in the corpus)."""
 
 
 SKILLS_DIR = ".venv/fake_home_claude/.claude/skills"
@@ -60,15 +61,12 @@ def repository(tmp_path: Path) -> Path:
         "name": "fake-harness",
         "command": [sys.executable, str(HARNESS / "fake_harness.py"), "{EVAL_ID}", "{TURN}", "{PROMPT}"],
     }
-    judge = {
-        "provider": "openai",
-        "model": "scripted-judge",
-        "base_url": "{scripted_llm}",
-        "api_key_env": "BAT_DEMO_JUDGE_KEY",
-    }
-    for path, content in [*((p, harness) for p in CLI_CONFIGS), *((p, judge) for p in JUDGE_CONFIGS)]:
+    for path in CLI_CONFIGS:
         (repo / path).parent.mkdir(parents=True, exist_ok=True)
-        (repo / path).write_text(yaml.safe_dump(content))
+        (repo / path).write_text(yaml.safe_dump(harness))
+    for path in GEMINI_COPIES:
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(CORPUS / GEMINI_CONFIG, repo / path)
     # The skills the harness activates, where EvalBench's skills_best_practices looks without
     # a skills_dir (a Claude harness's fake home under the working directory).
     for skill, body in SKILLS.items():
@@ -83,10 +81,11 @@ def read(folder: Path, name: str) -> list[dict[str, str]]:
 
 
 @pytest.mark.parametrize("config", sorted(EXPECTED["cases"]))
-def test_a_corpus_run_config_gives_evalbenchs_figures(config, tmp_path, scripted_llm):
+def test_a_corpus_run_config_gives_evalbenchs_figures(config, tmp_path, scripted_llm, vertex):
     case = EXPECTED["cases"][config]
     repo = repository(tmp_path)
-    env = {**pipeline_env(repo / config, tmp_path / "home", scripted_llm.url), **VARIABLES, **case["env"]}
+    env = {**pipeline_env(repo / config, tmp_path / "home", scripted_llm.url), **VARIABLES, **vertex, **case["env"]}
+    before = scripted_llm.count(model=VERTEX_GEMINI)
     result = run([str(VENV_BIN / "bat-pipeline"), "run", config], env, cwd=repo)
     assert result.returncode == 0, result.stdout
     assert "Traceback" not in result.stdout, result.stdout
@@ -121,15 +120,17 @@ def test_a_corpus_run_config_gives_evalbenchs_figures(config, tmp_path, scripted
     assert "stats" in json.loads(history[0]["agent"])  # EvalBench's history keeps the harness's output
     configs = {line["config"]: line["value"] for line in read(job, "configs")}
     assert configs["model_config.generator"] == "cli" and configs["db_configs"] == "[]"
+    assert scripted_llm.count(model=VERTEX_GEMINI) > before  # the judge and user were the Vertex model
     assert configs["experiment_config.orchestrator"] == "agent"
 
 
-def test_evalbenchs_harness_gate_passes_on_our_output(tmp_path, scripted_llm):
+def test_evalbenchs_harness_gate_passes_on_our_output(tmp_path, scripted_llm, vertex):
     """.ci/verify_harness.py's checks for .ci/run_config.yaml: a row per scorer and scenario,
     no comparison_error, numeric, and above 0 where it requires it."""
     repo = repository(tmp_path)
     config = ".ci/run_config.yaml"
-    env = {**pipeline_env(repo / config, tmp_path / "home", scripted_llm.url), **VARIABLES, "CI_HARNESS": "fake_cli"}
+    env = {**pipeline_env(repo / config, tmp_path / "home", scripted_llm.url), **VARIABLES, **vertex}
+    env["CI_HARNESS"] = "fake_cli"
     result = run([str(VENV_BIN / "bat-pipeline"), "run", config], env, cwd=repo)
     assert result.returncode == 0, result.stdout
     found, checked = problems(repo / config, repo / ".ci/harness_smoke.evalset.json", repo, env)

@@ -65,10 +65,18 @@ def run(config, tasks, key_env: dict[str, str], monkeypatch, k: int = 1, model: 
 
 
 @pytest.mark.parametrize(
-    "provider, base", [("openai", "{scripted_llm}/v1"), ("anthropic", "{scripted_llm}"), ("ollama", "{scripted_llm}")]
+    "provider, base",
+    [
+        ("openai", "{scripted_llm}/v1"),
+        ("anthropic", "{scripted_llm}"),
+        ("ollama", "{scripted_llm}"),
+        ("gemini", "{scripted_llm}"),
+        ("vertex", "{scripted_llm}"),
+    ],
 )
 def test_each_provider_answers_with_tokens_and_time(tmp_path, server, monkeypatch, provider, base):
     knobs(server)
+    monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "proj-1")  # where a vertex model is
     config, tasks = configured(
         tmp_path,
         server,
@@ -87,6 +95,9 @@ def test_each_provider_answers_with_tokens_and_time(tmp_path, server, monkeypatc
     # The scripted server answered every request, on the provider's own route.
     served = stats(server)
     assert served["by_model"] == {"competent": 4}, served
+    if provider in ("gemini", "vertex"):
+        [path] = served["by_path"]
+        assert path.endswith("/models/competent:generateContent") and ("proj-1" in path) == (provider == "vertex")
 
 
 def test_rate_limits_and_server_errors_are_asked_again(tmp_path, server, monkeypatch):

@@ -8,10 +8,13 @@ same EvalConfig an agent folder gives.
   FOLDER`), and optionally `models` (`provider:model`, as in eval.yaml; an agent folder's
   own by default); `generator: cli` with `command` (one invocation per turn, `{PROMPT}`,
   `{SESSION_DIR}`; resources.cli_conversations), `cwd`, `env`, `timeout_seconds`,
-  `isolate_home`, `name`. EvalBench's own CLI generators (`gemini_cli`, `claude_code`,
-  `codex_cli`, `agy_cli`) and any other are refused by name;
+  `isolate_home`, `name`. EvalBench's own CLI generators `claude_code`, `gemini_cli`,
+  `codex_cli` run their CLI as EvalBench does (engine.evalbench_clis); `agy_cli`,
+  `jetski_cli` and any other generator are refused by name;
 - `simulated_user_model_config`: a YAML file `{provider, model, base_url, api_key_env,
-  env, max_turns}` (EvalBench's `model_id` is read as `model`);
+  env, max_turns}` (EvalBench's `model_id` is read as `model`), or EvalBench's own
+  `generator: gcp_vertex_gemini` with `vertex_model`, `gcp_project_id`, `gcp_region`
+  (`provider: vertex`);
 - `scorers`: name → options; the LLM scorers (`goal_completion`, `behavioral_metrics`,
   `parameter_analysis`, `binary_rubric_scorer`) take the judge from
   their `model_config` (same shape), else the agent folder's `judge`;
@@ -45,9 +48,11 @@ from bat_pipeline.engine.contracts.config import (
     ModelSpec,
     SimulatedUserSettings,
 )
-from bat_pipeline.engine.contracts.evalbench import EvalbenchRun
+from bat_pipeline.engine.contracts.evalbench import CliHarness, EvalbenchRun
 from bat_pipeline.engine.contracts.names import safe_key
+from bat_pipeline.engine.environment import VERTEX_LOCATION_ENV, VERTEX_PROJECT_ENV
 from bat_pipeline.engine.errors import InputError
+from bat_pipeline.engine.evalbench_clis import HARNESSES, UNRUN, harness_from_config
 from bat_pipeline.engine.scorers.registry import registered
 
 RUN_KEYS = (
@@ -66,7 +71,6 @@ RUN_KEYS = (
     "query_types",
     "databases",
 )
-CLI_GENERATORS = ("gemini_cli", "claude_code", "codex_cli", "agy_cli")
 LLM_SCORERS = (
     "goal_completion",
     "behavioral_metrics",
@@ -74,6 +78,8 @@ LLM_SCORERS = (
     "binary_rubric_scorer",
     "skills_best_practices",
 )
+VERTEX_GEMINI = "gcp_vertex_gemini"
+"""EvalBench's Gemini-on-Vertex model config (`vertex_model`, `gcp_project_id`, `gcp_region`)."""
 DEFAULT_RUNNERS = 10
 DEFAULT_TIMEOUT_S = 300.0
 """A CLI target's longest turn, without `timeout_seconds`."""
@@ -109,11 +115,13 @@ def _llm_settings(path: Path, kind: type[JudgeSettings] | type[SimulatedUserSett
     """A model config file as judge or simulated-user settings."""
     data = _mapping(path, "model config")
     generator = data.pop("generator", None)
-    if generator is not None and generator not in PROVIDERS:
+    if generator == VERTEX_GEMINI:
+        data = _vertex_gemini(data, path)
+    elif generator is not None and generator not in PROVIDERS:
         raise InputError(
             str(path),
             f"generator '{generator}' cannot be asked here; give provider and model "
-            f"(providers: {', '.join(PROVIDERS)})",
+            f"(providers: {', '.join(PROVIDERS)}), or generator: {VERTEX_GEMINI} with vertex_model",
             field="generator",
         )
     if "model_id" in data and "model" not in data:
@@ -127,24 +135,52 @@ def _llm_settings(path: Path, kind: type[JudgeSettings] | type[SimulatedUserSett
         raise InputError(str(path), error["msg"], field=".".join(map(str, error["loc"])) or None) from None
 
 
+def _vertex_gemini(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """EvalBench's `gcp_vertex_gemini` model config as `provider: vertex` settings: the
+    model is `vertex_model`, `gcp_project_id` / `gcp_region` the project and location
+    (GOOGLE_CLOUD_PROJECT / GOOGLE_CLOUD_LOCATION of the client's environment; without
+    them, the shell's, as EvalBench's get_gcp_project / get_gcp_region read it)."""
+    model = data.get("vertex_model")
+    if not isinstance(model, str) or not model.strip():
+        raise InputError(str(path), f"generator: {VERTEX_GEMINI} names its model in vertex_model", field="vertex_model")
+    env = {str(k): str(v) for k, v in (data.get("env") or {}).items() if v is not None}
+    for key, variable in (("gcp_project_id", VERTEX_PROJECT_ENV), ("gcp_region", VERTEX_LOCATION_ENV)):
+        if data.get(key):
+            env[variable] = str(data[key])
+    kept = {k: v for k, v in data.items() if k not in ("vertex_model", "gcp_project_id", "gcp_region", "env")}
+    return {**kept, "provider": "vertex", "model": model.strip(), "env": env}
+
+
 def _target(path: Path, run_file: Path) -> tuple[EvalConfig | None, AgentTarget | None, list[Any], str]:
     """(the agent folder's config, or the agent at a url; the models; the target in words)."""
     data = _mapping(path, "model config")
     generator = data.get("generator")
     if generator == "cli":
         return None, None, [_cli_target(path, data)], f"cli {data.get('command')}"
-    if generator in CLI_GENERATORS:
+    if generator in HARNESSES:
+        harness = _harness(path, data)
+        target = AgentvTarget(
+            name=str(data.get("name") or path.stem),
+            provider="cli",
+            command=[harness.cli],
+            cwd=Path.cwd(),
+            source=str(path),
+            timeout_s=float(data.get("timeout_seconds") or DEFAULT_TIMEOUT_S),
+        )
+        spec = ModelSpec(target=target, provider="cli", model=target.name, key=safe_key(target.name))
+        return None, None, [spec], f"{generator} {harness.cli}"
+    if generator in UNRUN:
         raise InputError(
             str(path),
-            f"generator '{generator}' (a CLI agent) is not run by this release; an A2A "
-            "agent is: generator: a2a with url or agent",
+            f"generator '{generator}': {UNRUN[generator]}; run: {', '.join(HARNESSES)}, cli or a2a",
             field="generator",
         )
     if generator != "a2a":
         raise InputError(
             str(path),
-            f"generator '{generator}' is not run here; generator: a2a with url (an agent "
-            "already running) or agent (an agent folder) is",
+            f"generator '{generator}' is not run by this release; these are: "
+            f"{', '.join(HARNESSES)} (EvalBench's CLI generators), cli (a command of your own), "
+            "a2a with url (an agent already running) or agent (an agent folder)",
             field="generator",
         )
     models = normalize_models(data.get("models"), str(path)) if data.get("models") is not None else []
@@ -158,6 +194,17 @@ def _target(path: Path, run_file: Path) -> tuple[EvalConfig | None, AgentTarget 
     raise InputError(
         str(path), "generator: a2a needs url (an agent already running) or agent (an agent folder)", field="url"
     )
+
+
+def _harness(path: Path, data: dict[str, Any]) -> CliHarness:
+    """An EvalBench CLI generator's model config (engine.evalbench_clis); its fake home
+    under the working directory, as EvalBench keeps it."""
+    try:
+        return harness_from_config(str(data["generator"]), data, Path.cwd())
+    except ValueError as exc:
+        message = str(exc)
+        field, _, _ = message.partition(":")
+        raise InputError(str(path), message, field=field.split(" ")[0]) from None
 
 
 def _cli_target(path: Path, data: dict[str, Any]) -> ModelSpec:
@@ -273,6 +320,7 @@ def load_run_config(path: Path, output_dir: Path | None = None) -> EvalConfig:
         settings=data,
         isolate_home=model_settings.get("isolate_home", True) is not False,
         model_settings=model_settings,
+        harness=_harness(path, model_settings) if model_settings.get("generator") in HARNESSES else None,
     )
     base = folder_config
     spec_models = (

@@ -17,7 +17,7 @@ from bat_pipeline.engine.contracts.evalbench import EvalbenchRun
 from bat_pipeline.engine.contracts.names import safe_key
 from bat_pipeline.engine.contracts.strict import Strict
 
-PROVIDERS = ("anthropic", "deepseek", "nvidia", "ollama", "openai")
+PROVIDERS = ("anthropic", "deepseek", "nvidia", "ollama", "openai", "gemini", "vertex")
 
 
 def _check_provider(value: str) -> str:

@@ -10,6 +10,36 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 
+class CliHarness(BaseModel):
+    """One of EvalBench's CLI generators as a model config names it (engine.evalbench_clis)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    generator: str
+    """`claude_code`, `gemini_cli` or `codex_cli`."""
+    cli: str
+    """The command or npm package spec (`claude_code_version`, `gemini_cli_version`,
+    `codex_cli_version`)."""
+    model: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    mcp_servers: dict[str, Any] = Field(default_factory=dict)
+    """`setup.mcp_servers`: name → Gemini-style settings (command/args, httpUrl/url, headers)."""
+    settings: dict[str, Any] = Field(default_factory=dict)
+    """`setup.settings`: Claude Code's settings.json."""
+    allowed_tools: list[str] = Field(default_factory=list)
+    sandbox_mode: str = "danger-full-access"
+    approval_mode: str = "never"
+    profile: str | None = None
+    json_flag: str = "--json"
+    use_vertex: bool = False
+    """Claude Code on Vertex AI (`use_vertex`, `vertex_project_id`, `vertex_region`) when no
+    ANTHROPIC_API_KEY is set."""
+    vertex_project_id: str | None = None
+    vertex_region: str | None = None
+    fake_home: Path
+    """The CLI's HOME: `.venv/<fake home>` of the working directory, as EvalBench's."""
+
+
 class EvalbenchRun(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -35,3 +65,5 @@ class EvalbenchRun(BaseModel):
     """The run config as read (`!ENV` resolved), for `configs.csv` and the summary's order."""
     model_settings: dict[str, Any] = Field(default_factory=dict)
     """The model config as read, for `configs.csv`."""
+    harness: CliHarness | None = None
+    """Set when the model config names one of EvalBench's CLI generators."""

@@ -46,6 +46,7 @@ JUDGE_PROVIDERS = {
     "deepseek": "deepseek",
     "nvidia": "nvidia",
     "ollama": "ollama",
+    "gemini": "gemini",
 }
 
 

@@ -150,7 +150,11 @@ def _scores(report: RunReport, part: PartitionReport) -> str:
         test_id=f"chart-scores-{part.key}",
         intervals=[s.ci for s in judged],
     )
-    return table + f"<div class=charts>{chart}</div>"
+    note = (
+        "<p class=muted>Scores are 0–1, higher is better: a hallucination_score of 1 means no "
+        "hallucination, an error check's 1 no error.</p>"
+    )
+    return table + note + f"<div class=charts>{chart}</div>"
 
 
 def _flaky(part: PartitionReport) -> str:

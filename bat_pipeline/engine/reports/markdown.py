@@ -102,6 +102,8 @@ def render_markdown(report: RunReport, *, worst: int = 10) -> str:
     lines += [
         "### Worst tasks",
         "",
+        "Each cell: attempts passed / attempts · the mean judged score (0–1, higher is better).",
+        "",
         "| task | " + " | ".join(p.key for p in report.partitions) + " |",
         "|---|" + "---|" * len(report.partitions),
     ]

@@ -1,4 +1,4 @@
-"""The Starlette app: chat endpoints of three APIs, knobs applied around the personas."""
+"""The Starlette app: chat endpoints of four APIs, knobs applied around the personas."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from bat_pipeline.example.scripted_llm import (
     simulated_user,
     sloppy,
 )
-from bat_pipeline.example.scripted_llm.conversation import Conversation, from_anthropic, from_openai
+from bat_pipeline.example.scripted_llm.conversation import Conversation, from_anthropic, from_google, from_openai
 from bat_pipeline.example.scripted_llm.knobs import KnobBoard, Knobs
 from bat_pipeline.example.scripted_llm.reply import Reply
 from bat_pipeline.example.scripted_llm.stats import RequestLog
@@ -69,9 +69,11 @@ def _answer(persona: str, conv: Conversation, knobs: Knobs, key: str) -> Reply:
 
 
 def caller_key(request: Request) -> str:
-    """The key a request was sent with: `x-api-key`, else a bearer token; "" without one."""
+    """The key a request was sent with: `x-api-key` or `x-goog-api-key`, else a bearer
+    token; "" without one."""
     bearer = request.headers.get("authorization", "")
-    return request.headers.get("x-api-key") or (bearer[7:].strip() if bearer.lower().startswith("bearer ") else "")
+    given = request.headers.get("x-api-key") or request.headers.get("x-goog-api-key")
+    return given or (bearer[7:].strip() if bearer.lower().startswith("bearer ") else "")
 
 
 def _should_fail(knobs: Knobs, nth: int) -> bool:
@@ -91,14 +93,16 @@ def create_app(board: KnobBoard, log: RequestLog, stopping: threading.Event) -> 
     def error(api: str, status: int, message: str, headers: dict[str, str] | None = None) -> Response:
         return JSONResponse(render.error_body(api, status, message), status_code=status, headers=headers)
 
-    async def chat(request: Request, api: str, parse: Callable[[dict[str, Any]], Conversation]) -> Response:
+    async def chat(
+        request: Request, api: str, parse: Callable[[dict[str, Any]], Conversation], model: str | None = None
+    ) -> Response:
         raw = await request.body()
         try:
             body = json.loads(raw or b"{}")
         except ValueError:
             log.record(request.url.path, "")
             return error(api, 400, "request body is not valid JSON")
-        model = str(body.get("model", ""))
+        model = str(body.get("model", "")) if model is None else model
         rec, nth = log.record(request.url.path, model)
         with log.held():
             response = await _respond(request, api, parse, body, model, nth)
@@ -123,12 +127,14 @@ def create_app(board: KnobBoard, log: RequestLog, stopping: threading.Event) -> 
             return error(api, 400, f"scripted failure: model '{model}' is set to always fail")
         if knobs.no_structured_output and (body.get("response_format") or body.get("format")):
             return error(api, 400, "response_format is not supported by this server")
+        if knobs.no_structured_output and (body.get("generationConfig") or {}).get("responseJsonSchema"):
+            return error(api, 400, 'Invalid JSON payload received. Unknown name "responseJsonSchema"')
         if _should_fail(knobs, nth):
             status = knobs.error_status
             retry = knobs.retry_after if knobs.retry_after is not None else (1 if status == 429 else None)
             headers = {"Retry-After": f"{retry:g}"} if retry is not None else None
             return error(api, status, f"scripted error {status} for model '{model}'", headers)
-        persona = persona_of(model)
+        persona = knobs.persona or persona_of(model)
         if persona is None:
             return error(api, 404, f"model '{model}' not found; names must contain one of {', '.join(PERSONAS)}")
         conv = parse(body)
@@ -151,7 +157,12 @@ def create_app(board: KnobBoard, log: RequestLog, stopping: threading.Event) -> 
         if body.get("stream") and api == "anthropic":
             events = list(render.anthropic_events(conv, reply, usage))
             return StreamingResponse(_sse(events, knobs), media_type="text/event-stream")
-        shape = {"openai": render.openai_json, "anthropic": render.anthropic_json, "ollama": render.ollama_json}[api]
+        shape = {
+            "openai": render.openai_json,
+            "anthropic": render.anthropic_json,
+            "ollama": render.ollama_json,
+            "google": render.google_json,
+        }[api]
         return JSONResponse(shape(conv, reply, usage))
 
     async def _sse(events: Any, knobs: Knobs) -> Any:
@@ -168,6 +179,10 @@ def create_app(board: KnobBoard, log: RequestLog, stopping: threading.Event) -> 
 
     async def ollama(request: Request) -> Response:
         return await chat(request, "ollama", from_openai)
+
+    async def google(request: Request) -> Response:
+        model = request.path_params["model"]
+        return await chat(request, "google", lambda body: from_google(body, model), model)
 
     async def models(request: Request) -> Response:
         data = [
@@ -199,6 +214,12 @@ def create_app(board: KnobBoard, log: RequestLog, stopping: threading.Event) -> 
             Route("/chat/completions", openai, methods=["POST"]),
             Route("/v1/messages", anthropic, methods=["POST"]),
             Route("/api/chat", ollama, methods=["POST"]),
+            Route("/v1beta/models/{model}:generateContent", google, methods=["POST"]),
+            Route(
+                "/v1/projects/{project}/locations/{location}/publishers/google/models/{model}:generateContent",
+                google,
+                methods=["POST"],
+            ),
             Route("/v1/models", models, methods=["GET"]),
             Route("/models", models, methods=["GET"]),
             Route("/_control", control, methods=["GET", "POST"]),

@@ -1,4 +1,4 @@
-"""One neutral view of a chat request, whichever API (OpenAI, Anthropic, Ollama) sent it."""
+"""One neutral view of a chat request, whichever API (OpenAI, Anthropic, Ollama, Google) sent it."""
 
 from __future__ import annotations
 
@@ -188,3 +188,39 @@ def from_anthropic(body: dict[str, Any]) -> Conversation:
             messages.append(Message(role, "\n".join(texts), calls))
     tools = [_tool(t.get("name", ""), t.get("input_schema")) for t in body.get("tools") or []]
     return Conversation(str(body.get("model", "")), messages, tools)
+
+
+def from_google(body: dict[str, Any], model: str) -> Conversation:
+    """Read a Google generateContent request (the model is named in its URL); function
+    calls and responses are paired by order, as Google names no call ids."""
+    messages: list[Message] = []
+    system = body.get("systemInstruction") or body.get("system_instruction")
+    if isinstance(system, dict):
+        messages.append(Message("system", "\n".join(str(p.get("text", "")) for p in system.get("parts") or [])))
+    pending: list[ToolCall] = []
+    for raw in body.get("contents") or []:
+        role = "assistant" if raw.get("role") == "model" else "user"
+        texts, calls = [], []
+        for part in raw.get("parts") or []:
+            if "text" in part and not part.get("thought"):
+                texts.append(str(part["text"]))
+            elif isinstance(part.get("functionCall"), dict):
+                call = part["functionCall"]
+                calls.append(ToolCall(f"call_{len(pending)}", call.get("name", ""), _arguments(call.get("args"))))
+                pending.append(calls[-1])
+            elif isinstance(part.get("functionResponse"), dict):
+                answer = part["functionResponse"]
+                paired = next((c.id for c in pending if c.name == answer.get("name")), None)
+                pending = [c for c in pending if c.id != paired]
+                messages.append(Message("tool", json.dumps(answer.get("response")), tool_call_id=paired))
+        if texts or calls:
+            messages.append(Message(role, "\n".join(texts), calls))
+    tools = [
+        _tool(d.get("name", ""), d.get("parametersJsonSchema") or d.get("parameters"))
+        for t in body.get("tools") or []
+        for d in t.get("functionDeclarations") or []
+    ]
+    config = body.get("generationConfig") or {}
+    schema = config.get("responseJsonSchema") or config.get("responseSchema")
+    wants_json = config.get("responseMimeType") == "application/json"
+    return Conversation(model, messages, tools, schema if isinstance(schema, dict) else None, wants_json)

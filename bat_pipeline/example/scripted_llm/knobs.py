@@ -26,13 +26,18 @@ class Knobs(BaseModel):
     malformed: bool | str = False
     """`true`/"body": invalid JSON body; "content": valid envelope, garbage text."""
     no_structured_output: bool = False
-    """Reject requests carrying `response_format` with 400, like servers without it."""
+    """Reject requests carrying `response_format` (Google: `responseJsonSchema`) with 400,
+    like servers without structured output."""
     fail_model: list[str] = []
     """Model names that always get a 400."""
     think: bool = False
     """Judge prose answers start with a `<think>...</think>` block."""
     pad_reasoning: int = Field(default=0, ge=0)
     """Characters of filler added to the judge's reasoning (a runaway judge's answer)."""
+    persona: str | None = None
+    """The persona answering (`competent`, `sloppy`, `judge`, `user`) whatever words the
+    model name holds: set per model, it lets a real model name (`gemini-3.1-pro-preview`)
+    be scripted."""
     echo_key: bool = False
     """Text answers and judge reasoning quote the key the request came with
     (`Authorization: Bearer` or `x-api-key`), as a leaky server would."""

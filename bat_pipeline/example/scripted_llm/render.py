@@ -1,4 +1,4 @@
-"""A `Reply` in the wire format of each API: OpenAI (JSON and SSE), Anthropic, Ollama."""
+"""A `Reply` in the wire format of each API: OpenAI (JSON and SSE), Anthropic, Ollama, Google."""
 
 from __future__ import annotations
 
@@ -27,9 +27,9 @@ def usage(conv: Conversation, body: dict[str, Any], reply: Reply) -> Usage:
     an assistant turn (a prefix the provider would have seen before).
     """
     prompt = count_tokens(
-        json.dumps(body.get("messages", []), ensure_ascii=False)
+        json.dumps(body.get("messages", body.get("contents", [])), ensure_ascii=False)
         + json.dumps(body.get("tools", []), ensure_ascii=False)
-        + str(body.get("system", ""))
+        + str(body.get("system", body.get("systemInstruction", "")))
     )
     said = reply.text + "".join(json.dumps(c.arguments) + c.name for c in reply.tool_calls)
     cached = 0
@@ -183,9 +183,38 @@ def ollama_json(conv: Conversation, reply: Reply, u: Usage) -> dict[str, Any]:
     }
 
 
+def google_json(conv: Conversation, reply: Reply, u: Usage) -> dict[str, Any]:
+    """A generateContent response: one candidate, text and function-call parts."""
+    parts: list[dict[str, Any]] = [{"text": reply.text}] if reply.text else []
+    parts += [{"functionCall": {"name": c.name, "args": c.arguments}} for c in reply.tool_calls]
+    return {
+        "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {
+            "promptTokenCount": u.prompt,
+            "candidatesTokenCount": u.completion,
+            "totalTokenCount": u.prompt + u.completion,
+            "cachedContentTokenCount": u.cached,
+        },
+        "modelVersion": conv.model,
+        "responseId": f"scripted-{conv.fingerprint()[:12]}",
+    }
+
+
+_GOOGLE_STATUS = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    429: "RESOURCE_EXHAUSTED",
+    503: "UNAVAILABLE",
+}
+
+
 def error_body(api: str, status: int, message: str) -> dict[str, Any]:
     """An error in the API's own shape."""
     kind = {400: "invalid_request_error", 404: "not_found_error", 429: "rate_limit_error"}.get(status, "api_error")
+    if api == "google":
+        return {"error": {"code": status, "message": message, "status": _GOOGLE_STATUS.get(status, "INTERNAL")}}
     if api == "anthropic":
         return {"type": "error", "error": {"type": kind, "message": message}}
     if api == "ollama":

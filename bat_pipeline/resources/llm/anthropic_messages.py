@@ -22,7 +22,7 @@ ANSWER_TOOL = "record_answer"
 class AnthropicMessages:
     """The wire format (llm.wire.WireFormat) of the Anthropic Messages API."""
 
-    def url(self, base: str) -> str:
+    def url(self, base: str, model: str = "") -> str:
         """A trailing `/v1` or `/v1/messages` is dropped, then `/v1/messages` appended."""
         for suffix in ("/v1/messages", "/v1"):
             if base.endswith(suffix):
@@ -40,7 +40,7 @@ class AnthropicMessages:
         messages = request.messages
         body: dict[str, Any] = {
             "model": request.model,
-            "max_tokens": MAX_TOKENS,
+            "max_tokens": request.max_tokens if request.max_tokens is not None else MAX_TOKENS,
             "system": "\n\n".join(m["content"] for m in messages if m["role"] == "system"),
             "messages": [m for m in messages if m["role"] != "system"],
         }

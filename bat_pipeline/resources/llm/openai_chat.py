@@ -18,7 +18,7 @@ PATH = "/chat/completions"
 class OpenAIChat:
     """The wire format (llm.wire.WireFormat) of OpenAI-compatible servers."""
 
-    def url(self, base: str) -> str:
+    def url(self, base: str, model: str = "") -> str:
         """A base without a path gets `/v1` (`http://localhost:11434` →
         `…:11434/v1/chat/completions`); a base with a path is used as given (`…/v1`,
         `…/v1beta/openai`); a trailing `/chat/completions` is dropped first."""
@@ -35,6 +35,8 @@ class OpenAIChat:
         body: dict[str, Any] = {"model": request.model, "messages": request.messages}
         if request.temperature is not None:
             body["temperature"] = request.temperature
+        if request.max_tokens is not None:
+            body["max_tokens"] = request.max_tokens
         if request.schema is not None:
             body["response_format"] = {
                 "type": "json_schema",

@@ -24,7 +24,7 @@ RETRY_AFTER_CAP_S = 60.0
 
 _STRUCTURED_REJECTION = re.compile(
     r"response_format|json_schema|json schema|structured|tool_choice|tools?\b|not supported|"
-    r"unsupported|not implemented|unknown (?:field|parameter)|unrecognized|extra inputs",
+    r"unsupported|not implemented|unknown (?:field|parameter|name)|unrecognized|extra inputs|responseJsonSchema",
     re.IGNORECASE,
 )
 """What a 400/422 says when the server cannot do structured output (OpenAI-compatible
@@ -54,13 +54,16 @@ class ChatRequest:
     """What the answer's shape is called, where the format names it."""
     temperature: float | None = None
     """None leaves the server's default."""
+    max_tokens: int | None = None
+    """The longest answer asked for; None leaves the format's default."""
 
 
 class WireFormat(Protocol):
     """One API's request and answer shapes."""
 
-    def url(self, base: str) -> str:
-        """The endpoint under `base` (an http(s) URL without a trailing slash)."""
+    def url(self, base: str, model: str = "") -> str:
+        """The endpoint under `base` (an http(s) URL without a trailing slash) for
+        `model` (only formats that name the model in the URL use it)."""
 
     def headers(self, key: str | None) -> dict[str, str]:
         """Headers of every request; the key's header only when there is a key."""
@@ -115,12 +118,18 @@ def response_text(wire: WireFormat, response: httpx.Response) -> str:
 
 def token_usage(response: httpx.Response) -> tuple[int, int]:
     """(prompt, completion) tokens of a response as its `usage` reports them: OpenAI's
-    `prompt_tokens`/`completion_tokens`, Anthropic's `input_tokens`/`output_tokens`;
-    (0, 0) when it says nothing."""
+    `prompt_tokens`/`completion_tokens`, Anthropic's `input_tokens`/`output_tokens`,
+    Google's `usageMetadata`; (0, 0) when it says nothing."""
     try:
-        usage = response.json().get("usage")
+        data = response.json()
+        usage = data.get("usage")
     except (ValueError, AttributeError):
         return 0, 0
+    if usage is None and isinstance(data.get("usageMetadata"), dict):
+        usage = {
+            "prompt_tokens": data["usageMetadata"].get("promptTokenCount"),
+            "completion_tokens": data["usageMetadata"].get("candidatesTokenCount"),
+        }
     if not isinstance(usage, dict):
         return 0, 0
 

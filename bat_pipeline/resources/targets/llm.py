@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -30,7 +30,9 @@ from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.engine.target_inputs import chat_messages
 from bat_pipeline.engine.target_records import TargetAnswer, answered_episode, error_episode
 from bat_pipeline.resources.llm import wire
+from bat_pipeline.resources.llm.google_generate import usage_counts
 from bat_pipeline.resources.llm.providers import endpoint_url, wire_format
+from bat_pipeline.resources.llm.wire import WireFormat
 from bat_pipeline.resources.tls import tls_context
 
 BACKOFF_BASE_S = 0.5
@@ -47,6 +49,7 @@ class _Partition:
     gate: asyncio.Semaphore
     redactor: Redactor
     backoff_base_s: float
+    wire: WireFormat
     refused: str | None = None
     """Set when the server refused the credentials: every later attempt fails at once."""
 
@@ -59,12 +62,15 @@ def run_llm_target(
     workers: int,
     on_episode: Callable[[Episode], None],
     backoff_base_s: float = BACKOFF_BASE_S,
+    environ: Mapping[str, str] | None = None,
 ) -> None:
     """Every attempt, at most `workers` requests in flight; each episode handed to
-    `on_episode` as it ends. Raises ValueError for an unusable `base_url`."""
+    `on_episode` as it ends. `environ`: where a vertex model's project and location are
+    read (default `os.environ`). Raises ValueError for an unusable `base_url` or a vertex
+    model without its project."""
     assert target.llm is not None
-    url = endpoint_url(target.provider, target.llm.base_url)
-    asyncio.run(_run_all(target, url, attempts, key, max(1, workers), on_episode, backoff_base_s))
+    url = endpoint_url(target.provider, target.llm.base_url, target.llm.model, environ)
+    asyncio.run(_run_all(target, url, attempts, key, max(1, workers), on_episode, backoff_base_s, environ))
 
 
 async def _run_all(
@@ -75,8 +81,9 @@ async def _run_all(
     workers: int,
     on_episode: Callable[[Episode], None],
     backoff_base_s: float,
+    environ: Mapping[str, str] | None,
 ) -> None:
-    headers = wire_format(target.provider).headers(key)
+    headers = wire_format(target.provider, environ).headers(key)
     limits = httpx.Limits(max_connections=workers)
     async with httpx.AsyncClient(
         timeout=httpx.Timeout(target.timeout_s), headers=headers, limits=limits, verify=tls_context()
@@ -88,6 +95,7 @@ async def _run_all(
             gate=asyncio.Semaphore(workers),
             redactor=Redactor().plus(key),
             backoff_base_s=backoff_base_s,
+            wire=wire_format(target.provider, environ),
         )
 
         async def one(attempt: Attempt) -> None:
@@ -113,12 +121,15 @@ async def _attempt(shared: _Partition, attempt: Attempt) -> Episode:
     assert target.llm is not None and task.agentv is not None
     started_at = datetime.now(UTC).isoformat()
     started = time.perf_counter()
-    formats = wire_format(target.provider)
+    formats = shared.wire
     body = formats.body(
-        wire.ChatRequest(target.llm.model, chat_messages(task.agentv), temperature=target.llm.temperature)
+        wire.ChatRequest(
+            target.llm.model,
+            chat_messages(task.agentv),
+            temperature=target.llm.temperature,
+            max_tokens=target.llm.max_output_tokens,
+        )
     )
-    if target.llm.max_output_tokens is not None:
-        body["max_tokens"] = target.llm.max_output_tokens
     requests = 0
     while True:
         delay: float | None = None
@@ -179,8 +190,12 @@ async def _attempt(shared: _Partition, attempt: Attempt) -> Episode:
 
 def _usage(data: Any) -> dict[str, int] | None:
     """Token counts as AgentV writes them (`input`, `output`, `cached`), from OpenAI's
-    `prompt_tokens` / `completion_tokens` or Anthropic's `input_tokens` / `output_tokens`."""
+    `prompt_tokens` / `completion_tokens`, Anthropic's `input_tokens` / `output_tokens` or
+    Google's `usageMetadata`."""
     usage = data.get("usage") if isinstance(data, dict) else None
+    google = usage_counts(data)
+    if usage is None and google is not None:
+        usage = {"prompt_tokens": google[0], "completion_tokens": google[1], "cache_read_input_tokens": google[2]}
     if not isinstance(usage, dict):
         return None
     tokens_in = usage.get("prompt_tokens", usage.get("input_tokens"))

@@ -62,9 +62,10 @@ def collect_target_episodes(
     workers = target.workers or suite.workers or concurrency or DEFAULT_WORKERS
     if target.llm is not None:
         here = suite.source.parent
-        key = llm_key(target, dotenv_hierarchy(here), looked_in=target_keys_looked_in(here))
+        environ = dotenv_hierarchy(here)
+        key = llm_key(target, environ, looked_in=target_keys_looked_in(here))
         try:
-            run_llm_target(target, attempts, key=key, workers=workers, on_episode=on_episode)
+            run_llm_target(target, attempts, key=key, workers=workers, on_episode=on_episode, environ=environ)
         except ValueError as exc:  # an unusable base_url, before any request
             raise InputError(target.source, str(exc), field="base_url") from None
     elif target.batch:
