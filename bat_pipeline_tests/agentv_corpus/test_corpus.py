@@ -123,7 +123,7 @@ DIFFERENCES: dict[str, tuple[str, str]] = {
     ),
     "v4/examples/features/sdk-custom-assertion/evals/dataset.eval.yaml": (
         "custom grader types from `.agentv/assertions/*.ts` are refused by name",
-        "grader type 'word-count' is not supported",
+        "grader type 'word-count' is AgentV's custom grader",
     ),
     "v4/examples/features/sdk-python/evals/dataset.eval.yaml": (
         "a script grader of an external tests file is refused unless the datasets are trusted "

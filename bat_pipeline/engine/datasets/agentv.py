@@ -81,6 +81,22 @@ _ASSERTION_FIELDS = {"name", "type", "weight", "required", "min_score", "negate"
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][\w.]*)\s*\}\}")
 
 
+CUSTOM_GRADER_FOLDERS = ("graders", "judges", "assertions")
+"""Where AgentV 4.42.4 finds custom grader types (`.agentv/<folder>/<type>.ts|.js|.mts|.mjs`,
+from the eval file's folder up: grader-discovery.ts, assertion-discovery.ts)."""
+
+
+def custom_grader_file(eval_file: Path, grader_type: str) -> Path | None:
+    """The custom grader script AgentV would take for `grader_type`, if there is one."""
+    for root in search_roots(eval_file):
+        for folder in CUSTOM_GRADER_FOLDERS:
+            for suffix in (".ts", ".js", ".mts", ".mjs"):
+                candidate = root / ".agentv" / folder / f"{grader_type}{suffix}"
+                if candidate.is_file():
+                    return candidate
+    return None
+
+
 V4_INPUT = {"input", "turns", "input_files"}
 """A test with one of these is a 4.x test even when it has `vars` (detect_format)."""
 
@@ -437,9 +453,16 @@ def assertion(raw: Any, at: GraderContext) -> Assertion | None:
         base = "trajectory"
     normal = TYPE_ALIASES.get(base, base)
     if normal not in RUN_TYPES:
+        custom = custom_grader_file(Path(file), str(raw["type"]))
         raise InputError(
             file,
-            f"grader type '{raw['type']}' is not supported; supported: {', '.join(RUN_TYPES)} (and their 4.x names)",
+            (
+                f"grader type '{raw['type']}' is AgentV's custom grader {custom}, which is not run here: "
+                "write it as a `code-grader` whose command prints {score, assertions}"
+                if custom
+                else f"grader type '{raw['type']}' is not supported; supported: {', '.join(RUN_TYPES)} "
+                "(and their 4.x names)"
+            ),
             entry=entry,
             field=f"{field}.type",
         )
