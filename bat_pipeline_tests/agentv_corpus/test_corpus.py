@@ -119,7 +119,7 @@ DIFFERENCES: dict[str, tuple[str, str]] = {
     "v4/examples/features/prompt-template-sdk/evals/dataset.eval.yaml": (
         "an LLM grader's `prompt:` given as a script mapping is refused by name; AgentV skips every test "
         "(the script is not found), exit 1",
-        "expected the grading prompt as text or file://PATH",
+        "a grading prompt built by a command",
     ),
     "v4/examples/features/sdk-custom-assertion/evals/dataset.eval.yaml": (
         "custom grader types from `.agentv/assertions/*.ts` are refused by name",

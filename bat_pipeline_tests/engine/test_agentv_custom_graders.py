@@ -1,7 +1,8 @@
 """A grader type that is one of AgentV 4.42.4's custom graders (a script in
 `.agentv/graders/`, `.agentv/judges/` or `.agentv/assertions/` from the eval file's folder
-up) is refused naming the script and what to write instead (AgentV's own
-examples/features/sdk-custom-assertion shows it)."""
+up) is refused naming the script and what to write instead, and so is a grading prompt
+built by a command (AgentV's own examples/features/sdk-custom-assertion and
+prompt-template-sdk show them)."""
 
 from __future__ import annotations
 
@@ -39,3 +40,20 @@ def test_an_unknown_type_without_a_script_lists_the_supported_ones(tmp_path):
     path.write_text(EVAL, encoding="utf-8")
     with pytest.raises(InputError, match="grader type 'word-count' is not supported; supported: script"):
         load_suite(path)
+
+
+def test_a_grading_prompt_built_by_a_command_is_refused_saying_what_to_give(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".agentv").mkdir()
+    (tmp_path / ".agentv" / "targets.yaml").write_text(TARGETS, encoding="utf-8")
+    path = tmp_path / "eval.yaml"
+    path.write_text(
+        "tests:\n  - id: t\n    input: hello\n    criteria: greets\n    assertions:\n"
+        "      - type: llm-grader\n        prompt:\n          command: [bun, run, prompt.ts]\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(InputError) as caught:
+        load_suite(path)
+    message = str(caught.value)
+    assert "a grading prompt built by a command (AgentV's prompt template script) is not run here" in message
+    assert "give the prompt as text or file://PATH" in message and "assertions[0].prompt" in message
