@@ -34,9 +34,10 @@ demo: venv
 	$(VENV)/bin/bat-pipeline run bat_pipeline/example/screening/screening.yaml
 	$(VENV)/bin/bat-pipeline run bat_pipeline/example/assistants/assistants.yaml
 	cd bat_pipeline/example/scenarios && $(abspath $(VENV))/bin/bat-pipeline run run_config.yaml
+	$(VENV)/bin/bat-pipeline run bat_pipeline/example/weather_agent/adk/weather.evalset.json
 	$(VENV)/bin/bat-pipeline run bat_pipeline/example/weather_agent/eval/judges.yaml
 	@echo
-	@echo "make demo: five runs done. Open the last report above first (the weather agent, judged"
+	@echo "make demo: six runs done. Open the last report above first (the weather agent, judged"
 	@echo "by rubrics); then browse every run: $(VENV)/bin/bat-pipeline ui bat_pipeline/example/weather_agent"
 
 # Debian's chromium, which the HTML report's browser test drives through playwright

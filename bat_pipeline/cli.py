@@ -27,6 +27,12 @@ def _agent(arg: str | None) -> Path:
     return resolve_project(arg, Path.cwd())
 
 
+def _port(text: str) -> int:
+    if not text.isdigit() or not 0 < int(text) < 65536:
+        raise argparse.ArgumentTypeError(f"not a port number (1 to 65535): {text!r}")
+    return int(text)
+
+
 def _history(arg: str | None) -> Path:
     """The storage root the history commands read (storage.history_root): `--agent`'s when
     it names a folder or an eval file; a note on stderr when it is the bundled example's."""
@@ -77,6 +83,8 @@ def cmd_run(args) -> int:
         output_dir=Path(args.output).resolve() if args.output else None,
         dataset=Path(args.dataset).resolve() if args.dataset else None,
         trust_datasets=args.trust_datasets,
+        export_otlp=args.export_otlp,
+        adk_config=Path(args.config).resolve() if args.config else None,
     )
     return run_evaluation(
         _agent(args.agent),
@@ -86,6 +94,7 @@ def cmd_run(args) -> int:
         overrides=overrides,
         executor=args.executor,
         address=args.address,
+        otlp_port=args.otlp_port,
     )
 
 
@@ -263,7 +272,9 @@ def build_parser() -> argparse.ArgumentParser:
         "run",
         help="evaluate the agent on its models, or an AgentV eval file on its targets (all by default, in parallel)",
     )
-    p.add_argument("agent", nargs="?", help="agent folder or AgentV eval file (default: the current folder)")
+    p.add_argument(
+        "agent", nargs="?", help="agent folder, AgentV eval file or ADK eval file/folder (default: the current folder)"
+    )
     p.add_argument(
         "--model", "--target", action="append", help="a model key or provider:model, or an AgentV target (repeatable)"
     )
@@ -277,7 +288,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--dataset",
         metavar="FILE",
-        help="the tasks: a tasks.json or an EvalBench evalset (replaces evaluation.dataset)",
+        help="the tasks: a tasks.json, an EvalBench evalset or ADK eval files (replaces evaluation.dataset)",
+    )
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        help="an ADK test_config.json for ADK eval files (default: the one beside each file, else ADK's defaults)",
     )
     p.add_argument(
         "--trust-datasets",
@@ -298,6 +314,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--address",
         metavar="tcp://HOST:PORT",
         help="the Dask scheduler to run the steps on (implies --executor dask; without: a local cluster)",
+    )
+    p.add_argument(
+        "--export-otlp",
+        metavar="URL",
+        help="send every score row to this OTLP/HTTP endpoint as a gen_ai.evaluation.result event "
+        "(replaces export.otlp_endpoint)",
+    )
+    p.add_argument(
+        "--otlp-port",
+        type=_port,
+        metavar="PORT",
+        help="keep an OTLP/HTTP receiver on 127.0.0.1:PORT open for the run; agents at agent.url "
+        "(their collector) export there and their trajectories are read from what arrives",
     )
     p.set_defaults(func=cmd_run)
 

@@ -80,6 +80,8 @@ def build_definitions(
                 output_dir=str(overrides.output_dir) if overrides.output_dir else None,
                 dataset=str(overrides.dataset) if overrides.dataset else None,
                 trust_datasets=overrides.trust_datasets,
+                export_otlp=overrides.export_otlp,
+                adk_config=str(overrides.adk_config) if overrides.adk_config else None,
             ),
             "judge": JudgeResource(storage_root=str(storage_root)),
             # In one machine's processes: files under the instance's storage folder, each

@@ -20,6 +20,10 @@ OUTPUT_VAR = "BAT_OUTPUT_DIR"
 DATASET_VAR = "BAT_DATASET"
 TRUST_VAR = "BAT_TRUST_DATASETS"
 """`--trust-datasets` of `bat-pipeline run` ("1"), for the code location."""
+ADK_CONFIG_VAR = "BAT_ADK_CONFIG"
+"""`--config FILE` of `bat-pipeline run` (a Google ADK test_config.json), for the code location."""
+EXPORT_OTLP_VAR = "BAT_EXPORT_OTLP"
+"""`--export-otlp URL` of `bat-pipeline run`, for the code location."""
 WAREHOUSE_WAIT_VAR = "BAT_PIPELINE_WAREHOUSE_WAIT_S"
 """Seconds a step waits for another process holding the warehouse (default 60; the
 end-of-run table of `bat-pipeline run`, 5)."""
@@ -48,6 +52,8 @@ def overrides_from_env() -> Overrides:
         output_dir=Path(os.environ[OUTPUT_VAR]).resolve() if os.environ.get(OUTPUT_VAR) else None,
         dataset=Path(os.environ[DATASET_VAR]).resolve() if os.environ.get(DATASET_VAR) else None,
         trust_datasets=os.environ.get(TRUST_VAR) == "1",
+        adk_config=Path(os.environ[ADK_CONFIG_VAR]).resolve() if os.environ.get(ADK_CONFIG_VAR) else None,
+        export_otlp=os.environ.get(EXPORT_OTLP_VAR) or None,
     )
 
 

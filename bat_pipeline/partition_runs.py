@@ -129,6 +129,7 @@ def start_partition(defs: Any, key: str, tags: dict[str, str], log: Path, recon:
     output (Dagster's log, the failure lines) going to `log`. `recon`: the job as
     executors.reconstructable_evaluate makes it, for steps executed elsewhere; else the
     steps run in the forked process."""
+    from bat_pipeline.resources.agent_process import release_watchdogs
     from bat_pipeline.resources.process_group import die_with_parent
 
     if threading.active_count() > 1:
@@ -144,6 +145,7 @@ def start_partition(defs: Any, key: str, tags: dict[str, str], log: Path, recon:
     code = 1
     try:
         die_with_parent()
+        release_watchdogs()
         output_to(log)
         code = run_partition(defs, key, tags, recon)
     except BaseException:  # noqa: BLE001 - the child reports everything, then exits
@@ -194,14 +196,20 @@ def run_charts(defs: Any) -> str | None:
     """The charts' run, in this process; None when it succeeded, else why not."""
     from bat_pipeline.automation import CHARTS_JOB
 
-    # In the user's terminal: Dagster's own console log only for what went wrong.
-    quiet = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
+    # Nothing of Dagster's own console log in the user's terminal (a failed step would print
+    # its whole traceback there): what failed is returned, one line a step; the Dagster UI
+    # and the instance's event log keep the tracebacks.
+    quiet = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
     result = defs.resolve_job_def(CHARTS_JOB).execute_in_process(
         instance=instance(), raise_on_error=False, run_config=quiet
     )
     if result.success:
         return None
-    failures = [user_message(e.step_failure_data.error) for e in result.all_events if e.is_step_failure]
+    failures = [
+        f"step {e.step_key} failed: {(user_message(e.step_failure_data.error).splitlines() or [''])[0]}"
+        for e in result.all_events
+        if e.is_step_failure
+    ]
     return "\n".join(failures) or "the charts' run failed"
 
 

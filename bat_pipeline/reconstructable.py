@@ -26,8 +26,10 @@ def evaluate_job(
     """The `evaluate` job, built from plain values: how a step in another process or on a
     Dask worker gets the run's definitions (dg.build_reconstructable_job). `overrides`:
     `plain_overrides` of the command line's."""
+    # The paths back as paths; `export_otlp` is a URL, kept as text.
     values: dict[str, Any] = {
-        name: Path(value) if isinstance(value, str) else value for name, value in overrides.items()
+        name: Path(value) if isinstance(value, str) and name != "export_otlp" else value
+        for name, value in overrides.items()
     }
     given = Overrides(**values)
     defs = build_definitions(

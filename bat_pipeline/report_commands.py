@@ -68,8 +68,8 @@ def _records(path: Path) -> list[dict[str, Any]]:
     """The records of a results file, as agentic-v2-eval reads them: the list under
     `results`, a list, or the one object the file holds (a runtime run file: `run_id`,
     `steps`, ... scores as one record). InputError naming the file when it cannot be read,
-    is not JSON, or lists something other than objects (agentic-v2-eval skips those
-    silently; we refuse, naming the entry)."""
+    is not JSON, lists something other than objects (agentic-v2-eval skips those
+    silently; we refuse, naming the entry), or holds no record."""
     from bat_pipeline.engine.config.files import read_json
 
     data = read_json(path, missing="results file not found")
@@ -87,6 +87,8 @@ def _records(path: Path) -> list[dict[str, Any]]:
                 '{"results": [...]}, or one object)',
                 entry=str(index),
             )
+    if not data:  # scored, it would read as a mean of 0 and fail --fail-under for that
+        raise InputError(str(path), "the results file has no records")
     return data
 
 

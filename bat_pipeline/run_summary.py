@@ -10,7 +10,15 @@ from typing import Any
 from bat_pipeline.engine.contracts import QUALITATIVE_FIELDS, EvalConfig
 from bat_pipeline.engine.contracts.timings import PHASES
 from bat_pipeline.locations import WAREHOUSE_WAIT_VAR
-from bat_pipeline.storage import TIMINGS_FILE, has_ref, load_ref, load_timings, warehouse_path, write_json
+from bat_pipeline.storage import (
+    TIMINGS_FILE,
+    has_ref,
+    load_episodes,
+    load_ref,
+    load_timings,
+    warehouse_path,
+    write_json,
+)
 
 
 def _wait_s() -> float:
@@ -23,13 +31,12 @@ def _wait_s() -> float:
 def _scenarios(dataset: Path) -> dict[str, Any]:
     """The evalset's scenarios by id, as EvalBench keeps them (`${VAR}` expanded), for
     evals.csv; {} when the dataset is no evalset."""
-    import json
-
+    from bat_pipeline.engine.config.files import read_json
     from bat_pipeline.engine.datasets.evalbench import evalset_entries, is_evalset
     from bat_pipeline.engine.errors import InputError
 
     try:
-        data = json.loads(dataset.read_text(encoding="utf-8"))
+        data = read_json(dataset)
         if not is_evalset(data):
             return {}
         entries = evalset_entries(data, str(dataset), os.environ)
@@ -160,3 +167,54 @@ def print_summary(root: Path, partitions: list[tuple[str, Path | None]], out) ->
             f"{r.get('pass_hat_k') or 0:6.2f}  {r.get('p50_ms') or 0:6.0f}  {r.get('p95_ms') or 0:6.0f}  "
             f"{int(r.get('total_tokens_total') or 0):7d}  {judge}"
         )
+
+
+def _cut(text: str, chars: int = 160) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= chars else line[: chars - 1] + "…"
+
+
+def print_problems(partitions: list[tuple[str, Path | None]], out) -> None:
+    """One line a partition for what went wrong without failing it, from its episodes: the
+    attempts that ended in an error (an agent that crashed mid-run, a turn that timed out)
+    and a judge that failed (every call, or some), each with the first reason."""
+    from bat_pipeline.engine.scorers.judging import FAILED
+
+    for key, folder in partitions:
+        if folder is None or not has_ref(folder):
+            continue
+        try:
+            episodes = load_episodes(load_ref(folder))
+        except (OSError, ValueError):
+            continue
+        errored = [e for e in episodes if e.eval_error]
+        if errored:
+            out(
+                f"⚠ {key}: {len(errored)} of {len(episodes)} attempts ended in an error, "
+                f"first: {_cut(errored[0].eval_error or '')}"
+            )
+        judged = failed = 0
+        reason = ""
+        for episode in episodes:
+            rows = [r for r in episode.scores if r.judge is not None or r.reason.startswith(FAILED)]
+            errors = dict(episode.qualitative_scores.judge_errors) if episode.qualitative_scores else {}
+            bad = [r.reason.removeprefix(FAILED) for r in rows if r.reason.startswith(FAILED)] + list(errors.values())
+            if rows or errors:
+                judged += 1
+            if bad:
+                failed += 1
+                reason = reason or bad[0]
+        if failed:
+            share = "every judged episode" if failed == judged else f"{failed} of {judged} judged episodes"
+            out(f"⚠ {key}: the judge failed on {share}, first: {_cut(reason)}")
+
+
+def report_written(report: Path, problem: str | None, out) -> bool:
+    """Says where the run's report is, or that it was not written and why (the charts'
+    run's `problem`); False then: the run's exit status says the report is missing."""
+    if report.is_file():
+        out(f"report: {report}")
+        return True
+    why = (problem or "").splitlines()
+    out(f"✗ the report was not written ({report}): {why[0].strip() if why else 'its step did not run'}")
+    return False

@@ -29,9 +29,11 @@ from bat_pipeline.engine.environment import require_judge_key, require_simulated
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.target_inputs import agent_partition, require_target_keys, starts_agent
 from bat_pipeline.locations import (
+    ADK_CONFIG_VAR,
     AGENT_DIR_VAR,
     DAGSTER_HOME_VAR,
     DATASET_VAR,
+    EXPORT_OTLP_VAR,
     OUTPUT_VAR,
     PROVIDERS_VAR,
     THRESHOLD_VAR,
@@ -41,13 +43,23 @@ from bat_pipeline.locations import (
 from bat_pipeline.partition_runs import failure_lines, run_charts, start_partition, warm_up
 from bat_pipeline.progress import Progress, partition_state
 from bat_pipeline.remote_root import pull_file, pull_tree, root_text, url_of
-from bat_pipeline.run_summary import print_summary, print_tests, print_timings, record_run_timings, write_csv
+from bat_pipeline.run_summary import (
+    print_problems,
+    print_summary,
+    print_tests,
+    print_timings,
+    record_run_timings,
+    report_written,
+    write_csv,
+)
 from bat_pipeline.storage import (
     HOME_VAR,
     charts_dir,
     check_result_folders,
     default_root,
+    has_ref,
     latest_run_dir,
+    load_ref,
     new_run_id,
     partition_dir,
 )
@@ -113,6 +125,7 @@ def run_evaluation(
     overrides: Overrides | None = None,
     executor: str | None = None,
     address: str | None = None,
+    otlp_port: int | None = None,
 ) -> int:
     """Run the chain for the chosen models in parallel; 0 when every model ran and passed its
     gates, 1 otherwise. `agent_dir` may be an AgentV eval file (its targets are the
@@ -120,8 +133,10 @@ def run_evaluation(
     InputError (exit 2) before anything starts on bad configuration,
     including a judge that is on and has no API key. `executor`, `address`: where the steps
     run, over eval.yaml's `execution` (an address alone means Dask). Every phase is timed (the partitions'
-    timings.json, the run's in `runs/<run id>/timings.json`); `timings` prints them."""
-    from bat_pipeline.resources.agent_process import AgentLauncher
+    timings.json, the run's in `runs/<run id>/timings.json`); `timings` prints them. `otlp_port`:
+    an OTLP receiver on 127.0.0.1:PORT for the whole run, its spans read for agents at
+    `agent.url` (`runs/<run id>/otlp-spans.jsonl`); a port taken is refused (InputError)."""
+    from bat_pipeline.resources.agent_process import OTLP_SPANS_VAR, AgentLauncher
     from bat_pipeline.resources.partition_lock import holding_partitions
     from bat_pipeline.resources.process_group import stop_process_group
     from bat_pipeline.resources.scripted_process import (
@@ -176,11 +191,26 @@ def run_evaluation(
         (OUTPUT_VAR, overrides.output_dir),
         (DATASET_VAR, overrides.dataset),
         (TRUST_VAR, "1" if overrides.trust_datasets else None),
+        (ADK_CONFIG_VAR, overrides.adk_config),
+        (EXPORT_OTLP_VAR, overrides.export_otlp),
     ):
         if value is None:
             os.environ.pop(name, None)
         else:
             os.environ[name] = str(value)
+    receiver = None
+    os.environ.pop(OTLP_SPANS_VAR, None)
+    if otlp_port is not None:
+        from bat_pipeline.resources.otlp_receiver import RunReceiverError, start_run_receiver
+
+        otlp_spans = root / "runs" / run_id / "otlp-spans.jsonl"
+        try:
+            receiver = start_run_receiver(otlp_port, otlp_spans)
+        except RunReceiverError as exc:
+            locks.close()
+            raise InputError("--otlp-port", f"{exc}: choose a free port") from None
+        os.environ[OTLP_SPANS_VAR] = str(otlp_spans)
+        out(f"OTLP receiver for the run: http://127.0.0.1:{otlp_port}/v1/traces, spans to {otlp_spans}")
     total = len(tasks) * config.evaluation.k
     out(
         f"evaluating {agent_dir.name}: {_count(len(keys), 'model')} × {_count(len(tasks), 'task')}"
@@ -214,6 +244,12 @@ def run_evaluation(
             stop_process_group(scripted, STOP_GRACE_S)
             os.environ.pop(URL_VAR, None)
         locks.close()
+        os.environ.pop(OTLP_SPANS_VAR, None)
+        if receiver is not None:
+            stop_process_group(receiver, STOP_GRACE_S)
+            summary = receiver.stdout.read().strip() if receiver.stdout else ""
+            if summary:
+                out(summary)
 
 
 def head_start(config: EvalConfig, keys: list[str], root: Path, run_id: str) -> dict[str, Any]:
@@ -244,6 +280,8 @@ def _release(ahead: dict[str, Any], config: EvalConfig, root: Path, overrides: O
     for agent in ahead.values():
         unused = bool(group_members(agent.process.pid))
         stop_process_group(agent.process, config.evaluation.agent_shutdown_timeout_s)
+        if agent.watchdog is not None:
+            agent.watchdog.reap()
         if unused and agent.log_file is not None:
             if agent.tmpdir is not None:
                 shutil.rmtree(agent.tmpdir, ignore_errors=True)
@@ -320,10 +358,11 @@ def _run_partitions(
     charts_s = time.perf_counter() - drawing
     charts = None if problem else charts_dir(root, config.agent_id)
     if problem:
-        out(f"charts could not be drawn: {problem}")
+        out("charts could not be drawn:\n" + "\n".join(f"  ✗ {line}" for line in problem.splitlines()))
     folders = [(p.key, _partition_folder(root, run_id, p.key, resume, config.agent_id)) for p in running]
     run_timings = record_run_timings(root, folders, charts_s, time.time() - started, out)
     print_summary(root, folders, out)
+    print_problems(folders, out)
     write_csv(config, root, folders, out)
     below = print_tests(folders, out) if config.agentv is not None else 0
     if timings:
@@ -334,7 +373,9 @@ def _run_partitions(
         out(f"charts: {charts}")
     command = Path(sys.executable).parent / PROGRAM
     out(f"UI: {command if command.exists() else PROGRAM} ui {agent_dir}")
-    report = root / "runs" / run_id / "report.html"  # resources.reports.FORMATS, written with the charts
-    if report.is_file():
-        out(f"report: {report}")
-    return 1 if failed or (below and overrides.threshold is not None) else 0
+    # resources.reports.FORMATS, written with the charts for the agent's latest run: this
+    # one, or the run a resume continued.
+    runs = [run_id, *(load_ref(f).run_id for _, f in folders if f is not None and has_ref(f))]
+    reports = [root / "runs" / run / "report.html" for run in dict.fromkeys(runs)]
+    written = report_written(next((r for r in reports if r.is_file()), reports[0]), problem, out)
+    return 1 if failed or not written or (below and overrides.threshold is not None) else 0

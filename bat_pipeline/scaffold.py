@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from importlib import resources
 from pathlib import Path
 
 import yaml
 
 from bat_pipeline.engine.agent_folder import AGENT_CARD, EVAL_FILE
+from bat_pipeline.engine.config.files import read_json
 from bat_pipeline.engine.config.project import load_project, project_tasks
 from bat_pipeline.engine.contracts import EvaluationSettings
 from bat_pipeline.engine.errors import InputError
@@ -21,8 +21,8 @@ def _agent_name(agent_dir: Path) -> str:
     card = agent_dir / AGENT_CARD
     if card.is_file():
         try:
-            return str(json.loads(card.read_text(encoding="utf-8")).get("name") or agent_dir.name)
-        except (ValueError, AttributeError):
+            return str(read_json(card).get("name") or agent_dir.name)
+        except (InputError, AttributeError):  # a card that does not read: the folder's name
             pass
     return agent_dir.name
 

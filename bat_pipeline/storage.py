@@ -34,6 +34,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from bat_pipeline.engine.agent_folder import is_agent_folder
+from bat_pipeline.engine.config.files import writable_text
 from bat_pipeline.engine.config.messages import validated
 from bat_pipeline.engine.config.project import project_kind
 from bat_pipeline.engine.contracts import Episode, EvalConfig
@@ -145,11 +146,18 @@ def check_result_folders(root: Path, config: EvalConfig) -> None:
 
 
 def write_text_atomic(path: Path, text: str) -> None:
+    """`text` written to `path` at once (a temporary file renamed); a lone surrogate from an
+    answer (engine.config.files.writable_text) is written as U+FFFD, never an error."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
+            try:
+                out.write(text)
+            except UnicodeEncodeError:
+                out.seek(0)
+                out.truncate()
+                out.write(writable_text(text))
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

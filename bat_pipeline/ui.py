@@ -42,6 +42,12 @@ def check_port_free(port: int, host: str = HOST) -> None:
             ) from None
 
 
+SUPERSEDED = "ignore:Function `dev_command` is superseded:FutureWarning"
+"""A -W filter for `dagster dev`'s notice that `dg dev` supersedes it, by its message (a
+SupersessionWarning is a FutureWarning; -W cannot name a class outside the standard
+library: it is read before site-packages can be imported)."""
+
+
 def serve_ui(agent_dir: Path, *, port: int = 3000) -> int:
     """Run the UI until Ctrl-C or SIGTERM, then stop `dagster dev` and its whole process
     group (webserver, daemon, code servers, runs in flight) within 10 s: SIGTERM to the
@@ -62,7 +68,23 @@ def serve_ui(agent_dir: Path, *, port: int = 3000) -> int:
         DAGSTER_HOME_VAR: str(dagster_home(root)),
     }
     print(f"Dagster UI for {agent_dir} on http://{HOST}:{port} (Ctrl-C to stop)", flush=True)
-    command = [sys.executable, "-m", "dagster", "dev", "-m", "bat_pipeline.definitions", "-h", HOST, "-p", str(port)]
+    # `dagster dev` warns that `dg dev` supersedes it (dagster-dg is not installed: nothing
+    # for the user to act on), and about a dagster.yaml in its working folder that is not
+    # its home's: it runs in its home, whose dagster.yaml is the one it reads.
+    command = [
+        sys.executable,
+        "-W",
+        SUPERSEDED,
+        "-m",
+        "dagster",
+        "dev",
+        "-m",
+        "bat_pipeline.definitions",
+        "-h",
+        HOST,
+        "-p",
+        str(port),
+    ]
     stop = threading.Event()
     received: list[int] = []
 
@@ -74,7 +96,12 @@ def serve_ui(agent_dir: Path, *, port: int = 3000) -> int:
     # Its own group: a terminal's Ctrl-C reaches this process only, which stops the group.
     # A SIGKILLed `bat-pipeline ui` still takes `dagster dev` along (prepare_child).
     process = subprocess.Popen(
-        command, env=env, start_new_session=True, stdin=subprocess.DEVNULL, preexec_fn=prepare_child
+        command,
+        env=env,
+        cwd=env[DAGSTER_HOME_VAR],
+        start_new_session=True,
+        stdin=subprocess.DEVNULL,
+        preexec_fn=prepare_child,
     )
     try:
         while process.poll() is None and not stop.wait(0.2):

@@ -151,3 +151,31 @@ def test_the_warehouse_may_live_outside_the_storage_root(tmp_path: Path, monkeyp
     assert warehouse_path(tmp_path / "root") == tmp_path / "root" / "warehouse.duckdb"
     monkeypatch.setenv(WAREHOUSE_VAR, str(tmp_path / "shared" / "history.duckdb"))
     assert warehouse_path(tmp_path / "root") == tmp_path / "shared" / "history.duckdb"
+
+
+def test_a_lone_surrogate_in_an_answer_is_stored_as_a_replacement_character(tmp_path: Path):
+    """JSON lets an agent or a judge answer "\\ud800"; the episode file and the warehouse
+    still take it (as U+FFFD), where the write used to fail the whole step (issue 38)."""
+    from bat_pipeline.engine.contracts import ScoreRow, Verdict
+    from bat_pipeline.resources.warehouse import Warehouse
+
+    answer = json.loads('"Paris \\ud800 sunny \\ud83d\\ude00"')  # one lone surrogate, one pair
+    episode = Episode(
+        model_name="openai:m",
+        task_id="t",
+        final_output=answer,
+        verdict=Verdict(passed=False, reason=f"output: {answer}"),
+        scores=[ScoreRow(scorer="choice", criterion="outcome", value=0.5, judge="openai:j", reason=answer)],
+        aux={"attempt_index": 0},
+    )
+    ref = _ref(tmp_path)
+    store_episodes(ref, [episode])
+    stored = load_episodes(ref)[0]
+    assert stored.final_output == "Paris \ufffd sunny \U0001f600" and stored.scores[0].reason == stored.final_output
+    warehouse = Warehouse(tmp_path / "warehouse.duckdb")
+    warehouse.write_partition(ref, [episode])
+    import duckdb
+
+    with duckdb.connect(str(tmp_path / "warehouse.duckdb"), read_only=True) as conn:
+        rows = conn.execute("SELECT final_output FROM episodes").fetchall()
+    assert rows == [("Paris \ufffd sunny \U0001f600",)]

@@ -7,6 +7,7 @@ import warnings
 import dagster as dg
 
 from bat_pipeline.assets.common import metadata, stage_asset, table
+from bat_pipeline.engine.adk_results import result_files
 from bat_pipeline.engine.comparison import outcomes_by_task
 from bat_pipeline.engine.contracts import EvalConfig, Task
 from bat_pipeline.engine.figures import metrics_figures
@@ -75,6 +76,8 @@ def eval_metrics(
     }
     # The episodes were published by the verdicts (and judge) steps and are unchanged here.
     write_results(ref, {**measured.files(), "metrics.json": {**measured.metrics.model_dump(mode="json"), **extra}})
+    # Google ADK's own result files beside ours, for the run's ADK eval cases (engine.adk_results).
+    write_results(ref, result_files(measured.episodes, task_specs, config.agent_id, ref.started_time().timestamp()))
     charts = write_partition_charts(ref, extra.get("classification"))
     lines = {"results.jsonl": result_lines(measured.episodes)}
     if evaluation.config(models=False).agentv is not None:
@@ -90,6 +93,10 @@ def eval_metrics(
         measured.metrics.model_copy(update={"timings": timings}),
         redactor=evaluation.redactor(),
     )
+    if config.export.otlp_endpoint:
+        from bat_pipeline.resources.score_export import export_scores
+
+        export_scores(config.export.otlp_endpoint, ref, measured.episodes, context.log.info)
     seconds = time.perf_counter() - start
     record_timings(ref.dir, {"metrics": seconds})
     context.log.info(f"phase metrics: {seconds:.2f}s")

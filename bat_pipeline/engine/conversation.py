@@ -66,7 +66,7 @@ def needs_fresh_conversation_ids(config: EvalConfig, resumed: bool) -> bool:
     span files read: a resumed run (the killed run's half-done conversations), an agent
     at `agent.url` or one writing to `agent.spans` (files kept across runs and shared by
     the models' partitions)."""
-    return resumed or bool(config.agent.url) or bool(config.agent.spans)
+    return resumed or bool(config.agent.url) or bool(config.agent.span_files)
 
 
 def normalise_state(state: str | None) -> str | None:
@@ -117,6 +117,9 @@ class ConversationRecorder:
         self.ended: Ended | None = None
         self.max_turns = len(task.turns)
         self.user_usage: SimulatedUserUsage | None = None
+        self.session_state: dict[str, Any] | None = None
+        """The session state the agent last exposed (a `session_state` data part or artifact),
+        kept as `aux.session_state`: what an ADK case's `final_session_state` is compared with."""
 
     @property
     def context_id(self) -> str:
@@ -212,6 +215,7 @@ class ConversationRecorder:
             aux={
                 "attempt_index": self.attempt_index,
                 **aux,
+                **({"session_state": self.session_state} if self.session_state is not None else {}),
                 **({"conversation_id": self._context_id} if self._context_id else {}),
                 **({"eval_error": eval_error, "error": eval_error} if eval_error else {}),
             },

@@ -8,6 +8,7 @@ input taken from outside, and only when no values are given.
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -104,7 +105,12 @@ def read_dotenv(path: Path | None) -> dict[str, str]:
         return {}
     # interpolate=False: python-dotenv would fill `${VAR}` from os.environ, not from the
     # environment the caller passes in.
-    values = dotenv_values(path, interpolate=False)
+    # Read as every input file is (engine.config.files): bytes that are not UTF-8 are
+    # refused naming the file and the offset, not a traceback. Imported here: engine.config
+    # imports this module.
+    from bat_pipeline.engine.config.files import read_text
+
+    values = dotenv_values(stream=io.StringIO(read_text(path)), interpolate=False)
     return {name: value for name, value in values.items() if value is not None}
 
 

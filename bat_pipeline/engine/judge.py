@@ -151,12 +151,18 @@ def record(episode: Episode, rows: list[ScoreRow]) -> None:
 def _settle_agentv(task: Task | None, episode: Episode) -> None:
     """An AgentV test's final verdict, from its pass rule over every grader's row, the
     judge's included (SPEC §13); a bat-cli task's verdict is left as it is. An AgentV test
-    has no bat-cli judge scores (its rows say what the judge gave)."""
+    has no bat-cli judge scores (its rows say what the judge gave); nor has an ADK case,
+    whose verdict is computed again from its rows, the judged metrics' included."""
     if task is not None and task.agentv is not None:
         episode.scores = agentv_verdict_rows(task, episode, episode.scores)
         episode.verdict = verdict_from_rows(episode.scores)
         if not any(row.scorer in SCORE_FIELDS for row in episode.scores):
             episode.qualitative_scores = None
+    elif task is not None and task.adk is not None:
+        # A Google ADK case: its judged metrics gate like the others (every one at or above
+        # its threshold, engine/scorers/adk_*.py).
+        episode.verdict = verdict_from_rows(episode.scores)
+        episode.qualitative_scores = None
 
 
 def qualitative_scores(rows: Iterable[ScoreRow]) -> JudgeScores:

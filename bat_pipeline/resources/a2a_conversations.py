@@ -27,6 +27,35 @@ def _text(parts) -> str:
     return "".join(p.text for p in parts if p.text)
 
 
+STATE_NAME = "session_state"
+"""How an agent exposes its session state: an artifact of this name whose data part is the
+state, or a data part `{"session_state": {...}}` (docs/formats.md, Google ADK)."""
+
+
+def _plain(value) -> object:
+    """A protobuf `Value` (a data part) as JSON data."""
+    kind = value.WhichOneof("kind")
+    if kind == "struct_value":
+        return {k: _plain(v) for k, v in value.struct_value.fields.items()}
+    if kind == "list_value":
+        return [_plain(v) for v in value.list_value.values]
+    if kind == "number_value":
+        number = value.number_value
+        return int(number) if number.is_integer() else number
+    return None if kind in (None, "null_value") else getattr(value, kind)
+
+
+def _session_state(recorder: ConversationRecorder, parts, artifact_name: str = "") -> None:
+    for part in parts:
+        if not part.HasField("data"):
+            continue
+        value = _plain(part.data)
+        if artifact_name == STATE_NAME and isinstance(value, dict):
+            recorder.session_state = value
+        elif isinstance(value, dict) and isinstance(value.get(STATE_NAME), dict):
+            recorder.session_state = value[STATE_NAME]
+
+
 def _state(value: int) -> str:
     return TaskState.Name(value)
 
@@ -34,6 +63,7 @@ def _state(value: int) -> str:
 def record_event(recorder: ConversationRecorder, event: StreamResponse) -> None:
     """Feed one streamed A2A event to the recorder."""
     kind = event.WhichOneof("payload")
+    _record_state(recorder, event, kind)
     if kind == "task":
         task = event.task
         text = _text(task.status.message.parts) if task.status.HasField("message") else ""
@@ -48,6 +78,21 @@ def record_event(recorder: ConversationRecorder, event: StreamResponse) -> None:
         recorder.update(None, _text(event.artifact_update.artifact.parts), plain=True)
     elif kind == "message":
         recorder.update(None, _text(event.message.parts), plain=True)
+
+
+def _record_state(recorder: ConversationRecorder, event: StreamResponse, kind: str | None) -> None:
+    """The session state in the event's data parts, if any (STATE_NAME)."""
+    if kind == "task":
+        if event.task.status.HasField("message"):
+            _session_state(recorder, event.task.status.message.parts)
+        for artifact in event.task.artifacts:
+            _session_state(recorder, artifact.parts, artifact.name)
+    elif kind == "status_update" and event.status_update.status.HasField("message"):
+        _session_state(recorder, event.status_update.status.message.parts)
+    elif kind == "artifact_update":
+        _session_state(recorder, event.artifact_update.artifact.parts, event.artifact_update.artifact.name)
+    elif kind == "message":
+        _session_state(recorder, event.message.parts)
 
 
 async def open_client(http: httpx.AsyncClient, url: str):

@@ -30,12 +30,22 @@ from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.privacy_floor import check_privacy_floors
 from bat_pipeline.engine.redaction import Redactor
 from bat_pipeline.resources.agent_files import scrub_agent_files
+from bat_pipeline.resources.otlp_receiver import OtlpReceiver
 from bat_pipeline.resources.ports import LOOPBACK, free_port, release
-from bat_pipeline.resources.process_group import leads_live_group, prepare_child, wait_or_kill_group
+from bat_pipeline.resources.process_group import (
+    GroupWatchdog,
+    leads_live_group,
+    prepare_child,
+    wait_or_kill_group,
+    watch_group,
+)
 from bat_pipeline.resources.tls import tls_context
 from bat_pipeline.storage import AGENT_LOG, AGENT_SPANS, SPANS_DIR
 
 LOG_TAIL_LINES = 30
+OTLP_SPANS_VAR = "BAT_PIPELINE_OTLP_SPANS"
+"""The span file of the receiver `bat-pipeline run --otlp-port` keeps open for the run:
+read for agents at `agent.url` (their collector exports there)."""
 PORT_VAR = "BAT_AGENT_PORT"
 """The agent's port, in its environment."""
 
@@ -68,6 +78,10 @@ class RunningAgent:
     adopted: bool = False
     """Started by another process (`bat-pipeline run`, ahead of the step; see
     `head_start`): this one cannot wait for it, so it watches its process group instead."""
+    receiver: OtlpReceiver | None = None
+    """The OTLP receiver writing the agent's spans to its span file (`receives_otlp`)."""
+    watchdog: GroupWatchdog | None = None
+    """Stops the agent's whole group if the process that started it dies (even by SIGKILL)."""
 
     def alive(self) -> bool:
         if self.process is None:
@@ -95,6 +109,15 @@ HEAD_STARTS: dict[str, RunningAgent] = {}
 """Agents `bat-pipeline run` launched before importing Dagster, by partition key. Each
 partition's process is a fork of it and adopts its own agent (`AgentLauncher.running`), so
 the agent starts while Dagster does; `bat-pipeline run` reaps them when the partitions end."""
+
+
+def release_watchdogs() -> None:
+    """In a fork of `bat-pipeline run`: close its copies of the head-started agents'
+    watchdog pipes, so that the agents' groups are stopped as soon as `bat-pipeline run`
+    itself is gone (a partition process that outlived it would hold them open)."""
+    for agent in HEAD_STARTS.values():
+        if agent.watchdog is not None:
+            agent.watchdog.release()
 
 
 def log_tail(log_file: Path | None, lines: int = LOG_TAIL_LINES, since: int = 0) -> str:
@@ -138,6 +161,20 @@ def build_command(config: EvalConfig) -> tuple[list[str], Path, Path | None]:
         entry="agent",
         field="command",
     )
+
+
+def receives_otlp(config: EvalConfig) -> bool:
+    """Whether the partition runs an OTLP receiver for its agent: `agent.spans: otlp`, or
+    an `agent.command` agent given no other way to hand over spans (no `agent.spans`, no
+    `{spans}` in its command, no config.yaml whose telemetry names the file)."""
+    target = config.agent
+    if target.url:
+        return False
+    if target.otlp:
+        return True
+    if not target.command or target.spans:
+        return False
+    return detect_layout(config.agent_dir).config_file is None and not any("{spans}" in w for w in target.command)
 
 
 class AgentLauncher:
@@ -188,7 +225,8 @@ class AgentLauncher:
     def head_start(self) -> RunningAgent | None:
         """Launch the agent without waiting for it (None for an agent at `agent.url`), for
         a process forked later to adopt with `running(ahead=...)`."""
-        if self.config.agent.url:
+        if self.config.agent.url or receives_otlp(self.config):
+            # An agent exporting OTLP needs its receiver in the partition's own process.
             return None
         spans_dir = self.workdir / SPANS_DIR
         spans_dir.mkdir(parents=True, exist_ok=True)
@@ -204,9 +242,26 @@ class AgentLauncher:
         spans_dir = self.workdir / SPANS_DIR
         spans_dir.mkdir(parents=True, exist_ok=True)
         if self.config.agent.url:
-            files = [self.config.resolve(p) for p in self.config.agent.spans]
+            files = [self.config.resolve(p) for p in self.config.agent.span_files]
+            if self.environ.get(OTLP_SPANS_VAR):
+                files.append(Path(self.environ[OTLP_SPANS_VAR]))
             yield RunningAgent(url=self.config.agent.url.rstrip("/"), spans_files=files, log_file=None)
             return
+        receiver = None
+        if receives_otlp(self.config):
+            receiver = OtlpReceiver(spans_dir / self.spans_name, log=self.log).start()
+            self.log(f"OTLP receiver for {self.model.name} at {receiver.endpoint}, writing {receiver.spans_file}")
+        try:
+            yield from self._attempts(ahead, spans_dir, receiver)
+        finally:
+            # After the agent stopped: what its exporter flushed at exit has arrived.
+            if receiver is not None:
+                receiver.stop()
+                self.log(receiver.summary())
+
+    def _attempts(
+        self, ahead: RunningAgent | None, spans_dir: Path, receiver: OtlpReceiver | None
+    ) -> Iterator[RunningAgent]:
         attempts = 3
         for attempt in range(attempts):
             if ahead is not None:
@@ -218,7 +273,7 @@ class AgentLauncher:
                 )
             else:
                 port = free_port()
-                agent = self._start(port, spans_dir)
+                agent = self._start(port, spans_dir, receiver)
             try:
                 self._wait_ready(agent)
             except AgentStartError as exc:
@@ -244,12 +299,16 @@ class AgentLauncher:
                 self._stop(agent)
             return
 
-    def _start(self, port: int, spans_dir: Path) -> RunningAgent:
+    def _start(self, port: int, spans_dir: Path, receiver: OtlpReceiver | None = None) -> RunningAgent:
         command, cwd, config_file = build_command(self.config)
         spans_file = spans_dir / self.spans_name
         log_file = self.workdir / AGENT_LOG
         env = agent_environment(self.config, self.model, base_env=self.environ)
         env.setdefault("PYTHONUNBUFFERED", "1")
+        if receiver is not None:
+            # The eval file's own values win (agent.env, the model's env); the shell's do not.
+            chosen = {**self.config.agent.env, **self.model.env}
+            env.update({k: v for k, v in receiver.environment().items() if k not in chosen})
         # In the partition's folder, not /tmp: a killed pipeline leaves it where the next
         # run of the partition clears it. It holds ${VAR} references, never their values.
         tmpdir = Path(tempfile.mkdtemp(prefix=".agent-config-", dir=self.workdir))
@@ -284,8 +343,9 @@ class AgentLauncher:
             raise AgentStartError(f"cannot start the agent: {exc}") from exc
         finally:
             log_handle.close()
-        files = [spans_file, *(self.config.resolve(p) for p in self.config.agent.spans)]
+        files = [spans_file, *(self.config.resolve(p) for p in self.config.agent.span_files)]
         return RunningAgent(
+            watchdog=watch_group(process.pid),
             url=f"http://{LOOPBACK}:{port}",
             spans_files=files,
             log_file=log_file,
@@ -295,6 +355,7 @@ class AgentLauncher:
             log_offset=log_offset,
             tmpdir=tmpdir,
             cwd=cwd,
+            receiver=receiver,
         )
 
     def _wait_ready(self, agent: RunningAgent) -> None:
@@ -347,6 +408,8 @@ class AgentLauncher:
                     process.wait(timeout=5)
             if self.redactor:
                 scrub_agent_files(self.workdir, self.redactor)
+        if agent.watchdog is not None and not agent.adopted:
+            agent.watchdog.reap()  # the group is gone: the watchdog ends with nothing to do
         if agent.tmpdir:
             shutil.rmtree(agent.tmpdir, ignore_errors=True)
         release(agent.port)

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator, Mapping
@@ -17,6 +19,7 @@ from pathlib import Path
 from bat_pipeline.engine.environment import MINIMAL_SHELL_NAMES, MINIMAL_SHELL_PREFIXES
 from bat_pipeline.resources.process_group import prepare_child
 
+SUBREAPER = Path(__file__).with_name("subreaper.py")
 GRACE_S = 2.0
 """After a timeout, how long the killed group's pipes are drained before giving up."""
 
@@ -67,13 +70,21 @@ def run_command(
     stdin: str | None = None,
     home_prefix: str = "bat-home-",
     home: Path | None = None,
+    reap: bool = False,
 ) -> CommandResult:
     """Run `command` (a string through /bin/sh, or argv) in `cwd` with `env` and a fresh
     temporary HOME (removed after; `home`: that folder instead, kept), in a process group
-    of its own; at `timeout_s` the whole group is killed. Never raises for the command's
-    own failures."""
+    of its own; at `timeout_s` the whole group is killed. `reap`: under the subreaper
+    (resources/subreaper.py), so that what the command daemonises is killed when it ends
+    or times out (a script grader's children have nothing to do after it). Never raises for
+    the command's own failures."""
     argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
     start = time.perf_counter()
+    if reap:
+        missing = _not_runnable(argv[0], cwd, env)
+        if missing:
+            return CommandResult(None, "", "", 0.0, start_error=missing)
+        argv = [sys.executable, "-I", "-S", str(SUBREAPER), *argv]
     with _home(home, home_prefix) as folder:
         try:
             process = subprocess.Popen(
@@ -97,6 +108,11 @@ def run_command(
             out, err = process.communicate(stdin, timeout=timeout_s)
             return CommandResult(process.returncode, out, err, (time.perf_counter() - start) * 1000)
         except subprocess.TimeoutExpired:
+            if reap:  # the subreaper kills the daemonised descendants, then the group goes
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(process.pid, signal.SIGTERM)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(timeout=GRACE_S)
             _kill_group(process.pid)
             try:
                 out, err = process.communicate(timeout=GRACE_S)
@@ -112,6 +128,19 @@ def _home(given: Path | None, prefix: str) -> Iterator[str]:
         return
     with tempfile.TemporaryDirectory(prefix=prefix) as made:
         yield made
+
+
+def _not_runnable(program: str, cwd: Path, env: Mapping[str, str]) -> str | None:
+    """Why `program` cannot be started, in the words an OSError of Popen would use; None
+    when it can (run under the subreaper, whose own start then always succeeds)."""
+    if os.sep in program:
+        path = Path(cwd) / program
+        if not path.is_file():
+            return f"{program}: No such file or directory"
+        return None if os.access(path, os.X_OK) else f"{program}: Permission denied"
+    if shutil.which(program, path=env.get("PATH", os.defpath)) is None:
+        return f"{program}: No such file or directory"
+    return None
 
 
 def _kill_group(pid: int) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import secrets
 import time
 from collections.abc import Callable
@@ -31,9 +32,16 @@ from bat_pipeline.engine.results import result_lines
 from bat_pipeline.engine.target_inputs import agent_partition, starts_agent
 from bat_pipeline.engine.trajectories.partition import conversations_missing_spans
 from bat_pipeline.remote_root import StoreError, push_changed
-from bat_pipeline.resources.agent_process import HEAD_STARTS, AgentLauncher, AgentStartError
+from bat_pipeline.resources.agent_process import (
+    HEAD_STARTS,
+    OTLP_SPANS_VAR,
+    AgentLauncher,
+    AgentStartError,
+    RunningAgent,
+)
 from bat_pipeline.resources.cli_conversations import run_cli_conversations
 from bat_pipeline.resources.judge import JudgeConfigError
+from bat_pipeline.resources.otlp_receiver import OtlpReceiver
 from bat_pipeline.resources.provenance import run_provenance
 from bat_pipeline.resources.simulated_user import SimulatedUserClient
 from bat_pipeline.resources.targets import TargetHealthError, collect_target_episodes
@@ -228,6 +236,8 @@ def collect_episodes(
                     )
                 )
                 clock.lap("conversations")
+                if agent.receiver is not None or _run_receiver_file(agent) is not None:
+                    _wait_for_exported_spans(agent.receiver, ref, agent_config.evaluation.spans_wait_s, log)
         except BaseException as exc:
             # On an object store the agent's log and span files go up with the failure too
             # (after a step that succeeds, the handoff I/O manager uploads them): whoever
@@ -245,6 +255,37 @@ def collect_episodes(
     ref.finished_at = datetime.now(UTC).isoformat()
     save_ref(ref)
     return CollectedEpisodes(ref=ref, episodes=load_episodes(ref), made=len(attempts), kept=len(kept))
+
+
+def _run_receiver_file(agent: RunningAgent) -> Path | None:
+    """The span file of `bat-pipeline run --otlp-port`, when this agent at `agent.url` reads it."""
+    value = os.environ.get(OTLP_SPANS_VAR)
+    return Path(value) if value and agent.process is None and Path(value) in agent.spans_files else None
+
+
+def _wait_for_exported_spans(receiver: OtlpReceiver | None, ref: PartitionRef, wait_s: float, log) -> None:
+    """Before the agent stops: wait, at most `wait_s`, until every episode's turns have
+    their root spans (an exporter batches: the last turn's spans come seconds after its
+    answer). What is still missing then may come with the agent's flush at exit. With the
+    partition's own receiver each arrival wakes the wait; the run's (`--otlp-port`, another
+    process) is looked at ten times a second."""
+    episodes = load_episodes(ref)
+
+    def complete() -> bool:
+        return not conversations_missing_spans(episodes, ref.span_paths(), base=ref.dir)
+
+    started = time.monotonic()
+    if receiver is not None:
+        held = receiver.wait_until(complete, wait_s)
+    else:
+        held = complete()
+        while not held and time.monotonic() - started < wait_s:
+            time.sleep(0.1)
+            held = complete()
+    if held:
+        log(f"spans over OTLP complete after {time.monotonic() - started:.2f}s")
+    else:
+        log(f"spans of some conversations had not arrived over OTLP after {wait_s:g}s (evaluation.spans_wait_s)")
 
 
 def simulated_user(config: EvalConfig, tasks: list[Task], redactor: Redactor) -> SimulatedUserClient | None:

@@ -35,6 +35,10 @@ class EvaluationResource(dg.ConfigurableResource):
     """`--dataset FILE`: replaces `evaluation.dataset`."""
     trust_datasets: bool = False
     """`--trust-datasets` (engine.datasets.trust)."""
+    export_otlp: str | None = None
+    """`--export-otlp URL`: replaces `export.otlp_endpoint`."""
+    adk_config: str | None = None
+    """`--config FILE`: the Google ADK test_config.json (sets `evaluation.adk_config`)."""
     storage_root: str
     """Shared storage for partition files, the judge cache and the warehouse."""
     scripted_llm: ScriptedLlmResource | None = None
@@ -73,6 +77,8 @@ class EvaluationResource(dg.ConfigurableResource):
             output_dir=Path(self.output_dir) if self.output_dir else None,
             dataset=Path(self.dataset) if self.dataset else None,
             trust_datasets=self.trust_datasets,
+            export_otlp=self.export_otlp,
+            adk_config=Path(self.adk_config) if self.adk_config else None,
         )
 
     def tasks(self, warnings: list[str] | None = None) -> list[Task]:

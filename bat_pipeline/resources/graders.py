@@ -1,7 +1,7 @@
 """Script graders' processes (SPEC §9, §12): each run with a minimal environment (never
 the judge's or a model's key), its own temporary HOME, in its own process group, killed
-at its timeout. The engine's script scorer (engine.scorers.script) says what goes in and
-reads what comes out."""
+at its timeout, under the subreaper (nothing it daemonises outlives it). The engine's
+script scorer (engine.scorers.script) says what goes in and reads what comes out."""
 
 from __future__ import annotations
 
@@ -20,5 +20,11 @@ class GraderRunner:
         if not Path(cwd).is_dir():
             return CommandResult(None, "", "", 0.0, start_error=f"no such folder: {cwd}")
         return run_command(
-            command, cwd=cwd, env=self.environment, timeout_s=timeout_s, stdin=stdin, home_prefix="bat-grader-"
+            command,
+            cwd=cwd,
+            env=self.environment,
+            timeout_s=timeout_s,
+            stdin=stdin,
+            home_prefix="bat-grader-",
+            reap=True,
         )

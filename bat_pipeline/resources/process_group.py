@@ -8,7 +8,9 @@ import ctypes
 import os
 import signal
 import subprocess
+import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 _PR_SET_PDEATHSIG = 1
@@ -112,3 +114,52 @@ def stop_process_group(process: subprocess.Popen, grace_s: float, first_signal: 
     wait_or_kill_group(process.pid, grace_s)
     with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(timeout=5)
+
+
+WATCHDOG_GRACE_S = 0.5
+"""Between the watchdog's SIGTERM and its SIGKILL: the group is gone within a second of the
+pipeline's death."""
+
+
+@dataclass
+class GroupWatchdog:
+    """A process that stops a group once this process is gone (resources/group_watchdog.py):
+    it reads the other end of `pipe`, which only this process holds open."""
+
+    process: subprocess.Popen
+    pipe: int | None
+
+    def release(self) -> None:
+        """Close this process's end (in a fork that must not keep the group alive, or once
+        the group was stopped): the watchdog then ends, stopping the group if it lives."""
+        if self.pipe is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.pipe)
+            self.pipe = None
+
+    def reap(self) -> None:
+        """`release`, then wait for the watchdog (a moment: it sees the pipe closed)."""
+        self.release()
+        with contextlib.suppress(subprocess.TimeoutExpired, ChildProcessError):
+            self.process.wait(timeout=5)
+
+
+def watch_group(pgid: int, grace_s: float = WATCHDOG_GRACE_S) -> GroupWatchdog | None:
+    """Start the watchdog of group `pgid` (a process started with `start_new_session`);
+    None when it cannot be started (the group then has only PR_SET_PDEATHSIG)."""
+    read_end, write_end = os.pipe()  # not inheritable: no other child holds the write end
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-I", "-S", str(Path(__file__).with_name("group_watchdog.py")), str(pgid), str(grace_s)],
+            stdin=read_end,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            env={},  # it needs nothing, and holds none of the run's secrets
+        )
+    except OSError:
+        os.close(write_end)
+        return None
+    finally:
+        os.close(read_end)
+    return GroupWatchdog(process, write_end)

@@ -6,7 +6,7 @@ processes, the graders' processes, the scripted model server as both the LLM tar
 the judge, the real judge client.
 
 A file that still differs from AgentV is listed in DIFFERENCES with why and a line of the
-difference that shows it (docs/formats.md, "Known differences" 19, names each); the test
+difference that shows it (docs/formats.md, "Known differences" 27, names each); the test
 then asserts that line, so a change either way shows. No file may end in a traceback, and a
 refusal names what it refuses.
 """

@@ -69,9 +69,9 @@ CASES = {
         ["invalid YAML", "line 3"],
     ),
     "unknown_provider": (
-        _eval(lambda d: d["models"].append({"provider": "gemini", "model": "pro"})),
+        _eval(lambda d: d["models"].append({"provider": "bedrock", "model": "pro"})),
         EVAL,
-        ["models[1]", "field 'provider'", "'gemini'", "anthropic, deepseek, nvidia, ollama, openai"],
+        ["models[1]", "field 'provider'", "'bedrock'", "anthropic, deepseek, nvidia, ollama, openai, gemini, vertex"],
     ),
     "negative_k": (
         _eval(lambda d: d["evaluation"].update(k=-1)),

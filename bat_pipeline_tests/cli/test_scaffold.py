@@ -10,7 +10,7 @@ from bat_pipeline.engine.config import load_eval_config, load_tasks
 
 def agent_folder(tmp_path):
     folder = tmp_path / "my_agent"
-    folder.mkdir()
+    folder.mkdir(parents=True)
     (folder / "config.yaml").write_text("endpoint: {url: http://localhost, port: 9900}\n")
     (folder / "agent.json").write_text(json.dumps({"name": "TravelAgent"}))
     return folder
@@ -76,3 +76,13 @@ def test_show_lists_what_the_files_hold_that_is_ignored(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "top level, field 'owner': unknown key, ignored" in out
     assert "tasks[0] (id 'hello'), field 'reviewer': unknown key, ignored" in out
+
+
+def test_init_names_the_agent_after_its_folder_when_its_card_does_not_read(tmp_path):
+    """An agent card nested past the recursion limit, or not UTF-8, is read as no card."""
+    for n, card in enumerate((b"[" * 20_000 + b"]" * 20_000, b'{"name": "caf\xe9"}')):
+        folder = agent_folder(tmp_path / str(n))
+        (folder / "agent.json").write_bytes(card)
+        assert main(["init", str(folder)]) == 0
+        config = load_eval_config(folder)
+        assert "my_agent" in load_tasks(config.resolve(config.evaluation.dataset))[0].expected.expected_outcome

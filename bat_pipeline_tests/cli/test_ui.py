@@ -147,6 +147,8 @@ def _code_location_loaded(url: str, ui: subprocess.Popen, timeout_s: float = 240
 def test_the_ui_serves_the_bundled_example_and_sigterm_stops_its_whole_group(tmp_path):
     port = free_port()
     log = tmp_path / "ui.log"
+    # Started where a dagster.yaml lies that is not its home's (as in the repository's root).
+    (tmp_path / "dagster.yaml").write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
     with open(log, "wb") as out:
         ui = subprocess.Popen(
             [BAT_PIPELINE, "ui", str(BUNDLED_AGENT_DIR), "--port", str(port)],
@@ -178,6 +180,10 @@ def test_the_ui_serves_the_bundled_example_and_sigterm_stops_its_whole_group(tmp
             os.killpg(group, signal.SIGKILL)
     assert not leftover, f"alive {STOP_LIMIT_S} s after SIGTERM: {leftover}\n{log.read_text()[-3000:]}"
     assert ui.wait(5) == 128 + signal.SIGTERM
+    # Started without Dagster's warnings (`dg dev` supersedes, a dagster.yaml not its home's).
+    started = log.read_text(encoding="utf-8", errors="replace")
+    assert "Serving dagster-webserver" in started, started[-3000:]
+    assert "SupersessionWarning" not in started and "Found a dagster instance configuration" not in started
 
 
 def _cmdline(pid: int) -> str:

@@ -143,7 +143,13 @@ def test_grader_type_spellings(tmp_path, written, expected):
         tmp_path / "e.yaml",
         {
             "providers": {"t": CLI},
-            "tests": [{"id": "a", "vars": {"input": "x"}, "assert": [{"type": written, "value": "v", "max_steps": 3}]}],
+            "tests": [
+                {
+                    "id": "a",
+                    "vars": {"input": "x"},
+                    "assert": [{"type": written, "value": "v", "max_steps": 3, "command": "python3 g.py"}],
+                }
+            ],
         },
     )
     grader = load_suite(eval_file).tests[0].assertions[0]

@@ -156,7 +156,7 @@ def test_unknown_provider_lists_valid(tmp_path):
 
 
 def test_unknown_judge_provider(tmp_path):
-    error = refused(tmp_path, "judge: {provider: gemini, model: j}\nmodels: ['openai:a']\n")
+    error = refused(tmp_path, "judge: {provider: bedrock, model: j}\nmodels: ['openai:a']\n")
     assert_names(error, "judge", "provider", "valid:")
 
 

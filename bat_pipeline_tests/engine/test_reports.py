@@ -148,6 +148,30 @@ def test_html_is_self_contained_and_escapes_what_it_shows():
     assert 'class="num score-high">1.00' in page
 
 
+HOSTILE_IDS = ["<img src=x onerror=alert(1)>", "**bold** and [link](http://x)", "pipe|in `ticks``", "_under_"]
+
+
+def test_markdown_shows_ids_literally():
+    """Ids come from the user's files (task ids, target names): rendered as Markdown (a
+    pull-request comment), none becomes markup; each reads as written."""
+    from markdown_it import MarkdownIt
+
+    hostile = build_report(
+        "run-<b>1</b>",
+        "agent*x*",
+        [part(key, *[episode(task, False, 0.5) for task in HOSTILE_IDS]) for key in ("p<i>q</i>", "ok")],
+        generated_at="now",
+    )
+    text = render_markdown(hostile)
+    html = MarkdownIt("commonmark").enable("table").render(text)
+    assert "<img" not in html and "<strong>bold" not in html and "<a href" not in html and "<i>" not in html
+    assert "<b>" not in html and "<em>" not in html, html
+    cells = re.findall(r"<td>(.*?)</td>", html)
+    shown = {re.sub(r"</?code>", "", c).replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"') for c in cells}
+    assert set(HOSTILE_IDS) <= shown, shown
+    assert "| t1 |" in render_markdown(report())  # plain ids stay as they are
+
+
 def test_intervals_flaky_tasks_paired_difference_and_provenance_in_the_report():
     # Six tasks, two attempts each: t0 flaky (one of two), the others pass both; the previous
     # run failed every attempt. Pass rate 11/12 with its clustered interval; Δ vs previous

@@ -23,6 +23,7 @@ import duckdb
 import pytest
 
 from bat_pipeline.assets.common import RESUME_TAG
+from bat_pipeline.run_summary import print_problems
 from bat_pipeline_tests.support.dagster_runs import episodes_in, evaluate, failure_messages, only_run_dir
 from bat_pipeline_tests.support.example_agent import (
     FAULT_TASKS,
@@ -392,6 +393,10 @@ def test_a_failing_judge_leaves_null_scores_with_reasons(case, scripted_llm, goo
         assert scores["judge_reasoning"]["task_completion"].startswith("judge failed: ")
         assert reason in scores["judge_reasoning"]["task_completion"]
     assert JUDGE_KEY not in json.dumps(judged)
+    said: list[str] = []  # what `bat-pipeline run` prints of it (run_summary.print_problems)
+    print_problems([(GOOD, case.run_dir(GOOD))], said.append)
+    assert len(said) == 1 and said[0].startswith(f"⚠ {GOOD}: the judge failed on every judged episode, first: ")
+    assert reason in said[0], said
 
 
 def test_a_judge_without_structured_output_falls_back_to_text(case, scripted_llm, good_run):
@@ -502,6 +507,9 @@ def test_agent_killed_mid_run_keeps_earlier_episodes_and_spares_other_partitions
     assert tree_hashes(case.run_dir(GOOD)) == other
     assert user_file_hashes(case.agent) == before
     case.facts["crash_errors"] = {k: f"{e['task_id']}__try{e['aux']['attempt_index']}" for k, e in errors.items()}
+    said: list[str] = []  # what `bat-pipeline run` prints of it (run_summary.print_problems)
+    print_problems([(CRASHY, case.run_dir(CRASHY))], said.append)
+    assert said and said[0].startswith(f"⚠ {CRASHY}: {len(errors)} of {EPISODES} attempts ended in an error, first: ")
 
 
 def test_resume_tag_reruns_only_the_eval_error_episodes_and_those_without_spans(case, good_run):

@@ -124,7 +124,7 @@ def test_llm_targets_record_tokens_and_time(evaluated):
             "api_key",
             "needs an API key in NOT_SET_ANYWHERE, and it is not set: looked in",
         ),
-        ({"provider": "gemini", "model": "g"}, "provider", "provider 'gemini' cannot be run yet"),
+        ({"provider": "bedrock", "model": "g"}, "provider", "provider 'bedrock' cannot be run yet"),
     ],
 )
 def test_run_refuses_before_anything_starts(tmp_path, capsys, monkeypatch, provider, field, message):

@@ -155,7 +155,7 @@ def test_the_html_report_renders_in_a_browser(two_runs):
             partitions = page.get_by_test_id("partitions-table")
             assert "95% interval" in partitions.locator("thead").inner_text()
             competent_row = partitions.locator("tbody tr", has_text="openai-competent").inner_text()
-            assert "44–100%" in competent_row and "+0 pts" in competent_row and "within noise" in competent_row
+            assert "44–100%" in competent_row and "no change" in competent_row  # deterministic: the same verdicts
             assert "95% interval" in page.get_by_test_id("scores-openai-competent").locator("thead").inner_text()
             provenance = page.get_by_test_id("provenance-openai-competent")
             assert provenance.is_visible() and "dataset" in provenance.inner_text()

@@ -39,7 +39,7 @@ def test_a_warehouse_of_the_first_release_is_migrated_in_place(tmp_path):
         ("openai-sloppy", "20261102T100000Z-aaaa0002", 0.0),
     ]
     wh = Warehouse(path)
-    assert wh.query("SELECT version FROM schema_version") == [{"version": SCHEMA_VERSION}] and SCHEMA_VERSION == 4
+    assert wh.query("SELECT version FROM schema_version") == [{"version": SCHEMA_VERSION}] and SCHEMA_VERSION == 5
     assert kinds(wh)["verdict_checks"] == "VIEW" and kinds(wh)["episode_scores"] == "BASE TABLE"
     assert len(wh.trend(agent_id="weather_agent")) == 4
     # New runs are written beside the old ones, and the regression gate sees the old run.
@@ -124,8 +124,8 @@ def test_a_newer_warehouse_is_refused(tmp_path):
     wh = Warehouse(tmp_path / "w.duckdb")
     wh.write_partition(ref(tmp_path, "r1", "a"), episodes_passing(2), TASKS)
     with wh.connect() as conn:
-        conn.execute("UPDATE schema_version SET version = 5")
-    with pytest.raises(RuntimeError, match="schema version 5, newer than this bat_pipeline knows"):
+        conn.execute("UPDATE schema_version SET version = 6")
+    with pytest.raises(RuntimeError, match="schema version 6, newer than this bat_pipeline knows"):
         wh.write_partition(ref(tmp_path, "r2", "a"), episodes_passing(2), TASKS)
     assert wh.query("SELECT count(*) AS n FROM episodes") == [{"n": 4}]
 
@@ -167,3 +167,70 @@ def test_a_warehouse_of_schema_3_gains_provenance_and_intervals(tmp_path, first)
         # Task t1 passed one of its two attempts: flaky; the interval brackets 0.75.
         assert new["pass_rate"] == 0.75 and new["flaky_tasks"] == 1 and new["confidence"] == 0.95
         assert new["pass_rate_ci_low"] < 0.75 < new["pass_rate_ci_high"]
+
+
+V4_RUN = "20261204T100000Z-gggg0001"
+
+
+def column_types(wh: Warehouse) -> dict[tuple[str, str], str]:
+    return {
+        (r["table_name"], r["column_name"]): r["data_type"]
+        for r in wh.query(
+            "SELECT table_name, column_name, data_type FROM duckdb_columns() "
+            "WHERE schema_name = 'main' AND NOT internal"
+        )
+    }
+
+
+@pytest.mark.parametrize("first", ["reader", "writer"])
+def test_a_warehouse_of_schema_4_gains_types_and_agent_ids(tmp_path, first):
+    import datetime
+
+    path = unpack(4, tmp_path / "warehouse.duckdb")
+    with duckdb.connect(str(path), read_only=True) as conn:
+        assert conn.execute("SELECT version FROM schema_version").fetchall() == [(4,)]
+        assert conn.execute("SELECT typeof(started_at) FROM runs LIMIT 1").fetchone() == ("VARCHAR",)
+    wh = Warehouse(path)
+    if first == "writer":
+        wh.write_partition(
+            agent_ref(tmp_path, "20261205T100000Z-hhhh0002", "openai-competent", "weather_agent"),
+            episodes_passing(3),
+            TASKS,
+        )
+    assert wh.query("SELECT version FROM schema_version") == [{"version": 5}]
+    types = column_types(wh)
+    for column in ("started_at", "finished_at", "written_at"):
+        assert types[("runs", column)] == "TIMESTAMP WITH TIME ZONE", column
+    assert types[("episode_scores", "details")] == "JSON"
+    tables = ("tasks", "episodes", "trajectory_totals", "model_metrics", "task_metrics", "phase_timings")
+    assert all(types[(table, "agent_id")] == "VARCHAR" for table in tables)
+    # The old rows: the times read back as times, the details as JSON, every row's agent named.
+    (run,) = wh.query(
+        "SELECT started_at, written_at FROM runs WHERE run_id = ? AND model_key = 'openai-sloppy'", [V4_RUN]
+    )
+    assert run["started_at"] == datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC)
+    assert run["written_at"].year == 2026
+    assert wh.query(
+        "SELECT DISTINCT details ->> '$.error' AS error FROM episode_scores WHERE run_id = ? AND details IS NOT NULL",
+        [V4_RUN],
+    ) == [{"error": "HTTP 500"}]
+    for table in tables:
+        assert wh.query(f"SELECT DISTINCT agent_id FROM {table} WHERE run_id = ?", [V4_RUN]) in (
+            [{"agent_id": "weather_agent"}],
+            [],  # phase_timings may hold no row of that run
+        ), table
+    assert wh.query("SELECT count(*) AS n FROM episodes WHERE run_id = ? AND agent_id = 'weather_agent'", [V4_RUN]) == [
+        {"n": 8}
+    ]
+    # The views people query answer without joins, the old run's provenance kept.
+    latest = wh.query("SELECT agent_id, model_key, pass_rate FROM latest_model_metrics ORDER BY model_key")
+    assert {(r["agent_id"], r["model_key"]) for r in latest} == {
+        ("weather_agent", "openai-competent"),
+        ("weather_agent", "openai-sloppy"),
+    }
+    assert wh.query("SELECT DISTINCT dataset_hash FROM runs WHERE run_id = ?", [V4_RUN]) == [{"dataset_hash": "d4"}]
+    if first == "writer":  # and a new run's rows carry their agent too
+        new = "20261205T100000Z-hhhh0002"
+        assert wh.query("SELECT DISTINCT agent_id FROM task_metrics WHERE run_id = ?", [new]) == [
+            {"agent_id": "weather_agent"}
+        ]

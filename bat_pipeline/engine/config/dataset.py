@@ -20,7 +20,7 @@ from bat_pipeline.engine.config.messages import (
     more_problems,
     where,
 )
-from bat_pipeline.engine.contracts.names import task_file_stem
+from bat_pipeline.engine.contracts.names import check_id_file_names
 from bat_pipeline.engine.contracts.tasks import Task
 from bat_pipeline.engine.datasets.evalbench import (
     as_task_entry,
@@ -45,6 +45,7 @@ def load_tasks(
     *,
     environ: Mapping[str, str] | None = None,
     scorers: dict[str, dict[str, Any]] | None = None,
+    adk_config: Path | None = None,
 ) -> list[Task]:
     """The dataset: a JSON array of tasks (SPEC §3), read as `bat eval` reads it, or an
     EvalBench evalset `{"scenarios": [...]}` (SPEC §10; `${VAR}` expanded from `environ`,
@@ -52,7 +53,9 @@ def load_tasks(
     golden_sql, ...}`: engine.datasets.evalbench.nl2sql_entry). Entries of either kind may
     carry scenario fields and mix in one file (engine.datasets.evalbench); a scenario's
     relative `database` is taken from the dataset's folder. `scorers`: the EvalBench run
-    config's selection, for every entry.
+    config's selection, for every entry. A Google ADK eval file or a folder of them
+    (`*.evalset.json`, `*.test.json`) is read by engine.datasets.adk, `adk_config`
+    (`--config`) giving its criteria.
 
     Unknown keys are ignored, each with a warning appended to `warnings` (a key one edit
     away from a known one is refused as a typo); scalars are coerced as bat-cli's records
@@ -63,8 +66,15 @@ def load_tasks(
     """
     path = Path(path)
     file = str(path)
+    # engine.datasets.adk reads its files through this package: imported here, not above.
+    from bat_pipeline.engine.datasets import adk
+
+    if adk.is_adk_path(path):  # a folder of ADK eval files
+        return _adk_tasks(path, warnings, adk_config)
     text = read_text(path, missing="dataset not found (evaluation.dataset in eval.yaml names it)")
     data = parse_json(text, file, check=False)
+    if adk.is_adk_data(data) or (adk.is_legacy(data) and path.name.endswith(adk.SUFFIXES)):
+        return _adk_tasks(path, warnings, adk_config)
     if not isinstance(data, list):
         check_tree(data, file)
     if is_evalset(data):
@@ -117,6 +127,14 @@ def load_tasks(
     return tasks
 
 
+def _adk_tasks(path: Path, warnings: list[str] | None, config: Path | None) -> list[Task]:
+    from bat_pipeline.engine.datasets.adk import load_adk_tasks
+
+    tasks = load_adk_tasks(path, warnings, config)
+    check_task_file_names(tasks, str(path))
+    return tasks
+
+
 def _with_database(task: Task, folder: Path) -> Task:
     scenario = task.scenario
     if scenario is None or not scenario.database or Path(scenario.database).expanduser().is_absolute():
@@ -142,29 +160,5 @@ def _args_direction(task: Task, file: str, entry: str) -> list[str]:
 
 
 def check_task_file_names(tasks: list[Task], file: str) -> None:
-    """Refuse ids whose episode files would clash: an id starting with `.` (a hidden or
-    relative name), and two ids that become the same file name once sanitised (`a/b`
-    and `a_b`); both ids are named. Long ids never clash (see `task_file_stem`)."""
-    owner: dict[str, tuple[int, str]] = {}
-    for index, task in enumerate(tasks):
-        entry = _task_entry(index, {"id": task.id})
-        if task.id.startswith("."):
-            raise InputError(
-                file,
-                f"id '{task.id}' starts with '.': episode files are named after "
-                "the id, and such a name is hidden or points outside its folder",
-                entry=entry,
-                field="id",
-            )
-        stem = task_file_stem(task.id)
-        if stem in owner:
-            other_index, other = owner[stem]
-            raise InputError(
-                file,
-                f"ids '{other}' (tasks[{other_index}]) and '{task.id}' give the same "
-                f"episode file name '{stem}__try<n>.json' (characters outside "
-                "[A-Za-z0-9_.-] become '_'): rename one",
-                entry=entry,
-                field="id",
-            )
-        owner[stem] = (index, task.id)
+    """`check_id_file_names` of the tasks (entries `tasks[i]`, as both kinds of file are named)."""
+    check_id_file_names([task.id for task in tasks], file, "tasks")

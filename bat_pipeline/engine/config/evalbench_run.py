@@ -37,10 +37,11 @@ from pydantic import ValidationError
 from bat_pipeline.engine.config.eval_file import load_eval_config
 from bat_pipeline.engine.config.files import read_yaml
 from bat_pipeline.engine.config.lenient import normalize_models
-from bat_pipeline.engine.config.messages import first_error
+from bat_pipeline.engine.config.messages import first_error, kind
 from bat_pipeline.engine.contracts.agent import AgentTarget
 from bat_pipeline.engine.contracts.agentv import AgentvTarget
 from bat_pipeline.engine.contracts.config import (
+    MAX_K,
     PROVIDERS,
     EvalConfig,
     EvaluationSettings,
@@ -81,6 +82,8 @@ LLM_SCORERS = (
 VERTEX_GEMINI = "gcp_vertex_gemini"
 """EvalBench's Gemini-on-Vertex model config (`vertex_model`, `gcp_project_id`, `gcp_region`)."""
 DEFAULT_RUNNERS = 10
+MAX_RUNNERS = 256
+"""Most conversations at once (`runners.agent_runners`): each holds an agent connection."""
 DEFAULT_TIMEOUT_S = 300.0
 """A CLI target's longest turn, without `timeout_seconds`."""
 
@@ -101,6 +104,13 @@ def _from_cwd(value: Any, run_file: Path, field: str) -> Path:
     if not isinstance(value, str) or not value.strip():
         raise InputError(str(run_file), "expected a folder path", field=field)
     return (Path.cwd() / Path(os.path.expandvars(value)).expanduser()).resolve()
+
+
+def _count(value: Any, run_file: Path, field: str, most: int) -> int:
+    """A whole number from 1 to `most` (`num_trials`, `agent_runners`); else refused."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
+        raise InputError(str(run_file), f"expected a whole number from 1 to {most}, got {value!r}", field=field)
+    return value
 
 
 def _mapping(path: Path, what: str) -> dict[str, Any]:
@@ -294,11 +304,13 @@ def load_run_config(path: Path, output_dir: Path | None = None) -> EvalConfig:
     elif folder_config is not None:
         user = folder_config.simulated_user
     runners = data.get("runners") or {}
+    if not isinstance(runners, dict):
+        raise InputError(str(path), f"expected a mapping (agent_runners), got {kind(runners)}", field="runners")
     settings = EvaluationSettings(
         dataset=str(_path(data.get("dataset_config"), path, "dataset_config")),
         output_dir=str(output_dir) if output_dir is not None else str(path.parent / "eval_output"),
-        k=int(data.get("num_trials") or 1),
-        concurrency=int(runners.get("agent_runners") or DEFAULT_RUNNERS),
+        k=_count(data.get("num_trials", 1), path, "num_trials", MAX_K),
+        concurrency=_count(runners.get("agent_runners", DEFAULT_RUNNERS), path, "runners.agent_runners", MAX_RUNNERS),
         qualitative=llm_wanted
         or (
             scorers is None and judge is not None and folder_config is not None and folder_config.evaluation.qualitative

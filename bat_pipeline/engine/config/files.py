@@ -295,6 +295,18 @@ def check_tree(data: Any, file: str, *, entry: str | None = None) -> None:
             stack.append((child, label, depth + 1))
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+"""In a Python string every surrogate is a lone one (JSON's escaped pairs decode to one
+character)."""
+
+
+def writable_text(text: str) -> str:
+    """`text` as it can be written as UTF-8: each lone surrogate (valid JSON, `"\\ud800"`,
+    in what an agent, a model or a judge answers) becomes U+FFFD. Files the user gives are
+    refused instead (`check_tree`); this is for what comes back at run time."""
+    return text if text.isascii() else _LONE_SURROGATE.sub("\ufffd", text)
+
+
 def _check_text(text: str, file: str, where: str, entry: str | None) -> None:
     try:
         text.encode("utf-8")

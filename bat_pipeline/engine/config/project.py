@@ -9,14 +9,14 @@ step after loading works on it unchanged.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from bat_pipeline.engine.agent_folder import EVAL_FILE, resolve_agent_dir
+from bat_pipeline.engine.agent_folder import EVAL_FILE, is_agent_folder, resolve_agent_dir
 from bat_pipeline.engine.config.dataset import load_tasks
 from bat_pipeline.engine.config.eval_file import load_eval_config
 from bat_pipeline.engine.config.evalbench_run import load_run_config
@@ -26,6 +26,14 @@ from bat_pipeline.engine.contracts.agentv import AgentvSuite
 from bat_pipeline.engine.contracts.config import EvalConfig, EvaluationSettings, JudgeSettings, ModelSpec
 from bat_pipeline.engine.contracts.names import safe_key
 from bat_pipeline.engine.contracts.tasks import Expected, Task
+from bat_pipeline.engine.datasets.adk import (
+    SUFFIXES as ADK_SUFFIXES,
+    agent_folder_of,
+    check_judge,
+    is_adk_data,
+    is_adk_path,
+    is_legacy,
+)
 from bat_pipeline.engine.datasets.agentv import CASE_KEYS, load_suite
 from bat_pipeline.engine.datasets.agentv_judge import asks_judge
 from bat_pipeline.engine.datasets.agentv_targets import TargetOptions
@@ -34,7 +42,7 @@ from bat_pipeline.engine.datasets.trust import TRUST_HINT, loads_code
 from bat_pipeline.engine.errors import InputError
 from bat_pipeline.engine.target_inputs import case_turns
 
-ProjectKind = Literal["agent", "agentv", "evalbench"]
+ProjectKind = Literal["agent", "agentv", "evalbench", "adk"]
 AGENTV_OUTPUT = str(Path(".agentv") / "results")
 """Where an AgentV file's result files go without `--output` (beside the file)."""
 AGENTV_WORKERS = 4
@@ -52,6 +60,10 @@ class Overrides:
     """`--dataset FILE`: replaces `evaluation.dataset` (tasks.json or an EvalBench evalset)."""
     trust_datasets: bool = False
     """`--trust-datasets`: sets `evaluation.trust_datasets` (engine.datasets.trust)."""
+    export_otlp: str | None = None
+    """`--export-otlp URL`: replaces `export.otlp_endpoint`."""
+    adk_config: Path | None = None
+    """`--config FILE`: the ADK test_config.json (sets `evaluation.adk_config`)."""
 
 
 def project_kind(path: Path) -> tuple[ProjectKind, Path]:
@@ -59,8 +71,12 @@ def project_kind(path: Path) -> tuple[ProjectKind, Path]:
     folder; a YAML file with `dataset_config` is an EvalBench run config; with `evaluation`
     or `models` a bat-cli eval.yaml (its agent folder: the parent of `eval/`); with
     `tests`, `evalcases` or `eval_cases` an AgentV file; a JSON evalset alone is refused
-    (it needs an agent). Else InputError naming the keys found."""
+    (it needs an agent); `adk` and the file: a Google ADK EvalSet (`eval_set_id`), or a
+    `*.test.json` / `*.evalset.json` of ADK's older list (or not JSON: the ADK reader says
+    why), or a folder of them that is no agent folder. Else InputError naming the keys found."""
     path = Path(path).expanduser().resolve()
+    if path.is_dir() and not is_agent_folder(path) and is_adk_path(path):
+        return "adk", path
     if path.is_dir():
         return "agent", path
     if not path.is_file():
@@ -72,6 +88,8 @@ def project_kind(path: Path) -> tuple[ProjectKind, Path]:
             "an EvalBench evalset (scenarios) needs an agent to run against: "
             f"bat-pipeline run AGENT --dataset {path}, or an EvalBench run config naming it",
         )
+    if is_adk_data(data) or (path.name.endswith(ADK_SUFFIXES) and (is_legacy(data) or data is None)):
+        return "adk", path
     if isinstance(data, dict):
         if "dataset_config" in data:
             return "evalbench", path
@@ -114,7 +132,7 @@ def resolve_project(arg: str | None, cwd: Path) -> Path:
             named = candidate.resolve()
             if what == "agent" and named != (where / EVAL_FILE).resolve():
                 return named
-            return where
+            return named if what == "adk" else where
     return resolve_agent_dir(arg, Path(cwd))
 
 
@@ -122,6 +140,15 @@ def load_project(path: Path, overrides: Overrides | None = None) -> EvalConfig:
     """The evaluation `path` describes (`project_kind`), with the command line's overrides;
     a bat-cli eval file is read for its agent folder."""
     overrides = overrides or Overrides()
+    config = _load_project(path, overrides)
+    if overrides.export_otlp:
+        config = config.model_copy(
+            update={"export": config.export.model_copy(update={"otlp_endpoint": overrides.export_otlp})}
+        )
+    return config
+
+
+def _load_project(path: Path, overrides: Overrides) -> EvalConfig:
     what, where = project_kind(path)
     if what == "agent":
         named = Path(path).expanduser().resolve()
@@ -133,9 +160,13 @@ def load_project(path: Path, overrides: Overrides | None = None) -> EvalConfig:
         }
         if overrides.trust_datasets:
             changes["trust_datasets"] = True
+        if overrides.adk_config is not None:
+            changes["adk_config"] = str(overrides.adk_config)
         if changes:
             config = config.model_copy(update={"evaluation": config.evaluation.model_copy(update=changes)})
         return config
+    if what == "adk":
+        return adk_project(where, overrides)
     if what == "evalbench":
         config = load_run_config(where, overrides.output_dir)
         if overrides.dataset is not None:
@@ -158,6 +189,13 @@ def load_project(path: Path, overrides: Overrides | None = None) -> EvalConfig:
     return agentv_config(suite, overrides)
 
 
+def adk_project(path: Path, overrides: Overrides) -> EvalConfig:
+    """An ADK eval file or folder (engine.datasets.adk) run on the agent folder that holds
+    it, as ADK keeps an app's eval sets in its folder: that folder's eval.yaml with the file
+    as its dataset (and `--config` as its test_config.json)."""
+    return load_project(agent_folder_of(path), replace(overrides, dataset=path))
+
+
 def agentv_config(suite: AgentvSuite, overrides: Overrides) -> EvalConfig:
     """The EvalConfig of an AgentV file: one partition per target (key: the target's name,
     made safe), k = trials, concurrency = the file's workers."""
@@ -172,7 +210,20 @@ def agentv_config(suite: AgentvSuite, overrides: Overrides) -> EvalConfig:
         agent_id=safe_key(suite.source.stem),
         qualitative=judged,
     )
-    models = [ModelSpec(target=t, provider=t.provider, model=t.name, key=safe_key(t.name)) for t in suite.targets]
+    models = [
+        ModelSpec(target=t, provider=t.provider, model=t.name, key=_target_key(t.name, suite)) for t in suite.targets
+    ]
+    first: dict[str, str] = {}
+    for model in models:
+        key = model.partition_key
+        if key in first:
+            raise InputError(
+                str(suite.source),
+                f"targets '{first[key]}' and '{model.name}' give the same partition key '{key}' (characters "
+                "outside [A-Za-z0-9_.-] become '_'): rename one",
+                field="targets",
+            )
+        first[key] = model.name
     return EvalConfig(
         evaluation=settings,
         models=models,
@@ -182,6 +233,19 @@ def agentv_config(suite: AgentvSuite, overrides: Overrides) -> EvalConfig:
         agentv=suite,
         judge=_judge(suite) if judged else None,
     )
+
+
+def _target_key(name: str, suite: AgentvSuite) -> str:
+    """A target's partition key: its name made safe; a name starting with `.` is refused (its
+    folders would be hidden)."""
+    if name.startswith("."):
+        raise InputError(
+            str(suite.source),
+            f"target '{name}' starts with '.': partition folders are named after the target, "
+            "and such a name is hidden or points outside its folder",
+            field="targets",
+        )
+    return safe_key(name)
 
 
 def _judge(suite: AgentvSuite) -> JudgeSettings | None:
@@ -250,9 +314,14 @@ def project_tasks(config: EvalConfig, warnings: list[str] | None = None) -> list
     if config.agentv is not None:
         return suite_tasks(config.agentv)
     run = config.evalbench
+    adk_config = config.evaluation.adk_config
     tasks = load_tasks(
-        config.resolve(config.evaluation.dataset), warnings, scorers=run.scorers if run is not None else None
+        config.resolve(config.evaluation.dataset),
+        warnings,
+        scorers=run.scorers if run is not None else None,
+        adk_config=config.resolve(adk_config) if adk_config else None,
     )
+    check_judge(tasks, config.judge is not None and config.evaluation.qualitative, str(config.source))
     if not config.evaluation.trust_datasets:
         for task in tasks:
             code = [name for name in (task.scenario.env if task.scenario is not None else {}) if loads_code(name)]

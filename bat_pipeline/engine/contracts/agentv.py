@@ -16,7 +16,8 @@ AgentvFormat = Literal["seed", "v4"]
 
 
 class _Record(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    # Read from the user's files: a number is finite (`.inf` / `.nan` are refused).
+    model_config = ConfigDict(frozen=True, allow_inf_nan=False)
 
 
 class Healthcheck(_Record):

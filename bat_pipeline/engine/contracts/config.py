@@ -50,6 +50,17 @@ class ModelSpec(Strict):
         # `target` is declared first, so it is validated (and known) by now.
         return value if info.data.get("target") is not None else _check_provider(value)
 
+    @field_validator("key")
+    @classmethod
+    def _safe_key(cls, value: str | None) -> str | None:
+        # The key names the partition's folders and files: `..` would be the run's parent.
+        if value is not None and (value != safe_key(value) or value.startswith(".") or not value):
+            raise ValueError(
+                f"'{value}' cannot name a partition: a key is a folder name, of A-Z, a-z, 0-9, "
+                f"'_', '.' and '-', not starting with '.' (e.g. '{safe_key(value).lstrip('.') or 'model'}')"
+            )
+        return value
+
     @property
     def name(self) -> str:
         """`provider:model`, as episodes and summaries name the model; a target's own name."""
@@ -61,6 +72,10 @@ class ModelSpec(Strict):
         return self.key or safe_key(f"{self.provider}-{self.model}")
 
 
+MAX_K = 1000
+"""Most attempts per task (`k`, EvalBench's `num_trials`, AgentV's `trials`): every attempt
+is planned, held and stored, so a typo of `k: 100000000` would take gigabytes before the
+first episode; pass@k's estimate is flat long before a thousand."""
 MAX_ANSWER_BYTES = 1024 * 1024
 """Longest answer body read from a model, judge or simulated-user server by default (its
 decoded bytes): a judge's answer is a few kilobytes, a reasoning model's thinking some
@@ -218,7 +233,7 @@ class EvaluationSettings(Strict):
     output_dir: str = "eval/output"
     agent_startup_timeout_s: float = Field(default=45, ge=1)
     agent_shutdown_timeout_s: float = Field(default=10, ge=1)
-    k: int = Field(default=1, ge=1)
+    k: int = Field(default=1, ge=1, le=MAX_K)
     """Attempts per task."""
     qualitative: bool = False
     run_name: str = "benchmark"
@@ -238,6 +253,9 @@ class EvaluationSettings(Strict):
     """Take what a dataset file makes the pipeline run: an EvalBench scenario's variables
     that load code (PYTHONSTARTUP, LD_PRELOAD, ...), script graders of an external AgentV
     tests file (engine.datasets.trust); `bat-pipeline run --trust-datasets` sets it."""
+    adk_config: str | None = None
+    """The Google ADK test_config.json for an ADK dataset (`bat-pipeline run --config`);
+    unset: the one beside each eval file, else ADK's default criteria (engine.datasets.adk)."""
     agent_id: str | None = None
     """Who the agent is in the history (warehouse, gates, trends, charts, UI); default: the
     agent folder's name."""
@@ -266,6 +284,14 @@ class ExecutionSettings(Strict):
     """Processes of a local Dask cluster (default 2), or steps at once for `multiprocess`."""
 
 
+class ExportSettings(Strict):
+    """Where the run's results go besides its own files (ours)."""
+
+    otlp_endpoint: str | None = None
+    """An OTLP/HTTP endpoint (`http://host:4318`, or its `/v1/logs`): every score row is
+    sent there as a `gen_ai.evaluation.result` event on the graded turn's span."""
+
+
 class EvalConfig(Strict):
     """The whole evaluation of one agent folder, validated."""
 
@@ -276,6 +302,7 @@ class EvalConfig(Strict):
     models: list[ModelSpec] = Field(min_length=1)
     agent: AgentTarget = Field(default_factory=AgentTarget)
     execution: ExecutionSettings = Field(default_factory=ExecutionSettings)
+    export: ExportSettings = Field(default_factory=ExportSettings)
     agent_dir: Path
     """The agent folder; relative paths resolve against it."""
     source: Path

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from bat_pipeline.engine.contracts.adk import AdkCase
 from bat_pipeline.engine.contracts.agentv import AgentvCase
 from bat_pipeline.engine.contracts.scenario import Scenario
 from bat_pipeline.engine.contracts.strict import Strict
@@ -90,3 +91,6 @@ class Task(Strict):
     scenario: Scenario | None = None
     """The EvalBench scenario this task is or carries (engine.datasets.evalbench): its
     plan drives a simulated user after `turns`, its fields select the EvalBench scorers."""
+    adk: AdkCase | None = None
+    """The Google ADK eval case this task is (engine.datasets.adk): its criteria select the
+    ADK scorers (engine/scorers/adk_*.py) and decide the case."""

@@ -21,6 +21,8 @@ from pydantic import ValidationError
 from bat_pipeline.engine.config.files import parse_json, read_text, read_yaml
 from bat_pipeline.engine.config.messages import kind
 from bat_pipeline.engine.contracts.agentv import IMPLICIT_KEY, AgentvCase, AgentvFormat, AgentvSuite, Assertion, Message
+from bat_pipeline.engine.contracts.config import MAX_K
+from bat_pipeline.engine.contracts.names import check_id_file_names
 from bat_pipeline.engine.datasets import agentv_vars
 from bat_pipeline.engine.datasets.agentv_composite import composite_options
 from bat_pipeline.engine.datasets.agentv_content import file_shorthand, prompt_text, resolve_files, search_roots
@@ -154,6 +156,7 @@ def load_suite(path: Path, options: TargetOptions | None = None) -> AgentvSuite:
             raise InputError(file, f"duplicate id '{case.id}' (also {key}[{seen[case.id]}])", entry=entry, field="id")
         seen[case.id] = index
         tests.append(case)
+    check_id_file_names([t.id for t in tests], file, key, [str(source or path) for source in sources])
     threshold = options.threshold
     if threshold is None:
         threshold = _number(data.get("threshold", execution.get("threshold", 0.8)), file, "threshold")
@@ -281,6 +284,9 @@ def _case(
         raise InputError(
             file, "every test needs an `id` (it routes batch output and names the episode)", entry=entry, field="id"
         )
+    for field in ("vars", "metadata"):
+        if raw.get(field) is not None and not isinstance(raw[field], dict):
+            raise InputError(file, f"expected a mapping, got {kind(raw[field])}", entry=entry, field=field)
     if fmt == "v4":
         raw = agentv_vars.filled(raw)
     variables = dict(raw.get("vars") or {})
@@ -313,6 +319,14 @@ def _case(
                 options={"written_type": "llm-grader", "required_given": False, GRADING_KEY: "", IMPLICIT_KEY: True},
             )
         ]
+    if graders and not any(g.weight > 0 for g in graders):
+        raise InputError(
+            file,
+            f"every grader of the test weighs 0 ({', '.join(g.name for g in graders)}): its score would be 0/0; "
+            "give one a weight above 0",
+            entry=entry,
+            field="assertions",
+        )
     for grader in graders:
         if grader.type in LLM_TYPES and not grader.options[GRADING_KEY] and not criteria.strip():
             raise InputError(
@@ -332,20 +346,25 @@ def _case(
     else:
         prompt = render(template, {"input": source_input, **variables})
     threshold = execution.get("threshold", raw.get("threshold"))
-    return AgentvCase(
-        id=str(test_id),
-        prompt=prompt,
-        input=input_messages,
-        expected_output=expected_messages,
-        criteria=criteria,
-        assertions=graders,
-        threshold=None if threshold is None else _number(threshold, file, "execution.threshold", entry),
-        vars=variables,
-        metadata=dict(raw.get("metadata") or {}),
-        input_files=input_files,
-        format=fmt,
-        eval_file=path,
-    )
+    try:
+        return AgentvCase(
+            id=str(test_id),
+            prompt=prompt,
+            input=input_messages,
+            expected_output=expected_messages,
+            criteria=criteria,
+            assertions=graders,
+            threshold=None if threshold is None else _number(threshold, file, "execution.threshold", entry),
+            vars=variables,
+            metadata=dict(raw.get("metadata") or {}),
+            input_files=input_files,
+            format=fmt,
+            eval_file=path,
+        )
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(p) for p in error["loc"] if p != "[key]")
+        raise InputError(file, error["msg"], entry=entry, field=field or None) from None
 
 
 def execution_skips(raw: Mapping[str, Any]) -> bool:
@@ -524,6 +543,8 @@ def _trials(execution: Mapping[str, Any], file: str) -> int:
     trials = execution.get("trials", 1)
     if isinstance(trials, dict):
         trials = trials.get("count", 1)
-    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
-        raise InputError(file, f"expected a whole number of attempts ≥ 1, got {trials!r}", field="execution.trials")
+    if isinstance(trials, bool) or not isinstance(trials, int) or not 1 <= trials <= MAX_K:
+        raise InputError(
+            file, f"expected a whole number of attempts from 1 to {MAX_K}, got {trials!r}", field="execution.trials"
+        )
     return trials

@@ -20,8 +20,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bat_pipeline.engine.config.files import read_text
 from bat_pipeline.engine.contracts.agentv import Assertion
 from bat_pipeline.engine.datasets.agentv_graders import GraderContext
+from bat_pipeline.engine.errors import InputError
 
 MEMBERS_KEY, AGGREGATOR_KEY, NEEDS_JUDGE = "members", "aggregator", "needs_judge"
 GRADER_KINDS = (
@@ -138,10 +140,8 @@ def _aggregator(raw: Any, at: GraderContext) -> dict[str, Any] | str:
         if isinstance(prompt, str) and prompt.startswith("file://"):
             source = Path(at.file).parent / prompt.removeprefix("file://")
             try:
-                prompt = source.read_text(encoding="utf-8")
-            except OSError as exc:
-                raise at.refuse(
-                    f"cannot read the prompt file {source}: {exc.strerror or exc}", "aggregator.prompt"
-                ) from None
+                prompt = read_text(source)
+            except InputError as exc:
+                raise at.refuse(f"cannot read the prompt file {exc}", "aggregator.prompt") from None
         return {"type": kind, "prompt": prompt or None}
     return f"invalid aggregator type '{raw.get('type')}' (weighted_average, threshold, code-grader, llm-grader)"

@@ -22,10 +22,13 @@ grader without `minimums` is left out, and an `args_match` it does not know is d
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bat_pipeline.engine.config.files import read_text
 from bat_pipeline.engine.config.messages import kind
 from bat_pipeline.engine.contracts.agentv import AgentvFormat
 from bat_pipeline.engine.datasets import agentv_score_ranges as score_ranges
@@ -208,11 +211,9 @@ def _prompt_text(prompt: str, at: GraderContext) -> str:
         return prompt
     path = Path(at.file).parent / prompt.removeprefix("file://")
     try:
-        return path.read_text(encoding="utf-8").strip()
-    except UnicodeDecodeError as exc:
-        raise at.refuse(f"the prompt file {path} is not UTF-8 text (byte offset {exc.start})", "prompt") from None
-    except OSError as exc:
-        raise at.refuse(f"cannot read the prompt file {path}: {exc.strerror or exc}", "prompt") from None
+        return read_text(path).strip()
+    except InputError as exc:
+        raise at.refuse(f"cannot read the prompt file {exc}", "prompt") from None
 
 
 def _outcomes(items: Any, key: str, at: GraderContext) -> list[str]:
@@ -324,7 +325,46 @@ def _execution_metrics(options: dict[str, Any], at: GraderContext) -> dict[str, 
 
 
 _FIELD_MATCHES = ("exact", "numeric_tolerance", "date")
+_REGEX_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
+
+
+def regex_flags(flags: Any) -> int:
+    """A regex grader's `flags` (letters `i`, `m`, `s`, `x`) as `re` flags."""
+    out = 0
+    for letter in str(flags or ""):
+        out |= _REGEX_FLAGS.get(letter, 0)
+    return out
+
+
+def _regex(options: dict[str, Any], at: GraderContext) -> dict[str, Any]:
+    """A regex grader's pattern compiled now: a bad one is refused when the file is read,
+    not found at grading time."""
+    if at.value is None:
+        raise at.refuse("a regex grader needs a `value` (the pattern)", "value")
+    pattern = at.value if isinstance(at.value, str) else json.dumps(at.value, ensure_ascii=False)
+    try:
+        re.compile(pattern, regex_flags(options.get("flags")))
+    except (re.error, OverflowError, RecursionError) as exc:
+        raise at.refuse(f"invalid regex {pattern!r}: {exc}", "value") from None
+    return options
+
+
+def _script(options: dict[str, Any], at: GraderContext) -> dict[str, Any]:
+    """A script grader names the command it runs (`command`, or 4.x `script`): text or a
+    non-empty list of texts."""
+    command = options.get("command", options.get("script"))
+    items = command if isinstance(command, list) else [command]
+    if not command or not all(isinstance(c, str) and c.strip() for c in items):
+        raise at.refuse(
+            f"a script grader needs a `command` (text or a list of texts), got {kind(command)}",
+            "command" if "script" not in options else "script",
+        )
+    return options
+
+
 _CHECKS: dict[str, Callable[[dict[str, Any], GraderContext], dict[str, Any] | None]] = {
+    "regex": _regex,
+    "script": _script,
     "trajectory": _trajectory,
     "llm-rubric": _llm_rubric,
     "field-accuracy": _field_accuracy,

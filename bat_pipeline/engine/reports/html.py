@@ -57,6 +57,8 @@ def _versus(p: PartitionReport) -> str:
     v = p.versus_previous
     if v is None:
         return "–"
+    if v.difference == 0 and v.low == v.high == 0:
+        return "no change"
     text = f"{v.difference * 100:+.0f} pts"
     if v.low is not None and v.high is not None:
         text += f" [{v.low * 100:+.0f}, {v.high * 100:+.0f}]"

@@ -4,6 +4,8 @@ regressions against the previous run, the worst tasks. GitHub refuses comments o
 
 from __future__ import annotations
 
+import re
+
 from bat_pipeline.engine.reports.model import PartitionReport, RunReport
 
 MAX_CHARS = 60_000
@@ -24,6 +26,35 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+_PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+-]*")
+"""An id that cannot be Markdown: no emphasis, code, link, HTML or table character, and no
+`_` that could open emphasis (only inside a word)."""
+
+
+def _id(text: str) -> str:
+    """An id (task, partition, model, agent, run) as Markdown shows it literally: as it is
+    when it is plain (`_PLAIN`), else a code span — fenced with more backticks than it
+    holds in a row — in which nothing is markup (`<img …>`, `**x**`, `[a](b)`); a table
+    cell's `|` is escaped by `_cell` still."""
+    text = " ".join(str(text).splitlines())
+    if _PLAIN.fullmatch(text):
+        return text
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _escaped(text: str) -> str:
+    """Prose that may hold names from the user's files, its Markdown characters escaped."""
+    return re.sub(r"([\\`*_\[\]<>&!|#~])", r"\\\1", " ".join(str(text).splitlines()))
+
+
+def _code(text: str) -> str:
+    """`_id`, always in a code span (the heading's agent and run ids)."""
+    shown = _id(text)
+    return shown if shown.startswith("`") else f"`{shown}`"
+
+
 def _interval(part: PartitionReport) -> str:
     ci = part.pass_rate_ci
     return "–" if ci is None else f"{ci[0] * 100:.0f}–{ci[1] * 100:.0f}%"
@@ -33,6 +64,8 @@ def _versus(part: PartitionReport) -> str:
     v = part.versus_previous
     if v is None:
         return "–"
+    if v.difference == 0 and v.low == v.high == 0:
+        return "no change"
     text = f"{v.difference * 100:+.0f} pts"
     if v.low is not None and v.high is not None:
         text += f" [{v.low * 100:+.0f}, {v.high * 100:+.0f}]"
@@ -53,7 +86,7 @@ def _headline(partitions: list[PartitionReport]) -> list[tuple[str, str]]:
 
 def render_markdown(report: RunReport, *, worst: int = 10) -> str:
     heads = _headline(report.partitions)
-    lines = [f"## Evaluation of `{report.agent_id}` — run `{report.run_id}`", ""]
+    lines = [f"## Evaluation of {_code(report.agent_id)} — run {_code(report.run_id)}", ""]
     columns = [
         "partition",
         "model",
@@ -69,8 +102,8 @@ def render_markdown(report: RunReport, *, worst: int = 10) -> str:
     for part in report.partitions:
         means = {(s.scorer, s.criterion): s.mean for s in part.scores}
         cells = [
-            part.key,
-            part.model,
+            _id(part.key),
+            _id(part.model),
             str(part.episodes),
             f"{MARK[report.colour(part.pass_rate)]} {_pct(part.pass_rate)}",
             _interval(part),
@@ -89,14 +122,13 @@ def render_markdown(report: RunReport, *, worst: int = 10) -> str:
     flaky = [(p.key, t) for p in report.partitions for t in p.flaky_tasks]
     if flaky:
         lines += ["### Flaky tasks", ""]
-        lines += [
-            f"- **{_cell(key)}** {_cell(t.task_id)}: {t.passed} of {t.attempts} attempts passed" for key, t in flaky
-        ]
+        lines += [f"- **{_id(key)}** {_id(t.task_id)}: {t.passed} of {t.attempts} attempts passed" for key, t in flaky]
         lines.append("")
     if report.previous_run_id:
-        lines.append(f"### Regressions against run `{report.previous_run_id}`")
+        lines.append(f"### Regressions against run {_code(report.previous_run_id)}")
         lines += [
-            f"- **{r.partition}** {_cell(r.what)}: {_num(r.before)} → {_num(r.after)}" for r in report.regressions
+            f"- **{_id(r.partition)}** {_escaped(r.what)}: {_num(r.before)} → {_num(r.after)}"
+            for r in report.regressions
         ] or ["None."]
         lines.append("")
     lines += [
@@ -104,7 +136,7 @@ def render_markdown(report: RunReport, *, worst: int = 10) -> str:
         "",
         "Each cell: attempts passed / attempts · the mean judged score (0–1, higher is better).",
         "",
-        "| task | " + " | ".join(p.key for p in report.partitions) + " |",
+        "| task | " + " | ".join(_cell(_id(p.key)) for p in report.partitions) + " |",
         "|---|" + "---|" * len(report.partitions),
     ]
     for task in report.worst_tasks(worst):
@@ -117,13 +149,13 @@ def render_markdown(report: RunReport, *, worst: int = 10) -> str:
                 else f"{MARK[report.colour(cell.pass_rate)]} {cell.passed}/{cell.attempts}"
                 + ("" if cell.mean_score is None else f" · {cell.mean_score:.2f}")
             )
-        lines.append(f"| {_cell(task.task_id)} | " + " | ".join(cells) + " |")
+        lines.append(f"| {_cell(_id(task.task_id))} | " + " | ".join(cells) + " |")
     for part in report.partitions:
         found = part.classification
         if found:
             lines += [
                 "",
-                f"**{part.key}** classification: accuracy {_pct(found.get('accuracy'))}, "
+                f"**{_id(part.key)}** classification: accuracy {_pct(found.get('accuracy'))}, "
                 f"macro F1 {_num(found.get('macro_f1'))} over {found.get('count')} answers",
             ]
     text = "\n".join(lines) + "\n"

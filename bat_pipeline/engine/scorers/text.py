@@ -14,12 +14,12 @@ from typing import Any
 from bat_pipeline.engine.contracts.agentv import AgentvCase, Assertion
 from bat_pipeline.engine.contracts.scores import ScoreRow
 from bat_pipeline.engine.datasets.agentv import TEXT_TYPES
+from bat_pipeline.engine.datasets.agentv_graders import regex_flags
 from bat_pipeline.engine.scorers.assertions import assertion_row, grader_error_row, graders, has_graders
 from bat_pipeline.engine.scorers.registry import ScoringInput, check
 from bat_pipeline.engine.scorers.support import cut, quote
 
 NAME = "text"
-_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
 
 
 @check(NAME, applies=has_graders(TEXT_TYPES), order=60)
@@ -85,19 +85,12 @@ def judge(assertion: Assertion, answer: str, case: AgentvCase | None) -> tuple[b
         return held, f"equals {quote(operand)}" if held else f"{quote(cut(answer.strip(), 80))} is not {quote(operand)}"
     if kind == "regex":
         try:
-            pattern = re.compile(operand, _flags(assertion.options.get("flags")))
+            pattern = re.compile(operand, regex_flags(assertion.options.get("flags")))
         except re.error as exc:
             raise ValueError(f"invalid regex {quote(operand)}: {exc}") from None
         held = pattern.search(answer) is not None
         return held, f"{'matches' if held else 'does not match'} /{operand}/"
     raise ValueError(f"unknown text check '{kind}'")
-
-
-def _flags(flags: Any) -> int:
-    out = 0
-    for letter in str(flags or ""):
-        out |= _FLAGS.get(letter, 0)
-    return out
 
 
 def _json_subset(value: Any, answer: str, case: AgentvCase | None) -> tuple[bool, str]:

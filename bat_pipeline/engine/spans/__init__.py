@@ -5,19 +5,17 @@ attributes, status, status_description, events`. Files are appended to by a live
 so a line can be torn (the agent was killed mid-write), blank, garbage, or nested deeper
 than any span is (MAX_DEPTH); such lines are skipped and counted per file, never raised.
 
+- `conventions`: the span conventions read (OpenInference, OpenTelemetry GenAI, A2A), one table;
 - `lines`: one line into a Span (its role, times and failure reason);
 - `index`: files into a SpanIndex, by trace, id, parent and conversation;
 - `settle`: waiting for a live writer to finish before the files are read.
 """
 
+from bat_pipeline.engine.spans import conventions
+from bat_pipeline.engine.spans.conventions import AGENT_CALL, AGENT_ROOT, INVOKE_AGENT, MODEL, TOOL
 from bat_pipeline.engine.spans.index import FileStats, SpanIndex, load_spans, span_files_in
 from bat_pipeline.engine.spans.lines import (
-    AGENT_CALL,
-    AGENT_ROOT,
-    INVOKE_AGENT,
     MAX_DEPTH,
-    MODEL,
-    TOOL,
     Span,
     failure_reason,
     parse_json_text,
@@ -36,6 +34,7 @@ __all__ = [
     "FileStats",
     "Span",
     "SpanIndex",
+    "conventions",
     "failure_reason",
     "load_spans",
     "parse_json_text",

@@ -4,15 +4,21 @@ each file held that could not be read."""
 from __future__ import annotations
 
 import gc
+import itertools
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
-from bat_pipeline.engine.spans.lines import AGENT_ROOT, MAX_DEPTH, Span, start_order, to_span, too_deep
+from bat_pipeline.engine.spans.conventions import AGENT_ROOT, conversation_id
+from bat_pipeline.engine.spans.foreign import foreign_lines
+from bat_pipeline.engine.spans.lines import MAX_DEPTH, Span, start_order, to_span, too_deep
+from bat_pipeline.engine.spans.otlp import OtlpDecodeError, decode_json, is_json_request
 
 _DEEP_LINES_NAMED = 5
+MAX_DOCUMENT_CHARS = 256 * 1024 * 1024
+"""Largest trace document (a Zipkin or Jaeger export) read whole."""
 
 
 @dataclass
@@ -124,12 +130,29 @@ class SpanIndex:
         return [self.add_file(f) for f in span_files_in(p)] if p.is_dir() else [self.add_file(p)]
 
     def _read(self, f: TextIO, stats: FileStats) -> None:
+        first = f.readline()
+        lines: Iterable[str] = itertools.chain([first], f)
+        if first.strip() in ("[", "{"):
+            # A JSON document over many lines: a Zipkin or Jaeger export, read whole.
+            text = first + f.read(MAX_DOCUMENT_CHARS)
+            if f.read(1):
+                stats.unreadable = f"a JSON document over {MAX_DOCUMENT_CHARS} characters"
+                return
+            try:
+                converted = foreign_lines(json.loads(text))
+            except (ValueError, RecursionError):
+                converted = None
+            if converted is None:
+                stats.malformed += 1
+                return
+            lines = [json.dumps(line) + "\n" for line in converted[0]]
+            stats.malformed += converted[1]
         by_id = self.by_span_id
         by_trace = self.by_trace
         children = self.children
         decode = json.JSONDecoder().decode
         seq = self._seq
-        for number, line in enumerate(f, 1):
+        for number, line in enumerate(lines, 1):
             try:
                 obj = decode(line)
             except RecursionError:
@@ -144,37 +167,57 @@ class SpanIndex:
                 else:
                     stats.torn += 1
                 continue
+            if type(obj) is dict and is_json_request(obj):
+                # An OTLP/JSON request per line (the Collector's file exporter): its spans as lines.
+                try:
+                    decoded = decode_json(obj)
+                except OtlpDecodeError:
+                    stats.malformed += 1
+                    continue
+                stats.malformed += decoded.rejected
+                objs: list[Any] | tuple[Any] = decoded.lines
+            elif type(obj) is list or (type(obj) is dict and "data" in obj):
+                # A Zipkin or Jaeger export on one line.
+                converted = foreign_lines(obj)
+                if converted is None:
+                    stats.malformed += 1
+                    continue
+                stats.malformed += converted[1]
+                objs = converted[0]
             # Counting brackets is cheap and bounds the depth; only lines with many are walked.
-            if line.count("{") + line.count("[") > MAX_DEPTH and too_deep(obj):
+            elif line.count("{") + line.count("[") > MAX_DEPTH and too_deep(obj):
                 stats.too_deep.append(number)
                 continue
-            span = to_span(obj, seq)
-            if span is None:
-                stats.malformed += 1
-                continue
-            seq += 1
-            sid = span.span_id
-            if sid in by_id:
-                stats.duplicates += 1
-                continue
-            by_id[sid] = span
-            trace = by_trace.get(span.trace_id)
-            if trace is None:
-                by_trace[span.trace_id] = [span]
             else:
-                trace.append(span)
-            parent = span.parent_id
-            if parent is not None:
-                sibs = children.get(parent)
-                if sibs is None:
-                    children[parent] = [span]
+                objs = (obj,)
+            for item in objs:
+                span = to_span(item, seq)
+                if span is None:
+                    stats.malformed += 1
+                    continue
+                seq += 1
+                sid = span.span_id
+                if sid in by_id:
+                    stats.duplicates += 1
+                    continue
+                by_id[sid] = span
+                trace = by_trace.get(span.trace_id)
+                if trace is None:
+                    by_trace[span.trace_id] = [span]
                 else:
-                    sibs.append(span)
-            elif span.role == AGENT_ROOT:
-                conv = span.attributes.get("gen_ai.conversation.id")
-                if isinstance(conv, str):
-                    self._roots.setdefault(conv, []).append(span)
-                    self._roots_sorted = False
+                    trace.append(span)
+                parent = span.parent_id
+                if parent is not None:
+                    sibs = children.get(parent)
+                    if sibs is None:
+                        children[parent] = [span]
+                    else:
+                        sibs.append(span)
+                elif span.role == AGENT_ROOT:
+                    conv = conversation_id(span.attributes)
+                    if conv is not None:
+                        self._roots.setdefault(conv, []).append(span)
+                        self._roots_sorted = False
         stats.spans = seq - self._seq - stats.duplicates
         self._seq = seq
 

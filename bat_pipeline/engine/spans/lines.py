@@ -11,7 +11,17 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
-INVOKE_AGENT = "invoke_agent"
+from bat_pipeline.engine.spans.conventions import (
+    AGENT_CALL,
+    AGENT_ROOT,
+    ERROR_TYPE,
+    MODEL,
+    MODEL_INPUT,
+    MODEL_OUTPUT_EVENTS,
+    MODEL_OUTPUT_JSON,
+    span_role,
+)
+
 _TRACEBACK = "Traceback (most recent call last)"
 # An all-zero parent id is OpenTelemetry's "invalid span id": no parent.
 _NO_PARENT = {"", "0000000000000000", "0x0000000000000000"}
@@ -21,12 +31,6 @@ MAX_DEPTH = 64
 """Deepest nesting of arrays and objects accepted in a span line or in JSON text inside an
 attribute. A span is about 4 levels deep; far deeper input would make the recursive code
 downstream (verdict matching, JSON and pydantic serialisers) raise RecursionError."""
-
-
-MODEL, TOOL, AGENT_CALL, AGENT_ROOT = "model", "tool", "agent_call", "agent_root"
-_ROLES = {"LLM": MODEL, "TOOL": TOOL}
-_MODEL_INPUT = ("llm.input_messages", "input.", "llm.invocation_parameters", "llm.tools", "llm.prompt")
-"""Attributes of a model call that hold its input, dropped as the span is read."""
 
 
 class Span:
@@ -173,17 +177,33 @@ def to_span(obj: Any, seq: int) -> Span | None:
             status = status.get("status_code")
         if status == "ERROR" or status == "StatusCode.ERROR":
             error = failure_reason(obj.get("events"), description)
-    span_kind = attrs.get("openinference.span.kind")
-    role = _ROLES.get(span_kind) if type(span_kind) is str else None
-    if role is None and attrs.get("gen_ai.operation.name") == INVOKE_AGENT:
-        role = AGENT_CALL if kind == "CLIENT" else AGENT_ROOT
+            if error == "failed" and type(attrs.get(ERROR_TYPE)) is str and attrs[ERROR_TYPE]:
+                error = attrs[ERROR_TYPE]
+    role = span_role(attrs, kind, parent is None)
     if role is None and error is None:
         attrs = _NO_ATTRIBUTES
     elif role == MODEL:
         # A model step keeps only what the model said (SPEC §5); its input, the whole
         # conversation so far, is most of a span file's bytes and is never read.
-        attrs = {key: value for key, value in attrs.items() if not key.startswith(_MODEL_INPUT)}
+        attrs = {key: value for key, value in attrs.items() if not key.startswith(MODEL_INPUT)}
+        if not any(key in attrs for key in MODEL_OUTPUT_JSON):
+            _output_from_events(attrs, obj.get("events"))
     return Span(name, kind, trace_id, span_id, parent, start, end, error, attrs, seq, role)
+
+
+def _output_from_events(attrs: dict[str, Any], events: object) -> None:
+    """Copy a model's output messages from the span event that carries them (the
+    conventions' MODEL_OUTPUT_EVENTS) into its attributes."""
+    if type(events) is not list:
+        return
+    for event in events:
+        if type(event) is not dict:
+            continue
+        key = MODEL_OUTPUT_EVENTS.get(event.get("name"))  # type: ignore[arg-type]
+        event_attrs = event.get("attributes")
+        if key is not None and type(event_attrs) is dict and event_attrs.get(key) is not None:
+            attrs[key] = event_attrs[key]
+            return
 
 
 def _with_defaults(obj: Any) -> dict[str, Any] | None:

@@ -1,5 +1,5 @@
 """What instrumentations (OpenInference, OpenTelemetry GenAI, LangChain) put in span
-attributes, read into plain values."""
+attributes, read into plain values; which attribute is which is engine.spans.conventions."""
 
 from __future__ import annotations
 
@@ -9,18 +9,38 @@ from typing import Any
 
 from bat_pipeline.engine.conversation import a2a_state_name
 from bat_pipeline.engine.spans import parse_json_text
+from bat_pipeline.engine.spans.conventions import MODEL_OUTPUT_JSON
 
 THINK_END = "</think>"
 _OUT = "llm.output_messages."
+_INDEXED_OUT = "gen_ai.completion."
+
+Call = tuple["str | None", str, Any]
+"""A tool call a model decided: its id, the tool's name, the arguments."""
 
 
-def llm_output(a: Mapping[str, Any]) -> tuple[str | None, list[tuple[str | None, str, Any]]]:
-    """What the model said (after a final `</think>`) and the tool calls it decided.
+def llm_output(a: Mapping[str, Any]) -> tuple[str | None, list[Call]]:
+    """What the model said (after a final `</think>`) and the tool calls it decided, from
+    the first convention that has any: OpenInference's `llm.output_messages.<i>.*`, the
+    indexed `gen_ai.completion.<i>.*`, then the JSON messages of MODEL_OUTPUT_JSON."""
+    texts, calls = _openinference_output(a)
+    if not texts and not calls:
+        texts, calls = _indexed_output(a)
+    if not texts and not calls:
+        for key in MODEL_OUTPUT_JSON:
+            if a.get(key) is not None:
+                texts, calls = _json_output(a[key])
+                break
+    said = "\n".join(texts)
+    if THINK_END in said:
+        said = said.rsplit(THINK_END, 1)[1]
+    said = said.strip()
+    return (said or None), calls
 
-    Probes `llm.output_messages.<i>...` for i, j = 0, 1, ... (OpenInference numbers them
-    without gaps) rather than scanning every attribute: a model span also carries the
-    whole input history.
-    """
+
+def _openinference_output(a: Mapping[str, Any]) -> tuple[list[str], list[Call]]:
+    """Probes `llm.output_messages.<i>...` for i, j = 0, 1, ... (OpenInference numbers them
+    without gaps) rather than scanning every attribute."""
     texts: list[str] = []
     calls: list[tuple[str | None, str, Any]] = []
     i = 0
@@ -56,11 +76,91 @@ def llm_output(a: Mapping[str, Any]) -> tuple[str | None, list[tuple[str | None,
         if not (found or j):
             break
         i += 1
-    said = "\n".join(texts)
-    if THINK_END in said:
-        said = said.rsplit(THINK_END, 1)[1]
-    said = said.strip()
-    return (said or None), calls
+    return texts, calls
+
+
+def _indexed_output(a: Mapping[str, Any]) -> tuple[list[str], list[Call]]:
+    """`gen_ai.completion.<i>.content` and `.tool_calls.<j>.{id,name,arguments}`."""
+    texts: list[str] = []
+    calls: list[Call] = []
+    i = 0
+    while True:
+        p = f"{_INDEXED_OUT}{i}."
+        content = a.get(p + "content")
+        found = p + "role" in a or content is not None
+        if isinstance(content, str) and content:
+            texts.append(content)
+        j = 0
+        while True:
+            q = f"{p}tool_calls.{j}."
+            name, call_id = a.get(q + "name"), a.get(q + "id")
+            if name is None and call_id is None:
+                break
+            if isinstance(name, str) and name:
+                calls.append((str_value(call_id), name, json_or_text(a.get(q + "arguments"))))
+            j += 1
+        if not (found or j):
+            break
+        i += 1
+    return texts, calls
+
+
+def _json_output(value: object) -> tuple[list[str], list[Call]]:
+    """Output messages as JSON (text or already decoded): GenAI's `{role, parts: [{type:
+    text|tool_call, ...}]}` or OpenAI's `{role, content, tool_calls: [{id, function}]}`."""
+    if isinstance(value, str):
+        text = value
+        try:
+            value = parse_json_text(text)
+        except ValueError:
+            return ([text] if text.strip() else []), []
+    messages = value if isinstance(value, list) else [value]
+    texts: list[str] = []
+    calls: list[Call] = []
+    for message in messages:
+        if not isinstance(message, dict):
+            continue
+        message = message.get("message", message) if isinstance(message.get("message"), dict) else message
+        parts = message.get("parts")
+        if isinstance(parts, list):
+            for part in parts:
+                if not isinstance(part, dict):
+                    continue
+                kind = part.get("type")
+                if kind == "text" and isinstance(part.get("content"), str) and part["content"]:
+                    texts.append(part["content"])
+                elif kind == "tool_call" and str_value(part.get("name")):
+                    calls.append((str_value(part.get("id")), part["name"], json_or_text(part.get("arguments"))))
+            continue
+        content = _content_text(message.get("content"))
+        if content:
+            texts.append(content)
+        tool_calls = message.get("tool_calls")
+        for call in tool_calls if isinstance(tool_calls, list) else []:
+            if not isinstance(call, dict):
+                continue
+            function: dict[str, Any] = call["function"] if isinstance(call.get("function"), dict) else call
+            name = str_value(function.get("name"))
+            if name:
+                calls.append((str_value(call.get("id")), name, json_or_text(function.get("arguments"))))
+    return texts, calls
+
+
+def messages_text(value: object) -> str | None:
+    """The text of messages an agent was asked or answered: GenAI's `parts` messages (JSON
+    text or decoded) joined by line breaks; any other value as text."""
+    decoded = value
+    if isinstance(value, str):
+        if not value.lstrip().startswith("["):
+            return value
+        try:
+            decoded = parse_json_text(value)
+        except ValueError:
+            return value
+    if isinstance(decoded, list) and all(isinstance(m, dict) and "parts" in m for m in decoded):
+        texts, _ = _json_output(decoded)
+        return "\n".join(texts) if texts else None
+    return text_value(value)
 
 
 def tool_result(output: object) -> tuple[str | None, str | None]:

@@ -9,20 +9,16 @@ from typing import Any, overload
 
 from bat_pipeline.engine.contracts import AgentStep, ErrorStep, ModelStep, Step, ToolStep, Totals, Turn
 from bat_pipeline.engine.contracts.trajectory import count
-from bat_pipeline.engine.spans import AGENT_CALL, MODEL, TOOL, Span
+from bat_pipeline.engine.spans import AGENT_CALL, MODEL, TOOL, Span, conventions as cv
 from bat_pipeline.engine.trajectories.attributes import (
     a2a_state,
     json_or_text,
     llm_output,
+    messages_text,
     str_value,
-    text_value,
     tool_result,
 )
 from bat_pipeline.engine.trajectories.plan import Planned
-
-# Where instrumentations put the id of the call a TOOL span answers: OpenInference
-# (`tool_call.id`, `tool.id`), OpenTelemetry GenAI (`gen_ai.tool.call.id`).
-_TOOL_ID_KEYS = ("tool_call.id", "tool.call_id", "tool.id", "gen_ai.tool.call.id")
 
 
 class Cutter:
@@ -123,20 +119,20 @@ def _make_step(span: Span, node: str | None, decided: _DecidedCalls, cut: Cutter
             decided.add(call_id, name, args)
         return ModelStep(
             node=node,
-            model=cut.text(str_value(a.get("llm.model_name"))),
-            tokens_in=count(a.get("llm.token_count.prompt")),
-            tokens_out=count(a.get("llm.token_count.completion")),
-            tokens_cached=count(a.get("llm.token_count.prompt_details.cache_read")),
-            reasoning_tokens=count(a.get("llm.token_count.completion_details.reasoning")),
+            model=cut.text(str_value(cv.first(a, cv.MODEL_NAME))),
+            tokens_in=count(cv.first(a, cv.TOKENS_IN)),
+            tokens_out=count(cv.first(a, cv.TOKENS_OUT)),
+            tokens_cached=count(cv.first(a, cv.TOKENS_CACHED)),
+            reasoning_tokens=count(cv.first(a, cv.TOKENS_REASONING)),
             said=cut.text(said),
             called=[name for _, name, _ in calls],
             error=error,
         )
     if span.role == TOOL:
-        name = str_value(a.get("tool.name")) or span.name
-        result, answered_id = tool_result(a.get("output.value"))
-        call_id = next((a[k] for k in _TOOL_ID_KEYS if isinstance(a.get(k), str) and a[k]), answered_id)
-        own = json_or_text(a.get("input.value"))
+        name = str_value(cv.first(a, cv.TOOL_NAME)) or span.name.removeprefix("execute_tool").strip() or span.name
+        result, answered_id = tool_result(cv.first(a, cv.TOOL_RESULT))
+        call_id = next((a[k] for k in cv.TOOL_CALL_ID if isinstance(a.get(k), str) and a[k]), answered_id)
+        own = json_or_text(cv.first(a, cv.TOOL_ARGS))
         if isinstance(own, dict):
             decided.take(call_id, name, own)
             args = own
@@ -145,13 +141,13 @@ def _make_step(span: Span, node: str | None, decided: _DecidedCalls, cut: Cutter
             args = call.args if call is not None else own
         return ToolStep(node=node, name=cut.text(name), args=cut.value(args), result=cut.text(result), error=error)
     if span.role == AGENT_CALL:
-        agent = str_value(a.get("gen_ai.agent.name")) or span.name.removeprefix("invoke_agent").strip()
+        agent = str_value(cv.first(a, cv.AGENT_NAME)) or span.name.removeprefix("invoke_agent").strip()
         return AgentStep(
             node=node,
             agent=cut.text(agent or None),
-            asked=cut.text(text_value(a.get("input.value"))),
-            answered=cut.text(text_value(a.get("output.value"))),
-            status=a2a_state(a.get("bat.a2a.task_state")),
+            asked=cut.text(messages_text(cv.first(a, cv.AGENT_ASKED))),
+            answered=cut.text(messages_text(cv.first(a, cv.AGENT_ANSWERED))),
+            status=a2a_state(cv.first(a, cv.AGENT_STATE)),
             error=error,
         )
     return ErrorStep(node=node, span=cut.text(span.name), error=error or "failed")

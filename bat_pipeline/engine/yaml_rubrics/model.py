@@ -17,7 +17,7 @@ AGENTIC = "agentic"
 class Criterion(BaseModel):
     """One criterion: a named, weighted value the judge (or the results file) gives."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
 
     name: str = Field(min_length=1)
     """The key of the criterion's value in a results record (`Accuracy`)."""
@@ -91,7 +91,7 @@ class Criterion(BaseModel):
 class HardGate(BaseModel):
     """A criterion that must reach a minimum, on its own scale, whatever the others score."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
 
     criterion: str = Field(min_length=1)
     minimum: float
@@ -101,7 +101,7 @@ class Thresholds(BaseModel):
     """Bands of the weighted score. A threshold above 1 is read on the criteria's own scale
     (divided by the highest `max_value`), as rubrics written for 0–5 levels state them."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    model_config = ConfigDict(extra="allow", populate_by_name=True, allow_inf_nan=False)
 
     pass_: float | None = Field(default=None, alias="pass")
     excellent: float | None = None
@@ -111,7 +111,7 @@ class Thresholds(BaseModel):
 class Rubric(BaseModel):
     """A rubric file: `criteria`, optional `hard_gates`, `thresholds`, `metadata`."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
 
     name: str = ""
     """The built-in name, or the file's stem when the file names none."""
@@ -129,6 +129,10 @@ class Rubric(BaseModel):
 
     @model_validator(mode="after")
     def _names(self) -> Self:
+        if not sum(c.weight for c in self.criteria) > 0:
+            raise ValueError(
+                "the criteria's weights sum to 0: every weighted score would be 0; give a criterion a weight above 0"
+            )
         seen: set[str] = set()
         for criterion in self.criteria:
             if criterion.name in seen:

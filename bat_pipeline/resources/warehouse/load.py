@@ -14,6 +14,7 @@ from typing import Any
 
 import duckdb
 
+from bat_pipeline.engine.config.files import writable_text
 from bat_pipeline.engine.contracts.episode import Episode
 from bat_pipeline.engine.contracts.metrics import MetricsFile
 from bat_pipeline.engine.contracts.scores import QUALITATIVE_FIELDS
@@ -56,7 +57,7 @@ def partition_rows(
             "finished_at": ref.finished_at or None,
             "k": ref.k,
             "dagster_run_id": ref.dagster_run_id,
-            "written_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "written_at": datetime.now(UTC).replace(microsecond=0),
             **(ref.provenance.model_dump() if ref.provenance else {}),
         }
     )
@@ -87,6 +88,9 @@ def partition_rows(
         )
     for phase, seconds in metrics.timings.items():
         rows["phase_timings"].append({**key, "phase": phase, "seconds": seconds})
+    for table_rows in rows.values():
+        for row in table_rows:
+            row.setdefault("agent_id", agent_id)
     if redactor:
         rows = {table: [redactor.data(row) for row in table_rows] for table, table_rows in rows.items()}
     return rows
@@ -221,8 +225,17 @@ def _insert(conn: duckdb.DuckDBPyConnection, table: str, rows: Sequence[Mapping[
     columns = TABLES[table]
     selects = ", ".join(f"unnest(?::{kind}[])" for _, kind in columns)
     names = ", ".join(name for name, _ in columns)
-    values = [[row.get(name) for row in rows] for name, _ in columns]
+    values = [
+        [_writable(row.get(name)) for row in rows] if kind == "VARCHAR" else [row.get(name) for row in rows]
+        for name, kind in columns
+    ]
     conn.execute(f"INSERT INTO {table} ({names}) SELECT * FROM (SELECT {selects})", values)
+
+
+def _writable(value: Any) -> Any:
+    """A text as DuckDB takes it: a lone surrogate of an answer becomes U+FFFD (DuckDB
+    refuses the whole insert otherwise)."""
+    return writable_text(value) if isinstance(value, str) else value
 
 
 def _cut(text: str | None, limit: int) -> str | None:

@@ -57,7 +57,7 @@ def previous_metrics(
     given); None if none."""
     rows = fetch(
         conn,
-        "SELECT m.run_id, m.model_key, r.agent_id, r.model_name, r.run_name, m.* EXCLUDE (run_id, model_key) "
+        "SELECT m.run_id, m.model_key, r.agent_id, r.model_name, r.run_name, m.* EXCLUDE (run_id, model_key, agent_id) "
         "FROM model_metrics m JOIN runs r USING (run_id, model_key) "
         "WHERE m.model_key = ? AND m.run_id < ? AND (? IS NULL OR r.agent_id = ?) "
         "ORDER BY m.run_id DESC LIMIT 1",
@@ -137,7 +137,7 @@ def _scope(run_id: str | None, agent_id: str | None) -> tuple[str, list[Any]]:
 
 _RUN_MODELS = (
     "SELECT m.run_id, m.model_key, r.agent_id, r.model_name, r.run_name, r.k, "
-    "m.* EXCLUDE (run_id, model_key) "
+    "m.* EXCLUDE (run_id, model_key, agent_id) "
     "FROM model_metrics m JOIN runs r USING (run_id, model_key) "
     "WHERE m.run_id = ? ORDER BY m.model_key"
 )

@@ -4,7 +4,9 @@ older versions.
 Versions: 1, the first release (no `schema_version` table); 2, `runs.agent_id`; 3, every
 score row in `episode_scores`, with `verdict_checks` and `judge_scores` as views over it
 (and `phase_timings`, a table a file of version 3 gains when opened); 4, the runs'
-provenance and the intervals of `model_metrics` (columns added, null for older runs).
+provenance and the intervals of `model_metrics` (columns added, null for older runs); 5,
+typed for people who query it: the runs' times TIMESTAMPTZ, score details JSON, and
+`agent_id` on every table (filled from `runs` for older rows).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from bat_pipeline.engine.scorers.judge_rubrics import SCALE as RUBRIC_SCALE
 from bat_pipeline.engine.scorers.judging import FAILED
 from bat_pipeline.engine.scorers.support import PASS_FAIL
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 FINAL_OUTPUT_CHARS = 2000
 """The episode's final output is cut to this length in the warehouse."""
 TEXT_CHARS = 4000
@@ -41,29 +43,29 @@ _PARTITION = "run_id VARCHAR, model_key VARCHAR"
 TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     "runs": _columns(
         f"{_PARTITION}, agent_id VARCHAR, model_name VARCHAR, run_name VARCHAR, agent_dir VARCHAR, "
-        "started_at VARCHAR, finished_at VARCHAR, k INTEGER, dagster_run_id VARCHAR, written_at VARCHAR, "
+        "started_at TIMESTAMPTZ, finished_at TIMESTAMPTZ, k INTEGER, dagster_run_id VARCHAR, written_at TIMESTAMPTZ, "
         "agent_commit VARCHAR, agent_dirty BOOLEAN, dataset_hash VARCHAR, config_hash VARCHAR, "
         "judge_model VARCHAR, pipeline_version VARCHAR"
     ),
     "tasks": _columns(
         f"{_PARTITION}, task_id VARCHAR, category VARCHAR, expected_status VARCHAR, "
-        "expected_outcome VARCHAR, n_turns INTEGER"
+        "expected_outcome VARCHAR, n_turns INTEGER, agent_id VARCHAR"
     ),
     "episodes": _columns(
         f"{_PARTITION}, task_id VARCHAR, attempt INTEGER, final_status VARCHAR, passed BOOLEAN, "
         "wall_ms DOUBLE, tokens_in BIGINT, tokens_out BIGINT, tokens_cached BIGINT, "
-        "eval_error VARCHAR, final_output VARCHAR"
+        "eval_error VARCHAR, final_output VARCHAR, agent_id VARCHAR"
     ),
     "episode_scores": _columns(
         f"{_PARTITION}, agent_id VARCHAR, task_id VARCHAR, attempt INTEGER, position INTEGER, "
         "scorer VARCHAR, criterion VARCHAR, value DOUBLE, raw DOUBLE, scale VARCHAR, "
         "passed BOOLEAN, gating BOOLEAN, sample INTEGER, judge VARCHAR, reason VARCHAR, "
-        "details VARCHAR"
+        "details JSON"
     ),
     "trajectory_totals": _columns(
         f"{_PARTITION}, task_id VARCHAR, attempt INTEGER, found BOOLEAN, model_calls BIGINT, "
         "tokens_in BIGINT, tokens_out BIGINT, tokens_cached BIGINT, tool_calls BIGINT, "
-        "agent_calls BIGINT, errors BIGINT, truncated BOOLEAN"
+        "agent_calls BIGINT, errors BIGINT, truncated BOOLEAN, agent_id VARCHAR"
     ),
     "model_metrics": _columns(
         f"{_PARTITION}, tasks INTEGER, episodes INTEGER, passed INTEGER, failed INTEGER, "
@@ -75,19 +77,21 @@ TABLES: dict[str, tuple[tuple[str, str], ...]] = {
         + ", ".join(f"{column} DOUBLE" for column in QUALITATIVE_FIELDS)
         + ", confidence DOUBLE, pass_rate_ci_low DOUBLE, pass_rate_ci_high DOUBLE, "
         "pass_at_k_ci_low DOUBLE, pass_at_k_ci_high DOUBLE, pass_hat_k_ci_low DOUBLE, pass_hat_k_ci_high DOUBLE, "
-        "flaky_tasks INTEGER"
+        "flaky_tasks INTEGER, agent_id VARCHAR"
     ),
     "task_metrics": _columns(
-        f"{_PARTITION}, task_id VARCHAR, attempts INTEGER, passed INTEGER, pass_at_k DOUBLE, pass_hat_k DOUBLE"
+        f"{_PARTITION}, task_id VARCHAR, attempts INTEGER, passed INTEGER, pass_at_k DOUBLE, pass_hat_k DOUBLE, "
+        "agent_id VARCHAR"
     ),
-    "phase_timings": _columns(f"{_PARTITION}, phase VARCHAR, seconds DOUBLE"),
+    "phase_timings": _columns(f"{_PARTITION}, phase VARCHAR, seconds DOUBLE, agent_id VARCHAR"),
     "conversations": _columns(
         f"{_PARTITION}, task_id VARCHAR, attempt INTEGER, turns INTEGER, "
         "generated_turns INTEGER, max_turns INTEGER, ended VARCHAR, user_model VARCHAR, "
-        "user_calls INTEGER, user_tokens_in BIGINT, user_tokens_out BIGINT, transcript VARCHAR"
+        "user_calls INTEGER, user_tokens_in BIGINT, user_tokens_out BIGINT, transcript VARCHAR, agent_id VARCHAR"
     ),
 }
-"""Table → (column, DuckDB type). Every table starts with run_id, model_key.
+"""Table → (column, DuckDB type). Every table starts with run_id, model_key and holds the
+agent's `agent_id` (so that no question needs a join with `runs` to name the agent).
 
 `episode_scores` holds one row per ScoreRow of every episode: `position` is the row's
 index among its episode's rows, `details` the row's details as JSON text (null when
@@ -115,7 +119,7 @@ VIEWS = {
         FROM episode_scores WHERE scorer IN ({_RUBRICS})""",
     "latest_model_metrics": """
         SELECT r.agent_id, m.run_id, m.model_key, r.model_name, r.run_name, r.started_at, r.finished_at,
-               r.k, m.* EXCLUDE (run_id, model_key)
+               r.k, m.* EXCLUDE (run_id, model_key, agent_id)
         FROM model_metrics m JOIN runs r USING (run_id, model_key)
         QUALIFY row_number() OVER (PARTITION BY r.agent_id, m.model_key ORDER BY m.run_id DESC) = 1
         ORDER BY r.agent_id, m.model_key""",
@@ -236,6 +240,8 @@ def _migrate(conn: duckdb.DuckDBPyConnection, version: int) -> None:
             _scores_into_one_table(conn)
         if version < 4:
             _add_new_columns(conn)
+        if version < 5:
+            _typed_columns(conn)
         conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER)")
         conn.execute("DELETE FROM schema_version")
         conn.execute("INSERT INTO schema_version VALUES (?)", [SCHEMA_VERSION])
@@ -255,8 +261,8 @@ def transaction(conn: duckdb.DuckDBPyConnection) -> Iterator[None]:
 
 
 def _add_new_columns(conn: duckdb.DuckDBPyConnection) -> None:
-    """Version 4: the columns of TABLES a table of the file lacks are added (null in the
-    rows already there)."""
+    """Version 4 (and 5): the columns of TABLES a table of the file lacks are added (null
+    in the rows already there)."""
     existing = _base_tables(conn)
     for table, columns in TABLES.items():
         if table not in existing:
@@ -270,6 +276,32 @@ def _add_new_columns(conn: duckdb.DuckDBPyConnection) -> None:
         for name, kind in columns:
             if name not in have:
                 conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
+
+
+TIMES = ("started_at", "finished_at", "written_at")
+"""The runs' times, ISO 8601 text up to version 4."""
+
+
+def _typed_columns(conn: duckdb.DuckDBPyConnection) -> None:
+    """Version 5: the runs' times become TIMESTAMPTZ and score details JSON (text that does
+    not parse as either becomes null), every table gains `agent_id`, filled from `runs`.
+    The views, which read these columns, are dropped first; ensure_schema makes them again."""
+    for view in VIEWS:
+        conn.execute(f"DROP VIEW IF EXISTS {view}")
+    _add_new_columns(conn)
+    for column in TIMES:
+        conn.execute(
+            f"ALTER TABLE runs ALTER COLUMN {column} SET DATA TYPE TIMESTAMPTZ USING try_cast({column} AS TIMESTAMPTZ)"
+        )
+    conn.execute(
+        "ALTER TABLE episode_scores ALTER COLUMN details SET DATA TYPE JSON "
+        "USING CASE WHEN json_valid(details) THEN details END"
+    )
+    for table in _base_tables(conn) & set(TABLES) - {"runs", "episode_scores"}:
+        conn.execute(
+            f"UPDATE {table} t SET agent_id = r.agent_id FROM runs r "
+            "WHERE t.run_id = r.run_id AND t.model_key = r.model_key AND t.agent_id IS NULL"
+        )
 
 
 def _scores_into_one_table(conn: duckdb.DuckDBPyConnection) -> None:

@@ -116,7 +116,11 @@ class Warehouse:
         `phase_timings` under model_key '' (replacing an earlier value)."""
         with self.connect() as conn:
             conn.execute("DELETE FROM phase_timings WHERE run_id = ? AND model_key = '' AND phase = ?", [run_id, phase])
-            conn.execute("INSERT INTO phase_timings VALUES (?, '', ?, ?)", [run_id, phase, seconds])
+            conn.execute(
+                "INSERT INTO phase_timings (run_id, model_key, phase, seconds, agent_id) "
+                "SELECT ?, '', ?, ?, (SELECT any_value(agent_id) FROM runs WHERE run_id = ?)",
+                [run_id, phase, seconds, run_id],
+            )
 
     def query(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
         """Rows of a read-only query as dicts; [] when the warehouse does not exist yet."""
