@@ -76,6 +76,7 @@ TEST_TMPDIR ?= $(shell bash scripts/test-tmpdir)
 # an editable project): in a fresh clone every worker would compile them at the same time.
 test: venv-test lint browser
 	bash scripts/prepare-bat-adk >/dev/null
+	bash scripts/prepare-agentv-corpus >/dev/null
 	$(PY) -m compileall -q -j 0 bat_pipeline bat_pipeline_tests >/dev/null
 	$(if $(TEST_TMPDIR),TMPDIR=$(TEST_TMPDIR)) $(PY) -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 

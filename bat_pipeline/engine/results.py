@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from bat_pipeline.engine.agentv_rule import RULE
+from bat_pipeline.engine.contracts.agentv import IMPLICIT_KEY
 from bat_pipeline.engine.contracts.episode import Episode
 
 
@@ -81,7 +82,7 @@ def index_lines(episodes: Iterable[Episode], suite: str) -> list[dict[str, Any]]
                 ],
             }
             for r in episode.scores
-            if "assertion" in r.details
+            if "assertion" in r.details and not r.details.get(IMPLICIT_KEY)  # as AgentV: a test of no grader lists none
         ]
         lines.append(
             {

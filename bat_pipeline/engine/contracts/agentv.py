@@ -108,6 +108,11 @@ class AgentvTarget(_Record):
     """Where the definition was read (file, and entry), for messages."""
 
 
+IMPLICIT_KEY = "implicit"
+"""Marks the LLM grader a 4.x test naming no grader gets for its criteria (in
+`Assertion.options` and its rows' details): AgentV's index.jsonl lists no grader for it."""
+
+
 class Assertion(_Record):
     """One grader of a test, any type; `options` keeps the type's own fields."""
 

@@ -20,9 +20,10 @@ from pydantic import ValidationError
 
 from bat_pipeline.engine.config.files import parse_json, read_text, read_yaml
 from bat_pipeline.engine.config.messages import kind
-from bat_pipeline.engine.contracts.agentv import AgentvCase, AgentvFormat, AgentvSuite, Assertion, Message
+from bat_pipeline.engine.contracts.agentv import IMPLICIT_KEY, AgentvCase, AgentvFormat, AgentvSuite, Assertion, Message
 from bat_pipeline.engine.contracts.config import MAX_K
 from bat_pipeline.engine.contracts.names import check_id_file_names
+from bat_pipeline.engine.datasets import agentv_vars
 from bat_pipeline.engine.datasets.agentv_composite import composite_options
 from bat_pipeline.engine.datasets.agentv_content import file_shorthand, prompt_text, resolve_files, search_roots
 from bat_pipeline.engine.datasets.agentv_graders import (
@@ -82,12 +83,34 @@ _ASSERTION_FIELDS = {"name", "type", "weight", "required", "min_score", "negate"
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][\w.]*)\s*\}\}")
 
 
+CUSTOM_GRADER_FOLDERS = ("graders", "judges", "assertions")
+"""Where AgentV 4.42.4 finds custom grader types (`.agentv/<folder>/<type>.ts|.js|.mts|.mjs`,
+from the eval file's folder up: grader-discovery.ts, assertion-discovery.ts)."""
+
+
+def custom_grader_file(eval_file: Path, grader_type: str) -> Path | None:
+    """The custom grader script AgentV would take for `grader_type`, if there is one."""
+    for root in search_roots(eval_file):
+        for folder in CUSTOM_GRADER_FOLDERS:
+            for suffix in (".ts", ".js", ".mts", ".mjs"):
+                candidate = root / ".agentv" / folder / f"{grader_type}{suffix}"
+                if candidate.is_file():
+                    return candidate
+    return None
+
+
+V4_INPUT = {"input", "turns", "input_files"}
+"""A test with one of these is a 4.x test even when it has `vars` (detect_format)."""
+
+
 def detect_format(data: Mapping[str, Any], cases: Any) -> AgentvFormat:
     """SPEC §13: the seed's format when the file has top-level `providers` or `prompts` or
-    a test has `vars`; else the 4.x format."""
+    a test has `vars` (and no `input`, `turns` or `input_files` of its own: a 4.x test's
+    `vars` fill placeholders in its fields, as AgentV 4.42.4's, engine.datasets.agentv_vars);
+    else the 4.x format."""
     if "providers" in data or "prompts" in data:
         return "seed"
-    if isinstance(cases, list) and any(isinstance(c, dict) and "vars" in c for c in cases):
+    if isinstance(cases, list) and any(isinstance(c, dict) and "vars" in c and not V4_INPUT & c.keys() for c in cases):
         return "seed"
     return "v4"
 
@@ -264,8 +287,11 @@ def _case(
     for field in ("vars", "metadata"):
         if raw.get(field) is not None and not isinstance(raw[field], dict):
             raise InputError(file, f"expected a mapping, got {kind(raw[field])}", entry=entry, field=field)
+    if fmt == "v4":
+        raw = agentv_vars.filled(raw)
     variables = dict(raw.get("vars") or {})
-    source_input = variables.get("input", raw.get("input", raw.get("input_messages")))
+    written_input = raw.get("input", raw.get("input_messages"))
+    source_input = variables.get("input", written_input) if fmt == "seed" else written_input
     if fmt == "v4" and "input" in raw:
         source_input = file_shorthand(raw, None if execution_skips(raw) else suite_files)
     if source_input is None:
@@ -290,7 +316,7 @@ def _case(
             Assertion(
                 name="llm-grader",
                 type="llm-rubric",
-                options={"written_type": "llm-grader", "required_given": False, GRADING_KEY: ""},
+                options={"written_type": "llm-grader", "required_given": False, GRADING_KEY: "", IMPLICIT_KEY: True},
             )
         ]
     if graders and not any(g.weight > 0 for g in graders):
@@ -446,9 +472,16 @@ def assertion(raw: Any, at: GraderContext) -> Assertion | None:
         base = "trajectory"
     normal = TYPE_ALIASES.get(base, base)
     if normal not in RUN_TYPES:
+        custom = custom_grader_file(Path(file), str(raw["type"]))
         raise InputError(
             file,
-            f"grader type '{raw['type']}' is not supported; supported: {', '.join(RUN_TYPES)} (and their 4.x names)",
+            (
+                f"grader type '{raw['type']}' is AgentV's custom grader {custom}, which is not run here: "
+                "write it as a `code-grader` whose command prints {score, assertions}"
+                if custom
+                else f"grader type '{raw['type']}' is not supported; supported: {', '.join(RUN_TYPES)} "
+                "(and their 4.x names)"
+            ),
             entry=entry,
             field=f"{field}.type",
         )

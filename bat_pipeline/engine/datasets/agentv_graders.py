@@ -188,6 +188,12 @@ def _llm_rubric(options: dict[str, Any], at: GraderContext) -> dict[str, Any]:
         text = value.strip()
     elif isinstance(prompt, str) and prompt.strip():
         text = _prompt_text(prompt.strip(), at)
+    elif isinstance(prompt, dict) and ("command" in prompt or "script" in prompt):
+        raise at.refuse(
+            "a grading prompt built by a command (AgentV's prompt template script) is not run here: "
+            "give the prompt as text or file://PATH (run the script once and keep what it prints)",
+            "prompt",
+        )
     elif prompt is not None:
         raise at.refuse(f"expected the grading prompt as text or file://PATH, got {kind(prompt)}", "prompt")
     elif items is not None and at.fmt == "v4" and score_ranges.has_score_ranges(items):

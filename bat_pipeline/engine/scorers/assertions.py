@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from typing import Any
 
-from bat_pipeline.engine.contracts.agentv import AgentvCase, Assertion
+from bat_pipeline.engine.contracts.agentv import IMPLICIT_KEY, AgentvCase, Assertion
 from bat_pipeline.engine.contracts.scores import ScoreRow
 from bat_pipeline.engine.scorers.registry import ScoringInput
 
@@ -90,4 +90,5 @@ def _weights(assertion: Assertion) -> dict[str, Any]:
         "weight": assertion.weight,
         "required": assertion.required,
         "min_score": assertion.min_score,
+        **({IMPLICIT_KEY: True} if assertion.options.get(IMPLICIT_KEY) else {}),
     }

@@ -13,7 +13,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from bat_pipeline.example.scripted_llm import competent, judge, render, scenario_judge, simulated_user, sloppy
+from bat_pipeline.example.scripted_llm import (
+    agentv_judge,
+    competent,
+    judge,
+    render,
+    scenario_judge,
+    simulated_user,
+    sloppy,
+)
 from bat_pipeline.example.scripted_llm.conversation import Conversation, from_anthropic, from_google, from_openai
 from bat_pipeline.example.scripted_llm.knobs import KnobBoard, Knobs
 from bat_pipeline.example.scripted_llm.reply import Reply
@@ -44,6 +52,9 @@ def _answer(persona: str, conv: Conversation, knobs: Knobs, key: str) -> Reply:
         scorer = scenario_judge.handles(conv)
         if scorer:
             return scenario_judge.respond(conv, scorer)
+        agentv_mode = agentv_judge.handles(conv)
+        if agentv_mode:
+            return agentv_judge.respond(conv, agentv_mode)
         if simulated_user.asked(conv):  # EvalBench's configs name one model for judge and user
             return simulated_user.respond(conv)
         return judge.respond(conv, think=knobs.think, echo=echo, pad=knobs.pad_reasoning)

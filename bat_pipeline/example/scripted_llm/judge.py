@@ -73,6 +73,13 @@ def _rubric(prompt: str) -> str:
     return "task_completion"
 
 
+def answer_to_grade(prompt: str) -> str:
+    """The answer in bat_pipeline's question to an AgentV grader: its last field, which may
+    run over many lines."""
+    found = re.search(r"^Answer to grade:[ \t]*(.*)\Z", prompt, re.MULTILINE | re.DOTALL | re.IGNORECASE)
+    return found.group(1).strip() if found else _field(prompt, ["answer[ _]to[ _]grade"])
+
+
 def _errors_shown(prompt: str) -> bool:
     # A placeholder such as "`FAILED: …`" in a legend explains the notation; it shows no error.
     return bool(
@@ -93,8 +100,11 @@ def score(conv: Conversation) -> tuple[float, str]:
     terms = _terms(expected)
     notes = [f"scripted stand-in judge (keyword heuristics, not a model); rubric {rubric}"]
     if rubric == "grader":
-        criteria = _field(prompt, ["grading[ _]criteria"])
-        answer = _field(prompt, ["answer[ _]to[ _]grade"])
+        # bat_pipeline's question (engine.scorers.llm_grader): criteria, input, expected output
+        # and answer in that order, each possibly over many lines.
+        found_criteria = re.search(r"^Grading criteria:[ \t]*(.*?)\n^Input:", prompt, re.MULTILINE | re.DOTALL)
+        criteria = found_criteria.group(1).strip() if found_criteria else _field(prompt, ["grading[ _]criteria"])
+        answer = answer_to_grade(prompt)
         share, found = _share(_terms(criteria), answer)
         value = 0.0 if not answer or answer == "(empty)" else (0.5 if share is None else share)
         notes.append(f"criteria terms in the answer: {found} of {_terms(criteria)}")
@@ -125,7 +135,7 @@ def ranges_answer(prompt: str) -> dict[str, object] | None:
     if "Scored items:" not in prompt:
         return None
     block = prompt.split("Scored items:", 1)[1]
-    answer = _field(prompt, ["answer[ _]to[ _]grade"])
+    answer = answer_to_grade(prompt)
     items: list[tuple[str, str]] = []
     for line in block.splitlines():
         head = re.match(r"^- ([^\s:]+)(.*)$", line)
