@@ -52,8 +52,9 @@ def test_graph_of_an_agent_with_a_gate(definitions):
             assert node.partitions_def is None, name
 
     checks = {spec.name: spec for spec in defs.resolve_assets_def(dg.AssetKey([AGENT, "eval_metrics"])).check_specs}
-    assert set(checks) == {"min_pass_rate", "max_error_episodes"}
-    assert all(spec.blocking for spec in checks.values())
+    assert set(checks) == {"min_pass_rate", "max_error_episodes", "warn_pass_rate"}
+    # The gates block; the pass-rate warning (on by default) does not.
+    assert {name for name, spec in checks.items() if spec.blocking} == {"min_pass_rate", "max_error_episodes"}
 
     evaluate = defs.resolve_job_def("evaluate")
     assert evaluate.partitions_def.get_partition_keys() == list(MODEL_KEYS)
@@ -71,8 +72,12 @@ def test_graph_of_an_agent_with_a_gate(definitions):
 def test_no_gate_no_checks(definitions):
     import dagster as dg
 
-    defs = definitions("graph_no_gate", models=("openai-sloppy",), evaluation={"gate": {}})
+    defs = definitions("graph_no_gate", models=("openai-sloppy",), evaluation={"gate": {"warn_pass_rate": None}})
     assert list(defs.resolve_assets_def(dg.AssetKey([AGENT, "eval_metrics"])).check_specs) == []
+    # With no gate set, only the non-blocking pass-rate warning.
+    warned = definitions("graph_warn_only", models=("openai-sloppy",), evaluation={"gate": {}})
+    (spec,) = warned.resolve_assets_def(dg.AssetKey([AGENT, "eval_metrics"])).check_specs
+    assert spec.name == "warn_pass_rate" and not spec.blocking
     episodes = defs.resolve_assets_def(dg.AssetKey([AGENT, "agent_episodes"]))
     assert episodes.partitions_def.get_partition_keys() == ["openai-sloppy"]
 
