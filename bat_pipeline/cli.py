@@ -16,7 +16,8 @@ EXIT_CONFIG = 2
 
 
 AGENT_HELP = (
-    "the agent whose runs are meant: its folder, its eval file, or its id in the history (default: any agent's)"
+    "the agent whose runs are meant: its folder, its eval file, or its id in the history "
+    "(default: the agent folder you are in, else any agent's)"
 )
 """`--agent` means the same in every command that reads the history."""
 
@@ -47,9 +48,13 @@ def _history(arg: str | None) -> Path:
 
 def _agent_id(arg: str | None) -> str | None:
     """`--agent` (AGENT_HELP): an existing folder or eval file is read for its agent id;
-    anything else is taken as the id itself."""
+    anything else is taken as the id itself. Without it, in an agent folder, that agent."""
     if not arg:
-        return None
+        from bat_pipeline.engine.agent_folder import is_agent_folder
+
+        if not is_agent_folder(Path.cwd()):
+            return None
+        arg = "."
     if Path(arg).expanduser().exists():
         from bat_pipeline.engine.config.project import load_project
 

@@ -54,7 +54,7 @@ def test_every_argument_of_every_command_has_help():
     assert missing == []
 
 
-def test_agent_means_the_same_everywhere(tmp_path):
+def test_agent_means_the_same_everywhere(tmp_path, monkeypatch):
     commands = _subparsers(build_parser())
     helps = {
         name: next(a.help for a in command._actions if "--agent" in a.option_strings)
@@ -65,7 +65,12 @@ def test_agent_means_the_same_everywhere(tmp_path):
     # A folder (or eval file) is read for its id; anything else is the id itself.
     assert _agent_id(str(BUNDLED_AGENT_DIR)) == "weather_agent"
     assert _agent_id(str(BUNDLED_AGENT_DIR / "eval" / "eval.yaml")) == "weather_agent"
-    assert _agent_id("some-agent") == "some-agent" and _agent_id(None) is None
+    assert _agent_id("some-agent") == "some-agent"
+    # Without --agent: the agent folder the command starts in, else any agent's.
+    monkeypatch.chdir(tmp_path)
+    assert _agent_id(None) is None
+    monkeypatch.chdir(BUNDLED_AGENT_DIR)
+    assert _agent_id(None) == "weather_agent"
 
 
 def test_a_missing_path_is_named_as_what_was_expected(tmp_path):
