@@ -158,12 +158,15 @@ def print_summary(root: Path, partitions: list[tuple[str, Path | None]], out) ->
         return
     if not rows:
         return
-    out("\nmodel                          pass   pass@k  pass^k  p50 ms  p95 ms   tokens  judge")
+    level = f"{float(rows[0].get('confidence') or 0.95):.0%} interval"
+    out(f"\nmodel                          pass  {level:>12}  pass@k  pass^k  p50 ms  p95 ms   tokens  judge")
     for r in rows:
         scores = [r[f] for f in QUALITATIVE_FIELDS if r.get(f) is not None]
         judge = f"{sum(scores) / len(scores):.2f}" if scores else "-"
+        low, high = r.get("pass_rate_ci_low"), r.get("pass_rate_ci_high")
+        interval = "-" if low is None or high is None else f"{low:.0%}–{high:.0%}"
         out(
-            f"{r['model_key'][:30]:30} {r['pass_rate'] or 0:5.0%}  {r.get('pass_at_k') or 0:6.2f}  "
+            f"{r['model_key'][:30]:30} {r['pass_rate'] or 0:5.0%}  {interval:>12}  {r.get('pass_at_k') or 0:6.2f}  "
             f"{r.get('pass_hat_k') or 0:6.2f}  {r.get('p50_ms') or 0:6.0f}  {r.get('p95_ms') or 0:6.0f}  "
             f"{int(r.get('total_tokens_total') or 0):7d}  {judge}"
         )

@@ -54,6 +54,9 @@ def test_run_evaluates_every_model_at_once(evaluated):
     table = result.stdout.split(header, 1)[1].splitlines()
     for key in MODEL_KEYS:
         assert any(line.startswith(key) for line in table), (key, result.stdout)
+    # Each pass rate with its interval: 3 tasks, none passed: Wilson's [0, 56 %].
+    assert "95% interval" in header
+    assert next(line for line in table if line.startswith(SLOPPY)).split()[1:3] == ["0%", "0%–56%"], table
 
     urls = {}
     for key in MODEL_KEYS:
