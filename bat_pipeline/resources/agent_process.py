@@ -317,7 +317,13 @@ class AgentLauncher:
             # Read without expanding ${VAR}: the copy must not hold secrets the original
             # only referenced; the agent expands them itself.
             original = read_agent_config(config_file)
-            copy = evaluation_config_copy(original, port=port, host=LOOPBACK, spans_file=spans_file)
+            copy = evaluation_config_copy(
+                original,
+                port=port,
+                host=LOOPBACK,
+                spans_file=spans_file,
+                otlp_endpoint=receiver.endpoint if receiver is not None else None,
+            )
             config_copy.write_text(yaml.safe_dump(copy, sort_keys=False), encoding="utf-8")
             env["CONFIG_PATH"] = str(config_copy)
         env[PORT_VAR] = str(port)

@@ -151,6 +151,15 @@ def test_config_copy_sets_port_host_and_spans(tmp_path):
     assert result["telemetry"]["privacy"] == "none"
 
 
+def test_config_copy_of_an_agent_evaluated_over_otlp_exports_to_the_receiver(tmp_path):
+    # agent.spans: otlp: the one output is a remote one at the partition's receiver.
+    result = evaluation_config_copy(
+        ORIGINAL, port=1, host="127.0.0.1", spans_file=tmp_path / "s.jsonl", otlp_endpoint="http://127.0.0.1:4318"
+    )
+    assert result["telemetry"]["output"] == [{"type": "remote", "endpoint": "http://127.0.0.1:4318"}]
+    assert result["telemetry"]["privacy"] == "none" and result["telemetry"]["service"] == "w"
+
+
 def test_config_copy_leaves_everything_else_equal(tmp_path):
     before = copy.deepcopy(ORIGINAL)
     result = evaluation_config_copy(ORIGINAL, port=1, host="h", spans_file=tmp_path / "s.jsonl")

@@ -2,12 +2,15 @@
 receiver per partition, points the test agent (bat_pipeline_tests/otlp_agent: a2a-sdk, the
 OpenTelemetry SDK and its stock OTLP/HTTP exporter with a BatchSpanProcessor, GenAI spans)
 at it, and its tool, agent-call and limit checks come out as the bundled agent's do on the
-same tasks and scripted models."""
+same tasks and scripted models. And a BAT agent that exports OpenInference spans: the
+bundled agent itself with `agent.spans: otlp`, its config copy's telemetry a `remote`
+output (the stock OTLP/HTTP exporter) pointed at the receiver instead of a file."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -96,21 +99,35 @@ def evaluated(workspace_factory, collector):
     edit_eval(otlp.agent, export={"otlp_endpoint": collector.server.base_url})
     # The OTLP agent has no config.yaml and no other span file: its spans come only over OTLP.
     (otlp.agent / "config.yaml").unlink()
-    with subprocess.Popen(
-        [str(BAT_PIPELINE), "run", str(bundled.agent)],
-        env=bundled.env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    ) as reference:
+    # The bundled agent over OTLP: OpenInference spans, the Forecaster's too (no extra file).
+    openinference = workspace_factory(
+        "otlp_openinference",
+        tasks=TASKS,
+        models=MODELS,
+        evaluation={"qualitative": False, "extra_spans": []},
+        agent={"spans": "otlp"},
+    )
+
+    def start(ws):
+        return subprocess.Popen(
+            [str(BAT_PIPELINE), "run", str(ws.agent)],
+            env=ws.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+
+    with start(bundled) as reference, start(openinference) as oi_run:
         result = run([str(BAT_PIPELINE), "run", str(otlp.agent)], otlp.env)
         reference_out, _ = reference.communicate(timeout=240)
+        oi_out, _ = oi_run.communicate(timeout=240)
     assert reference.returncode == 0, reference_out[-4000:]
-    return bundled, otlp, result
+    assert oi_run.returncode == 0, oi_out[-4000:]
+    return bundled, otlp, result, openinference
 
 
 def test_the_otlp_agent_gets_the_bundled_agents_verdicts(evaluated):
-    bundled, otlp, result = evaluated
+    bundled, otlp, result, _ = evaluated
     assert result.returncode == 0, result.stdout[-4000:]
     expected = verdict_checks(bundled.only_run_dir())
     got = verdict_checks(otlp.only_run_dir())
@@ -122,8 +139,26 @@ def test_the_otlp_agent_gets_the_bundled_agents_verdicts(evaluated):
     assert {("model_calls", True), ("tokens", True)} <= outcomes
 
 
+def test_a_bat_agent_exporting_openinference_over_otlp_gets_its_file_verdicts(evaluated):
+    bundled, _, _, openinference = evaluated
+    run_dir = openinference.only_run_dir()
+    assert verdict_checks(run_dir) == verdict_checks(bundled.only_run_dir())
+    for model in MODELS:
+        lines = [json.loads(line) for line in (run_dir / model / "spans" / "agent.jsonl").read_text().splitlines()]
+        kinds = {line["attributes"].get("openinference.span.kind") for line in lines}
+        assert {"LLM", "TOOL"} <= kinds, kinds  # OpenInference's, received over OTLP
+    # Every span of the partitions' files came through their receivers (their step logs say
+    # how many each wrote), none through a file exporter of the agent's own.
+    logs = "".join(p.read_text(errors="replace") for p in (openinference.root / "logs").glob("*.log"))
+    written = [int(n) for n in re.findall(r"OTLP receiver http://127\.0\.0\.1:\d+: (\d+) spans written", logs)]
+    in_files = sum(len((run_dir / model / "spans" / "agent.jsonl").read_text().splitlines()) for model in MODELS)
+    assert len(written) == len(MODELS) and sum(written) == in_files, logs[-3000:]
+    competent = (run_dir / "openai-competent" / "spans" / "agent.jsonl").read_text()
+    assert "forecast_table" in competent  # the Forecaster child exported there too
+
+
 def test_spans_came_over_otlp_into_the_partition_span_file(evaluated):
-    _, otlp, _ = evaluated
+    _, otlp, _, _ = evaluated
     run_dir = otlp.only_run_dir()
     for model in MODELS:
         lines = (run_dir / model / "spans" / "agent.jsonl").read_text().splitlines()
@@ -138,7 +173,7 @@ def test_spans_came_over_otlp_into_the_partition_span_file(evaluated):
 
 
 def test_every_score_row_reached_the_teams_endpoint_on_the_graded_turns_span(evaluated, collector):
-    _, otlp, _ = evaluated
+    _, otlp, _, _ = evaluated
     run_dir = otlp.only_run_dir()
     events = {}
     for record in collector.records:

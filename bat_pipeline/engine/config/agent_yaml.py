@@ -82,14 +82,21 @@ def _with_host(url: str, host: str) -> str:
 
 
 def evaluation_config_copy(
-    original: Mapping[str, Any], *, port: int, spans_file: Path, host: str | None = None
+    original: Mapping[str, Any],
+    *,
+    port: int,
+    spans_file: Path,
+    host: str | None = None,
+    otlp_endpoint: str | None = None,
 ) -> dict[str, Any]:
     """The agent's config for one evaluation run; `original` is not modified.
 
     Sets `endpoint.port`; `endpoint.url` keeps its scheme and gets `host` when given (when
     absent it becomes `http://<host or localhost>`). `telemetry.output` becomes the one
-    local file `spans_file` and `telemetry.privacy` becomes `none`. Every other key,
-    including the rest of `endpoint` and `telemetry`, is left as it was.
+    local file `spans_file` — or, with `otlp_endpoint` (`agent.spans: otlp`), the one
+    `remote` output exporting OTLP to that endpoint (the partition's receiver, which writes
+    the same file) — and `telemetry.privacy` becomes `none`. Every other key, including the
+    rest of `endpoint` and `telemetry`, is left as it was.
     """
     result = copy.deepcopy(dict(original))
     endpoint = result.get("endpoint")
@@ -105,7 +112,11 @@ def evaluation_config_copy(
     result["endpoint"] = endpoint
     telemetry = result.get("telemetry")
     telemetry = dict(telemetry) if isinstance(telemetry, Mapping) else {}
-    telemetry["output"] = [{"type": "local", "file_path": str(spans_file)}]
+    telemetry["output"] = (
+        [{"type": "remote", "endpoint": otlp_endpoint}]
+        if otlp_endpoint
+        else [{"type": "local", "file_path": str(spans_file)}]
+    )
     telemetry["privacy"] = "none"
     result["telemetry"] = telemetry
     return result
