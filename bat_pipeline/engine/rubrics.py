@@ -15,8 +15,8 @@ import math
 from typing import Any
 
 from bat_pipeline.engine.contracts import RUBRICS, SCORE_FIELDS, Episode, JudgeSettings, Task
+from bat_pipeline.engine.judge_answers import after_thinking, json_objects
 from bat_pipeline.engine.judge_view import render_episode_for_judge
-from bat_pipeline.engine.trajectories.attributes import THINK_END
 
 __all__ = [
     "JSON_SCHEMA",
@@ -119,9 +119,9 @@ def answer_object(text: str) -> dict[str, Any]:
     `</think>` (parse_answer); JudgeAnswerError when there is none. Its score unchecked."""
     if not isinstance(text, str) or not text.strip():
         raise JudgeAnswerError("the judge's answer is empty")
-    said = text.rsplit(THINK_END, 1)[-1]
+    said = after_thinking(text)
     found: dict[str, Any] | None = None
-    for obj in _json_objects(said):
+    for obj in json_objects(said):
         holder = _score_holder(obj)
         if holder is not None:
             found = holder
@@ -135,8 +135,8 @@ def answer_with(text: str, key: str) -> dict[str, Any]:
     JudgeAnswerError when there is none."""
     if not isinstance(text, str) or not text.strip():
         raise JudgeAnswerError("the judge's answer is empty")
-    said = text.rsplit(THINK_END, 1)[-1]
-    found = [obj for obj in _json_objects(said) if key in obj]
+    said = after_thinking(text)
+    found = [obj for obj in json_objects(said) if key in obj]
     if not found:
         raise JudgeAnswerError(f"no JSON object with '{key}' in the judge's answer: {_preview(said)}")
     return found[-1]
@@ -277,24 +277,6 @@ def _clip(text: str, limit: int) -> str:
 
 
 # --- answers ---------------------------------------------------------------------------
-
-
-def _json_objects(text: str) -> list[dict[str, Any]]:
-    """Every top-level JSON object in `text`, in order; unparsable braces are skipped, so an
-    object inside a broken one is still found."""
-    decoder = json.JSONDecoder()
-    found: list[dict[str, Any]] = []
-    i = text.find("{")
-    while i != -1:
-        try:
-            obj, end = decoder.raw_decode(text, i)
-        except ValueError:
-            i = text.find("{", i + 1)
-            continue
-        if isinstance(obj, dict):
-            found.append(obj)
-        i = text.find("{", end)
-    return found
 
 
 def _score_holder(value: Any) -> dict[str, Any] | None:

@@ -7,8 +7,6 @@ user's turns marked), and the agent's recorded steps (engine.judge_view).
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -17,10 +15,10 @@ from bat_pipeline.engine.contracts.config import JudgeSettings
 from bat_pipeline.engine.contracts.episode import Episode
 from bat_pipeline.engine.contracts.scores import ScoreRow
 from bat_pipeline.engine.contracts.tasks import Task
+from bat_pipeline.engine.judge_answers import after_thinking, json_objects
 from bat_pipeline.engine.judge_view import render_episode_for_judge
 from bat_pipeline.engine.scorers.judging import FAILED, Judge, JudgeQuestion, cannot_judge, null_row
 from bat_pipeline.engine.scorers.registry import ScoringInput
-from bat_pipeline.engine.trajectories.attributes import THINK_END
 
 T = TypeVar("T")
 
@@ -60,16 +58,10 @@ def scenario_case(task: Task, episode: Episode, max_chars: int) -> str:
 def answer_object(text: str, key: str) -> dict[str, Any]:
     """The last JSON object holding `key` in the answer (after any `</think>`); ValueError
     when there is none (the judge client asks again)."""
-    text = text.rsplit(THINK_END, 1)[-1]
-    decoder = json.JSONDecoder()
-    for start in sorted((m.start() for m in re.finditer(r"\{", text)), reverse=True):
-        try:
-            found, _ = decoder.raw_decode(text, start)
-        except ValueError:
-            continue
-        if isinstance(found, dict) and key in found:
-            return found
-    raise ValueError(f"no JSON object with '{key}' in the answer")
+    found = [obj for obj in json_objects(after_thinking(text), nested=True) if key in obj]
+    if not found:
+        raise ValueError(f"no JSON object with '{key}' in the answer")
+    return found[-1]
 
 
 @dataclass(frozen=True)

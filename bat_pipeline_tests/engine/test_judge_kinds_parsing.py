@@ -115,3 +115,15 @@ def test_a_panel_reports_each_judge_their_median_and_agreement() -> None:
     assert panel.judge == PANEL and panel.value == 0.75
     assert panel.details["judges"] == {"a": 1.0, "b": 0.5, "c": 0.75} and panel.details["agreement"] == 0.5
     assert last_word(rows) == [panel]
+
+
+def test_one_parser_reads_every_judges_answer():
+    """engine.judge_answers: top-level objects in order, broken braces skipped, nested ones
+    only when asked, the reasoning before `</think>` left out."""
+    from bat_pipeline.engine.judge_answers import after_thinking, json_objects
+
+    text = 'x {"a": {"b": 1}} {broken {"c": 2} y {"d": [3]}'
+    assert json_objects(text) == [{"a": {"b": 1}}, {"c": 2}, {"d": [3]}]
+    assert json_objects(text, nested=True) == [{"a": {"b": 1}}, {"b": 1}, {"c": 2}, {"d": [3]}]
+    assert after_thinking('<think>{"score": 0}</think> {"score": 1}') == ' {"score": 1}'
+    assert after_thinking("no reasoning") == "no reasoning"

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bat_pipeline.engine.trajectories.attributes import THINK_END
+from bat_pipeline.engine.judge_answers import after_thinking
 
 CHOICES: dict[str, float] = {"1": 0.0, "2": 0.25, "3": 0.5, "4": 0.75, "5": 1.0}
 """Label → score."""
@@ -42,7 +42,7 @@ class Choice:
 def parse_choice(text: str) -> Choice:
     """The choice in a judge's answer (module docstring); never raises. Text before a
     final `</think>` is not read."""
-    said = (text or "").rsplit(THINK_END, 1)[-1]
+    said = after_thinking(text or "")
     lines = [line.strip() for line in said.splitlines() if line.strip()]
     if lines and lines[-1] in CHOICES:
         return Choice(lines[-1], "last line")

@@ -12,10 +12,10 @@ the medians when the judge runs N times)."""
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
+from bat_pipeline.engine.judge_answers import after_thinking, json_objects
 from bat_pipeline.engine.yaml_rubrics import Rubric
 
 STANDARD_DIMENSIONS = {
@@ -161,27 +161,17 @@ def pattern_messages(pattern: str, view: str) -> list[dict[str, str]]:
 
 
 def _last_object(text: str) -> dict[str, Any]:
-    decoder = json.JSONDecoder()
-    found: dict[str, Any] | None = None
-    for start, char in enumerate(text):
-        if char != "{":
-            continue
-        try:
-            value, _ = decoder.raw_decode(text, start)
-        except ValueError:
-            continue
-        if isinstance(value, dict) and isinstance(value.get("scores"), dict):
-            found = value
-    if found is None:
+    found = [obj for obj in json_objects(text, nested=True) if isinstance(obj.get("scores"), dict)]
+    if not found:
         raise ValueError("no JSON object with 'scores' in the answer")
-    return found
+    return found[-1]
 
 
 def parse_graded(rubric: Rubric, text: str) -> dict[str, Any]:
     """The judge's JSON (the last object holding `scores`): `scores` kept for the rubric's
     criteria that are finite numbers (others are missing), the rest as given. Raises
     ValueError when there is no such object, or no criterion has a number."""
-    found = _last_object(text.rsplit("</think>", 1)[-1])
+    found = _last_object(after_thinking(text))
     scores: dict[str, float] = {}
     for criterion in rubric.criteria:
         value = found["scores"].get(criterion.name)
