@@ -39,55 +39,15 @@ RECORDED = json.loads((HERE / "recorded.json").read_text(encoding="utf-8"))
 FILES = [entry["path"] for entry in json.loads((HERE / "corpus.json").read_text(encoding="utf-8"))["files"]]
 SCORE_TOLERANCE = 1e-3
 MISSING_PACKAGE = re.compile(r"Cannot find (module|package) '")
-"""A grader's stderr when a package it imports is not there (AgentV's SDK is not on npm: the
-recording builds it from AgentV's sources, the tests have none); such a grader scores 0."""
-
-SDK = (
-    "its graders import AgentV's SDK (@agentv/sdk), which is not on npm: "
-    "the recording builds it from AgentV's sources, the tests have none"
-)
+"""A grader's stderr when a package it imports is not there (as when our stand-in for AgentV's
+SDK, sdk/ here, is not in the corpus's node_modules); such a grader scores 0."""
 WORKSPACE = "needs a `workspace:` template copied for each test (and `file_changes` from it): not done here"
 
 DIFFERENCES: dict[str, tuple[str, str]] = {
     "v4/examples/features/batch-cli/evals/dataset.eval.yaml": (
-        SDK,
-        "could not load a package it imports",
-    ),
-    "v4/examples/features/code-grader-sdk/evals/dataset.eval.yaml": (
-        SDK,
-        "could not load a package it imports",
-    ),
-    "v4/examples/features/code-grader-with-llm-calls/evals/contextual-precision.eval.yaml": (
-        SDK,
-        "could not load a package it imports",
-    ),
-    "v4/examples/features/code-grader-with-llm-calls/evals/contextual-recall.eval.yaml": (
-        SDK,
-        "could not load a package it imports",
-    ),
-    "v4/examples/features/eval-assert-demo/evals/dataset.eval.yaml": (
-        SDK,
-        "could not load a package it imports",
-    ),
-    "v4/examples/features/execution-metrics/evals/dataset.eval.yaml": (
-        SDK,
-        "could not load a package it imports",
-    ),
-    "v4/examples/features/nlp-metrics/evals/dataset.eval.yaml": (
-        SDK,
-        "could not load a package it imports",
-    ),
-    "v4/examples/features/tool-evaluation-plugins/evals/dataset.eval.yaml": (
-        SDK,
-        "could not load a package it imports",
-    ),
-    "v4/examples/features/trace-evaluation/evals/dataset.eval.yaml": (
-        SDK,
-        "could not load a package it imports",
-    ),
-    "v4/examples/features/trial-output-consistency/evals/dataset.eval.yaml": (
-        SDK,
-        "could not load a package it imports",
+        "a test the batch runner writes no record for is an execution error with no grader rows; AgentV "
+        "still runs its graders on it (two rows, each 0)",
+        "aml-004-not-exist: grader rows AgentV 2, ours 0",
     ),
     "v4/examples/features/file-changes/evals/dataset.eval.yaml": (
         WORKSPACE,
@@ -147,6 +107,9 @@ def corpus_env(url: str) -> dict[str, str]:
 
 TOOLS = Path(os.environ.get("AGENTV_CORPUS_TOOLS") or HERE.parents[1] / ".bat_pipeline" / "agentv-corpus-tools")
 """Where scripts/prepare-agentv-corpus installs bun (`make test` runs it first)."""
+NPM_PACKAGES = ("zod", "yaml")
+"""What the examples import from npm besides AgentV's SDK (yaml: batch-cli's mock agent;
+zod: our SDK stand-in, and the graders through its `z`); the script installs them too."""
 
 
 @pytest.fixture(scope="module")
@@ -155,13 +118,23 @@ def corpus(tmp_path_factory, scripted_llm):
     PATH and the environment corpus.env gives, on the session's scripted server."""
     bun = TOOLS / "node_modules" / ".bin"
     assert (bun / "bun").exists(), f"no bun in {bun}: run scripts/prepare-agentv-corpus (make test does)"
+    for package in NPM_PACKAGES:
+        assert (TOOLS / "node_modules" / package).is_dir(), (
+            f"no {package} in {TOOLS / 'node_modules'}: run scripts/prepare-agentv-corpus (make test does)"
+        )
     root = tmp_path_factory.mktemp("agentv_corpus")
     for line in ("v4", "v2"):
         shutil.copytree(HERE / line, root / line, symlinks=True)
         subprocess.run(["git", "init", "-q", str(root / line)], check=True)
         # A node_modules folder, as a user's after `bun install`: bun then resolves imports
-        # from it and never installs a missing package from the registry on its own.
-        (root / line / "node_modules").mkdir()
+        # from it and never installs a missing package from the registry on its own. It holds
+        # our stand-in for AgentV's SDK (sdk/, copied: bun resolves a module's imports from
+        # its real path, so the SDK's `zod` must sit beside it) and the npm packages the
+        # examples import (zod, yaml), linked from where scripts/prepare-agentv-corpus put them.
+        modules = root / line / "node_modules"
+        shutil.copytree(HERE / "sdk", modules / "@agentv" / "sdk")
+        for package in NPM_PACKAGES:
+            (modules / package).symlink_to(TOOLS / "node_modules" / package, target_is_directory=True)
     with pytest.MonkeyPatch.context() as patch:
         for key, value in corpus_env(scripted_llm.url).items():
             patch.setenv(key, value)
