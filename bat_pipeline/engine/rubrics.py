@@ -313,3 +313,32 @@ def _score(raw: Any) -> float:
 def _preview(text: str, limit: int = 200) -> str:
     text = " ".join(text.split())
     return json.dumps(text if len(text) <= limit else text[: limit - 1] + "…", ensure_ascii=False)
+
+
+# --- a grade: a score from 0 to 1, whether it passes, why -----------------------------------
+
+GRADE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "reasoning": {"type": "string", "description": "Why, pointing at the parts of the answer that decide it."},
+        "score": {"type": "number", "description": "How well the answer meets the criteria, from 0 to 1."},
+        "passed": {"type": "boolean", "description": "Whether the answer meets the criteria."},
+    },
+    "required": ["reasoning", "score", "passed"],
+    "additionalProperties": False,
+}
+"""The answer a grading judge gives (AgentV's LLM graders, ADK's judged metrics): structured
+output where the provider takes a schema."""
+
+
+def parse_grade(text: str) -> tuple[float, bool | None, str]:
+    """(score, passed or None when not given, reasoning) from the judge's answer;
+    JudgeAnswerError (a ValueError: asked again) when it holds no usable score."""
+    found = answer_object(text)
+    score = checked_score(found["score"])
+    passed = found.get("passed")
+    if passed is not None and not isinstance(passed, bool):
+        raise JudgeAnswerError(f"`passed` is not true or false: {passed!r}")
+    reasoning = found.get("reasoning")
+    reasoning = reasoning if isinstance(reasoning, str) else json.dumps(reasoning, ensure_ascii=False)
+    return score, passed, (reasoning or "").strip()

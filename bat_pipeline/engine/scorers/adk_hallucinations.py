@@ -20,6 +20,7 @@ import re
 from bat_pipeline.engine.contracts.adk import HALLUCINATIONS
 from bat_pipeline.engine.contracts.scores import ScoreRow
 from bat_pipeline.engine.contracts.trajectory import ToolStep
+from bat_pipeline.engine.rubrics import GRADE_SCHEMA as SCHEMA, parse_grade
 from bat_pipeline.engine.scorers.adk_support import (
     Actual,
     actual_invocations,
@@ -31,7 +32,6 @@ from bat_pipeline.engine.scorers.adk_support import (
     user_turns,
 )
 from bat_pipeline.engine.scorers.judging import Judge, JudgeQuestion
-from bat_pipeline.engine.scorers.llm_grader import SCHEMA, parse_grade
 from bat_pipeline.engine.scorers.registry import ScoringInput, llm
 
 PURPOSE = "adk_hallucinations_v1"

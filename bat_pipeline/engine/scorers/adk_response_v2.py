@@ -17,6 +17,7 @@ import asyncio
 
 from bat_pipeline.engine.contracts.adk import RESPONSE_MATCH_V2, AdkInvocation
 from bat_pipeline.engine.contracts.scores import ScoreRow
+from bat_pipeline.engine.rubrics import GRADE_SCHEMA as SCHEMA, parse_grade
 from bat_pipeline.engine.scorers.adk_support import (
     actual_invocations,
     configured,
@@ -27,7 +28,6 @@ from bat_pipeline.engine.scorers.adk_support import (
     threshold_row,
 )
 from bat_pipeline.engine.scorers.judging import Judge, JudgeQuestion
-from bat_pipeline.engine.scorers.llm_grader import SCHEMA, parse_grade
 from bat_pipeline.engine.scorers.registry import ScoringInput, llm
 
 PURPOSE = "adk_final_response_match_v2"

@@ -33,6 +33,7 @@ from bat_pipeline.engine.contracts.adk import (
 )
 from bat_pipeline.engine.contracts.scores import ScoreRow
 from bat_pipeline.engine.contracts.trajectory import ToolStep
+from bat_pipeline.engine.rubrics import GRADE_SCHEMA as SCHEMA, parse_grade
 from bat_pipeline.engine.scorers.adk_response_v2 import majority
 from bat_pipeline.engine.scorers.adk_support import (
     Actual,
@@ -45,7 +46,6 @@ from bat_pipeline.engine.scorers.adk_support import (
     user_turns,
 )
 from bat_pipeline.engine.scorers.judging import Judge, JudgeQuestion
-from bat_pipeline.engine.scorers.llm_grader import SCHEMA, parse_grade
 from bat_pipeline.engine.scorers.registry import ScoringInput, llm
 
 MAX_CHARS = 12000

@@ -17,7 +17,6 @@ attempt's).
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 from bat_pipeline.engine.contracts.agentv import AgentvCase, Assertion
@@ -26,7 +25,12 @@ from bat_pipeline.engine.datasets import agentv_score_ranges as score_ranges
 from bat_pipeline.engine.datasets.agentv import content_text, messages_text
 from bat_pipeline.engine.datasets.agentv_graders import GRADING_KEY
 from bat_pipeline.engine.datasets.agentv_judge import LLM_TYPES
-from bat_pipeline.engine.rubrics import JudgeAnswerError, answer_object, answer_with, checked_score
+from bat_pipeline.engine.rubrics import (
+    GRADE_SCHEMA as SCHEMA,
+    JudgeAnswerError,
+    answer_with,
+    parse_grade,
+)
 from bat_pipeline.engine.scorers.assertions import assertion_row, grader_error_row, graders, has_graders
 from bat_pipeline.engine.scorers.judging import Judge, JudgeQuestion, cannot_judge
 from bat_pipeline.engine.scorers.registry import ScoringInput, llm
@@ -35,17 +39,6 @@ NAME = "llm_grader"
 PURPOSE = "agentv_grader"
 MAX_CHARS = 12000
 """Each of the input, the expected output and the answer is cut to this many characters."""
-
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "reasoning": {"type": "string", "description": "Why, pointing at the parts of the answer that decide it."},
-        "score": {"type": "number", "description": "How well the answer meets the criteria, from 0 to 1."},
-        "passed": {"type": "boolean", "description": "Whether the answer meets the criteria."},
-    },
-    "required": ["reasoning", "score", "passed"],
-    "additionalProperties": False,
-}
 
 _SYSTEM = (
     "You are a grader. Someone wrote a test for an AI system and the GRADING CRITERIA that a good "
@@ -117,19 +110,6 @@ def parse_checks(text: str) -> tuple[list[dict[str, Any]], str]:
             raise JudgeAnswerError(f"check '{check['id']}': `score` is not a whole number from 0 to 10: {value!r}")
     overall = found.get("overall_reasoning")
     return checks, overall.strip() if isinstance(overall, str) else ""
-
-
-def parse_grade(text: str) -> tuple[float, bool | None, str]:
-    """(score, passed or None when not given, reasoning) from the judge's answer;
-    JudgeAnswerError (a ValueError: asked again) when it holds no usable score."""
-    found = answer_object(text)
-    score = checked_score(found["score"])
-    passed = found.get("passed")
-    if passed is not None and not isinstance(passed, bool):
-        raise JudgeAnswerError(f"`passed` is not true or false: {passed!r}")
-    reasoning = found.get("reasoning")
-    reasoning = reasoning if isinstance(reasoning, str) else json.dumps(reasoning, ensure_ascii=False)
-    return score, passed, (reasoning or "").strip()
 
 
 def grading_messages(grader: Assertion, case: AgentvCase, answer: str) -> list[dict[str, str]]:
