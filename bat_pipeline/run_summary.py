@@ -177,6 +177,15 @@ def _cut(text: str, chars: int = 160) -> str:
     return line if len(line) <= chars else line[: chars - 1] + "…"
 
 
+Stored = dict[str, list[Episode]]
+"""Partition key → its episodes as stored (`stored_episodes`)."""
+
+
+def stored_episodes(partitions: list[tuple[str, Path | None]]) -> Stored:
+    """Each partition's episodes, read once for every end-of-run report that needs them."""
+    return {key: _stored_episodes(folder) for key, folder in partitions}
+
+
 def _stored_episodes(folder: Path | None) -> list[Episode]:
     """The partition's episodes as stored; [] when there are none to read."""
     if folder is None or not has_ref(folder):
@@ -191,15 +200,19 @@ FAILURES_SHOWN = 10
 """Failing tasks listed at the end of a run, over every model; the rest are counted."""
 
 
-def print_failures(partitions: list[tuple[str, Path | None]], out, limit: int = FAILURES_SHOWN) -> int:
+def print_failures(
+    partitions: list[tuple[str, Path | None]], out, limit: int = FAILURES_SHOWN, stored: Stored | None = None
+) -> int:
     """The failing tasks of the run, failures first (issue 34): one line per model and
     task with how many of its attempts failed and the first check that failed, with its
     reason; at most `limit` lines, then how many more and where to see them. Returns how
-    many tasks failed (attempts ending in an error are print_problems')."""
+    many tasks failed (attempts ending in an error are print_problems'). `stored`: the
+    episodes when already read."""
+    stored = stored if stored is not None else stored_episodes(partitions)
     failing: dict[tuple[str, str], list[Episode]] = {}
     attempts: dict[tuple[str, str], int] = {}
-    for key, folder in partitions:
-        for episode in _stored_episodes(folder):
+    for key, _ in partitions:
+        for episode in stored[key]:
             attempts[(key, episode.task_id)] = attempts.get((key, episode.task_id), 0) + 1
             if episode.verdict is not None and not episode.verdict.passed and not episode.eval_error:
                 failing.setdefault((key, episode.task_id), []).append(episode)
@@ -217,14 +230,15 @@ def print_failures(partitions: list[tuple[str, Path | None]], out, limit: int = 
     return len(failing)
 
 
-def print_problems(partitions: list[tuple[str, Path | None]], out) -> None:
+def print_problems(partitions: list[tuple[str, Path | None]], out, stored: Stored | None = None) -> None:
     """One line a partition for what went wrong without failing it, from its episodes: the
     attempts that ended in an error (an agent that crashed mid-run, a turn that timed out)
     and a judge that failed (every call, or some), each with the first reason."""
     from bat_pipeline.engine.scorers.judging import FAILED
 
-    for key, folder in partitions:
-        episodes = _stored_episodes(folder)
+    stored = stored if stored is not None else stored_episodes(partitions)
+    for key, _ in partitions:
+        episodes = stored[key]
         if not episodes:
             continue
         errored = [e for e in episodes if e.eval_error]

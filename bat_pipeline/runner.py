@@ -51,6 +51,7 @@ from bat_pipeline.run_summary import (
     print_timings,
     record_run_timings,
     report_written,
+    stored_episodes,
     write_csv,
 )
 from bat_pipeline.storage import (
@@ -363,9 +364,10 @@ def _run_partitions(
     folders = [(p.key, _partition_folder(root, run_id, p.key, resume, config.agent_id)) for p in running]
     run_timings = record_run_timings(root, folders, charts_s, time.time() - started, out)
     print_summary(root, folders, out)
+    stored = stored_episodes(folders)  # read once for both reports
     if config.agentv is None:  # an AgentV run lists its tests that did not pass (print_tests)
-        print_failures(folders, out)
-    print_problems(folders, out)
+        print_failures(folders, out, stored=stored)
+    print_problems(folders, out, stored=stored)
     write_csv(config, root, folders, out)
     below = print_tests(folders, out) if config.agentv is not None else 0
     if timings:
